@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Bounded, logged re-read-and-retry for compare-and-update writes.
+
+A write that loses a generation race (409 placement.concurrent_update) is
+retried by re-running the WHOLE read-compute-write step, so the retry is
+computed from fresh state; anything else propagates at once.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from .errors import ConcurrentUpdate
+
+DEFAULT_ATTEMPTS = 5
+
+
+def with_conflict_retry(step, attempts=DEFAULT_ATTEMPTS, log=None, what='write', backoff=0.05):
+    """Run ``step()`` until it does not raise ConcurrentUpdate, at most ``attempts`` times.
+
+    ``step`` must read what it needs and then write; it is called again from
+    scratch after a conflict.  ``log`` is a callable taking one message (the
+    module's warning/debug list, a logger's method) and receives one line per
+    conflict.  Returns ``(result, retries)``; after the last attempt the
+    ConcurrentUpdate is raised with the count in its detail.
+    """
+    if attempts < 1:
+        attempts = 1
+    for attempt in range(1, attempts + 1):
+        try:
+            return step(), attempt - 1
+        except ConcurrentUpdate as exc:
+            if log is not None:
+                log('%s: generation conflict on attempt %d of %d (%s)%s'
+                    % (what, attempt, attempts, exc.detail,
+                       ', re-reading and retrying' if attempt < attempts else ', giving up'))
+            if attempt == attempts:
+                exc.detail = '%s (gave up after %d attempts)' % (exc.detail, attempts)
+                raise
+            time.sleep(backoff * attempt)
+    raise AssertionError('unreachable')  # pragma: no cover
