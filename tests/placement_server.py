@@ -1,0 +1,381 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Start the REAL OpenStack Placement service on 127.0.0.1, for tests and benchmarks.
+
+Usage::
+
+    from placement_server import PlacementServer
+    with PlacementServer() as server:          # temp dir, db sync, serve, wait
+        print(server.url, server.log_path)
+        ...                                     # stopped (terminate, then kill) on exit
+
+    python tests/placement_server.py            # run one by hand until Ctrl-C
+
+What it does: makes a temp dir holding ``placement.conf`` (``[api] auth_strategy =
+noauth2``, SQLite ``placement.db``), ``policy.yaml`` and ``placement.log``; runs
+``placement-manage --config-file placement.conf db sync``; then serves
+``placement.wsgi.api:application`` (``OS_PLACEMENT_CONFIG_DIR`` = the temp dir) with a
+threaded ``wsgiref`` server in a SUBPROCESS bound to 127.0.0.1 on a port the kernel picks
+(the child reports it back through a file, so there is no pick-then-bind race), and waits
+until ``GET /`` answers.  Only 127.0.0.1 is ever bound.
+
+Authentication (noauth2, see ``placement/auth.py`` ``NoAuthMiddleware``)
+    ``X-Auth-Token: user[:project]`` names the user (and project; the project defaults to
+    the user).  Roles come from the ``X-Roles`` header; without it the user ``admin`` gets
+    the role ``admin`` and every other user gets NO role.  ``GET /`` needs no token.
+
+Why the policy file
+    Placement's default policy gives ``placement:reshaper:reshape`` to the ``service``
+    role only (every other API is ``role:admin or role:service``).  An Ansible module
+    talks through openstacksdk and cannot add an ``X-Roles`` header, so with the default
+    policy a playbook could never reshape against this test server.  ``policy.yaml``
+    therefore grants ``placement:reshaper:reshape: "role:admin or role:service"``; a
+    real cloud keeps the default and the operator's credentials need the ``service``
+    role.  Pass ``reshape_policy=None`` to run with the stock policy.
+
+    A user without admin/service (``X-Auth-Token: operator:proj`` + ``X-Roles: member``,
+    or ``reader``) may do nothing but ``GET /``: every provider/inventory/allocation/trait/
+    resource-class call is ``role:admin or role:service`` and answers 403; only
+    ``GET /usages?project_id=<own project>`` is open to the project ``reader`` role.
+
+How openstacksdk (and so a playbook task) reaches this server
+    Module options, as returned by :meth:`PlacementServer.module_auth`::
+
+        auth_type: admin_token
+        auth:
+          token: admin
+          endpoint: http://127.0.0.1:PORT
+
+    keystoneauth's ``admin_token`` plugin is a ``token_endpoint.Token``: it sends
+    ``X-Auth-Token: admin`` and returns ``endpoint`` for EVERY service type, so
+    ``conn.placement`` resolves to this URL without a service catalog; no
+    ``placement_endpoint_override`` is needed (checked with openstacksdk 4.22 /
+    keystoneauth1 5.18: ``RestBackend.from_options`` with exactly these options
+    negotiates 1.39 and lists providers).  ``placement_endpoint_override: URL`` is
+    harmless and still works if given through a clouds.yaml.  The token ``admin`` has
+    the role ``admin`` only, which is why the reshape policy above is needed.
+
+    In-process tests that need other roles build a keystoneauth Adapter with
+    ``additional_headers={'X-Roles': ...}`` (see :meth:`PlacementServer.adapter`).
+
+Command-line (the child): ``python placement_server.py --serve CONFIG_DIR PORT_FILE``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from urllib.request import Request, urlopen
+
+__metaclass__ = type
+
+LOOPBACK = '127.0.0.1'
+
+#: The policy override written next to placement.conf (see the module docstring).
+RESHAPE_POLICY = 'role:admin or role:service'
+
+_CONF_TEMPLATE = """\
+[DEFAULT]
+debug = {debug}
+use_stderr = true
+
+[api]
+auth_strategy = noauth2
+
+[placement_database]
+connection = {db_url}
+sync_on_startup = false
+
+[oslo_policy]
+policy_file = {policy_file}
+"""
+
+
+class PlacementServerError(RuntimeError):
+    """The server could not be prepared or did not come up (the log is named)."""
+
+
+class PlacementServer(object):
+    """One real Placement process on 127.0.0.1 with its own temp dir and SQLite db.
+
+    ``workdir``: directory to use (created; kept on stop) instead of a fresh temp dir
+    (removed on stop unless ``keep=True``).  ``db_url``: a SQLAlchemy URL instead of the
+    SQLite file (e.g. PostgreSQL for benchmarks).  ``reshape_policy``: check string for
+    ``placement:reshaper:reshape`` or None for Placement's default (service role only).
+    """
+
+    def __init__(self, workdir=None, db_url=None, reshape_policy=RESHAPE_POLICY, debug=False,
+                 keep=False, python=None, start_timeout=60.0):
+        self.external = False
+        self._own_dir = workdir is None
+        self.workdir = os.path.abspath(workdir) if workdir else None
+        self.db_url = db_url
+        self.reshape_policy = reshape_policy
+        self.debug = debug
+        self.keep = keep
+        self.python = python or sys.executable
+        self.start_timeout = start_timeout
+        self.port = None
+        self.url = None
+        self.proc = None
+        self._log = None
+
+    @classmethod
+    def existing(cls, url):
+        """A handle on a server somebody else runs (``--placement-url``): ``stop()`` is a no-op.
+
+        Its policy is whatever that server has; ``log_path`` is None.
+        """
+        self = cls(workdir=None)
+        self.external = True
+        self.url = url.rstrip('/')
+        return self
+
+    # -- paths ------------------------------------------------------------
+    @property
+    def conf_path(self):
+        return os.path.join(self.workdir, 'placement.conf')
+
+    @property
+    def policy_path(self):
+        return os.path.join(self.workdir, 'policy.yaml')
+
+    @property
+    def log_path(self):
+        if self.workdir is None:
+            return None
+        return os.path.join(self.workdir, 'placement.log')
+
+    @property
+    def db_path(self):
+        return os.path.join(self.workdir, 'placement.db')
+
+    # -- lifecycle --------------------------------------------------------
+    def start(self):
+        if self.proc is not None or self.external:
+            return self
+        if self.workdir is None:
+            self.workdir = tempfile.mkdtemp(prefix='placement-server-')
+        else:
+            os.makedirs(self.workdir, exist_ok=True)
+        self._write_config()
+        self._log = open(self.log_path, 'ab')
+        try:
+            self._db_sync()
+            self._spawn()
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        """Terminate the child (kill after 10 s); remove an own temp dir unless keep. Idempotent."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._own_dir and not self.keep and self.workdir and os.path.isdir(self.workdir):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _write_config(self):
+        db_url = self.db_url or 'sqlite:///' + self.db_path
+        with open(self.conf_path, 'w') as fh:
+            fh.write(_CONF_TEMPLATE.format(debug='true' if self.debug else 'false',
+                                           db_url=db_url, policy_file=self.policy_path))
+        with open(self.policy_path, 'w') as fh:
+            if self.reshape_policy is not None:
+                # JSON is valid YAML; json.dumps quotes the check string safely.
+                fh.write('%s: %s\n' % (json.dumps('placement:reshaper:reshape'),
+                                       json.dumps(self.reshape_policy)))
+            else:
+                fh.write('{}\n')
+
+    def _db_sync(self):
+        cmd = [self.python, '-c', 'import sys; from placement.cmd.manage import main; sys.exit(main())',
+               '--config-file', self.conf_path, 'db', 'sync']
+        rc = subprocess.call(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self._env())
+        if rc != 0:
+            raise PlacementServerError('placement-manage db sync failed (rc %s), see %s' % (rc, self.log_path))
+
+    def _env(self):
+        env = dict(os.environ)
+        env['OS_PLACEMENT_CONFIG_DIR'] = self.workdir
+        # never let a proxy from the environment see loopback traffic
+        env['NO_PROXY'] = env['no_proxy'] = LOOPBACK + ',localhost'
+        return env
+
+    def _port_file(self):
+        return os.path.join(self.workdir, 'port')
+
+    def _spawn(self):
+        port_file = self._port_file()
+        if os.path.exists(port_file):
+            os.unlink(port_file)
+        self.proc = subprocess.Popen(
+            [self.python, os.path.abspath(__file__), '--serve', self.workdir, port_file],
+            stdout=self._log, stderr=subprocess.STDOUT, env=self._env(), close_fds=True)
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.start_timeout
+        port_file = self._port_file()
+        while self.port is None or self.url is None:
+            self._check_alive()
+            if os.path.exists(port_file):
+                with open(port_file) as fh:
+                    text = fh.read().strip()
+                if text:
+                    self.port = int(text)
+                    self.url = 'http://%s:%d' % (LOOPBACK, self.port)
+                    break
+            if time.monotonic() > deadline:
+                raise PlacementServerError('placement did not report its port within %ss, see %s'
+                                           % (self.start_timeout, self.log_path))
+            time.sleep(0.05)
+        last = None
+        while True:
+            self._check_alive()
+            try:
+                with urlopen(Request(self.url + '/'), timeout=5) as resp:
+                    json.loads(resp.read().decode('utf-8'))
+                    return
+            except Exception as exc:  # connection refused while it imports, etc.
+                last = exc
+            if time.monotonic() > deadline:
+                raise PlacementServerError('placement at %s did not answer GET / (%s), see %s'
+                                           % (self.url, last, self.log_path))
+            time.sleep(0.05)
+
+    def _check_alive(self):
+        if self.proc is None or self.proc.poll() is not None:
+            rc = None if self.proc is None else self.proc.returncode
+            raise PlacementServerError('placement server exited (rc %s), see %s' % (rc, self.log_path))
+
+    # -- how clients reach it ---------------------------------------------
+    def headers(self, token='admin', roles=None):
+        """noauth2 request headers: ``X-Auth-Token`` and, when given, ``X-Roles``."""
+        hdrs = {'X-Auth-Token': token}
+        if roles:
+            hdrs['X-Roles'] = roles if isinstance(roles, str) else ','.join(roles)
+        return hdrs
+
+    def module_auth(self, token='admin'):
+        """The module options a playbook task uses to reach this server (see module doc)."""
+        return {'auth_type': 'admin_token', 'auth': {'token': token, 'endpoint': self.url}}
+
+    def adapter(self, token='admin', roles=('admin', 'service'), timeout=30):
+        """A keystoneauth Adapter on this server sending the given noauth2 token and roles.
+
+        ``roles=None`` sends no ``X-Roles`` (the token's own defaults apply).
+        """
+        from keystoneauth1 import adapter as ks_adapter
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1 import token_endpoint
+
+        auth = token_endpoint.Token(self.url, token)
+        sess = ks_session.Session(auth=auth, timeout=timeout)
+        extra = {}
+        if roles:
+            extra['X-Roles'] = roles if isinstance(roles, str) else ','.join(roles)
+        return ks_adapter.Adapter(session=sess, service_type='placement',
+                                  endpoint_override=self.url, additional_headers=extra)
+
+
+def start_server(**kwargs):
+    """Start a :class:`PlacementServer` and return it (caller calls ``.stop()``)."""
+    return PlacementServer(**kwargs).start()
+
+
+# -- the child process ------------------------------------------------------
+def _serve(config_dir, port_file):
+    os.environ['OS_PLACEMENT_CONFIG_DIR'] = config_dir
+    import socketserver
+    from wsgiref import simple_server
+
+    from placement.wsgi import api  # reads placement.conf from OS_PLACEMENT_CONFIG_DIR
+
+    class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 64
+
+    class Handler(simple_server.WSGIRequestHandler):
+        def address_string(self):
+            return self.client_address[0]
+
+        def log_request(self, code='-', size='-'):
+            pass  # placement.requestlog already logs every request with its request id
+
+        def log_message(self, fmt, *args):
+            sys.stderr.write('%s - %s\n' % (self.log_date_time_string(), fmt % args))
+
+    httpd = simple_server.make_server(LOOPBACK, 0, api.application,
+                                      server_class=Server, handler_class=Handler)
+
+    def _term(signum, frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _term)
+    tmp = port_file + '.tmp'
+    with open(tmp, 'w') as fh:
+        fh.write('%d\n' % httpd.server_address[1])
+    os.rename(tmp, port_file)
+    sys.stderr.write('placement serving on http://%s:%d\n' % httpd.server_address[:2])
+    sys.stderr.flush()
+    try:
+        httpd.serve_forever(poll_interval=0.2)
+    finally:
+        httpd.server_close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--serve', nargs=2, metavar=('CONFIG_DIR', 'PORT_FILE'),
+                        help='(internal) serve placement from CONFIG_DIR, write the port to PORT_FILE')
+    parser.add_argument('--workdir', help='keep config, db and log here')
+    parser.add_argument('--default-policy', action='store_true',
+                        help='keep Placement\'s default reshape policy (service role only)')
+    args = parser.parse_args(argv)
+    if args.serve:
+        _serve(*args.serve)
+        return 0
+    server = PlacementServer(workdir=args.workdir,
+                             reshape_policy=None if args.default_policy else RESHAPE_POLICY)
+    server.start()
+    print('placement at %s (log %s); Ctrl-C stops it' % (server.url, server.log_path))
+    print(json.dumps(server.module_auth()))
+    try:
+        while server.proc is not None and server.proc.poll() is None:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
