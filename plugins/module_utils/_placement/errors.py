@@ -72,6 +72,12 @@ class BadRequest(PlacementError):
     status = 400
 
 
+class Unauthorized(PlacementError):
+    """401: the credentials were rejected (bad or expired token, wrong password) (REST only)."""
+
+    status = 401
+
+
 class Forbidden(PlacementError):
     """403: policy refuses the call (``POST /reshaper`` needs the service role)."""
 
@@ -148,6 +154,7 @@ class ConfigurationError(PlacementError):
 _TITLES = {
     0: 'Configuration Error',
     400: 'Bad Request',
+    401: 'Unauthorized',
     403: 'Forbidden',
     404: 'Not Found',
     406: 'Not Acceptable',
@@ -166,6 +173,7 @@ _BY_CODE = {
 
 _BY_STATUS = {
     400: BadRequest,
+    401: Unauthorized,
     403: Forbidden,
     404: NotFound,
     406: UnsupportedVersion,
