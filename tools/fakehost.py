@@ -1,0 +1,464 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Build a fake compute node (sysfs tree + libvirt domain XML) under a directory.
+
+Used by the unit tests of device discovery and by the demo fleet builder.
+The tree mimics the kernel's layout, real symlinks included::
+
+    <root>/sys/devices/pci0000:00/<BDF>/{vendor,device,class,numa_node}
+    <root>/sys/devices/pci0000:00/<BDF>/mdev_supported_types/<type>/{available_instances,
+                                        device_api,name,description}
+    <root>/sys/devices/pci0000:00/<BDF>/<mdev uuid>/mdev_type -> ../mdev_supported_types/<type>
+    <root>/sys/devices/pci0000:00/<PF>/{sriov_totalvfs,sriov_numvfs,virtfnN -> ../<VF>}
+    <root>/sys/devices/pci0000:00/<VF>/physfn -> ../<PF>
+    <root>/sys/bus/pci/devices/<BDF>   -> ../../../devices/pci0000:00/<BDF>
+    <root>/sys/class/mdev_bus/<BDF>    -> ../../devices/pci0000:00/<BDF>
+    <root>/sys/bus/mdev/devices/<uuid> -> ../../../devices/pci0000:00/<BDF>/<uuid>
+    <root>/sys/devices/system/node/{online,nodeN/cpulist,nodeN/meminfo}
+    <root>/etc/libvirt/qemu/<instance name>.xml
+
+With ``spec['layout'] = 'plain'`` the PCI functions are plain directories under
+``bus/pci/devices`` and ``class/mdev_bus`` (the discovery code must accept both).
+
+Everything is deterministic: instance and mdev UUIDs are uuid5 of the host
+name and the instance name / GPU address, so a fleet is reproducible.
+
+The spec (a dict; every key optional)::
+
+    hostname: compute-01
+    layout: symlinks | plain
+    numa_cells: [{id: 0, cpus: "0-15,32-47" or [0, 1, ...], memory_mb: 64266}]
+    gpus:
+      - address: "0000:84:00.0"
+        vendor_id: "10de"            # default 10de
+        product_id: "1eb8"           # default 1eb8 (Tesla T4)
+        numa_node: 0                 # default -1
+        mdev_types:
+          nvidia-222: {name: "GRID T4-2Q", max_instances: 8, device_api: vfio-pci, description: ""}
+          # or available_instances: N (written as is); by default
+          # available_instances = max_instances - existing mdevs of that type
+        mdevs:
+          - {type: nvidia-222, holder: instance-00000001}   # holder null: unheld
+          - {type: nvidia-222, uuid: "..."}                  # explicit uuid
+    sriov_pfs:
+      - address: "0000:81:00.0"
+        vendor_id: "8086"; product_id: "1572"; vf_product_id: "154c"; numa_node: 1
+        total_vfs: 8; num_vfs: 4
+        vf_holders: {0: instance-00000002}     # VF index -> instance name
+        vf_addresses: [...]                    # default: same bus, slot+2.., function 0-7
+    pci_devices:
+      - {address: "0000:3b:00.0", vendor_id: "10de", product_id: "20b5",
+         class_id: "030200", numa_node: 0, holder: instance-00000003}
+    instances:
+      - {name: instance-00000001, uuid: optional, vf_as: interface | hostdev,
+         extra_mdevs: [uuid, ...], extra_pci: [address, ...]}   # dangling references
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import uuid as _uuid
+from xml.sax.saxutils import escape, quoteattr
+
+NAMESPACE = _uuid.uuid5(_uuid.NAMESPACE_DNS, 'fakehost.placement-upgrade.invalid')
+
+T4_VENDOR = '10de'
+T4_PRODUCT = '1eb8'
+T4_2Q = 'nvidia-222'
+
+
+def instance_uuid(hostname, name):
+    """The uuid a fake instance ``name`` on ``hostname`` gets."""
+    return str(_uuid.uuid5(NAMESPACE, 'instance:%s:%s' % (hostname, name)))
+
+
+def mdev_uuid(hostname, gpu_address, index):
+    """The uuid of the ``index``-th fake mdev on ``gpu_address`` of ``hostname``."""
+    return str(_uuid.uuid5(NAMESPACE, 'mdev:%s:%s:%d' % (hostname, gpu_address, index)))
+
+
+def _parse_bdf(address):
+    domain, bus, rest = address.split(':')
+    slot, function = rest.split('.')
+    return int(domain, 16), int(bus, 16), int(slot, 16), int(function, 16)
+
+
+def _bdf(domain, bus, slot, function):
+    return '%04x:%02x:%02x.%x' % (domain, bus, slot, function)
+
+
+def default_vf_addresses(pf_address, count):
+    """VF addresses as a typical NIC lays them out: PF slot + 2, 8 functions per slot."""
+    domain, bus, slot, _function = _parse_bdf(pf_address)
+    return [_bdf(domain, bus, slot + 2 + i // 8, i % 8) for i in range(count)]
+
+
+def _cpus_text(cpus):
+    if isinstance(cpus, str):
+        return cpus
+    cpus = sorted(set(cpus))
+    parts = []
+    start = prev = None
+    for cpu in cpus:
+        if start is None:
+            start = prev = cpu
+        elif cpu == prev + 1:
+            prev = cpu
+        else:
+            parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
+            start = prev = cpu
+    if start is not None:
+        parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
+    return ','.join(parts)
+
+
+class _Writer(object):
+    def __init__(self, root, layout):
+        self.root = os.path.abspath(root)
+        self.sys = os.path.join(self.root, 'sys')
+        self.layout = layout
+        if layout not in ('symlinks', 'plain'):
+            raise ValueError('layout must be "symlinks" or "plain", got %r' % (layout,))
+        self.pci_devices = os.path.join(self.sys, 'bus', 'pci', 'devices')
+        self.mdev_bus = os.path.join(self.sys, 'class', 'mdev_bus')
+        self.mdev_devices = os.path.join(self.sys, 'bus', 'mdev', 'devices')
+        self.devices = os.path.join(self.sys, 'devices', 'pci0000:00')
+        for path in (self.pci_devices, self.mdev_devices):
+            os.makedirs(path)
+
+    @staticmethod
+    def write(path, text):
+        parent = os.path.dirname(path)
+        if not os.path.isdir(parent):
+            os.makedirs(parent)
+        with open(path, 'w') as handle:
+            handle.write(text)
+
+    @staticmethod
+    def link(target_abs, link_path):
+        parent = os.path.dirname(link_path)
+        if not os.path.isdir(parent):
+            os.makedirs(parent)
+        os.symlink(os.path.relpath(target_abs, parent), link_path)
+
+    def pci_function(self, address, vendor, product, class_id, numa_node):
+        """Create a PCI function; return its real directory."""
+        if self.layout == 'plain':
+            path = os.path.join(self.pci_devices, address)
+        else:
+            path = os.path.join(self.devices, address)
+        if os.path.exists(path):
+            raise ValueError('PCI address %s is used twice' % address)
+        os.makedirs(path)
+        self.write(os.path.join(path, 'vendor'), '0x%s\n' % vendor)
+        self.write(os.path.join(path, 'device'), '0x%s\n' % product)
+        self.write(os.path.join(path, 'class'), '0x%s\n' % class_id)
+        self.write(os.path.join(path, 'numa_node'), '%d\n' % numa_node)
+        if self.layout != 'plain':
+            self.link(path, os.path.join(self.pci_devices, address))
+        return path
+
+    def mdev_parent(self, address, device_dir):
+        """Register ``device_dir`` as an mdev parent; return the dir holding its types."""
+        entry = os.path.join(self.mdev_bus, address)
+        if self.layout == 'plain':
+            os.makedirs(entry)
+            # vendor/device are read from bus/pci/devices; keep the parent a plain dir.
+            return entry
+        self.link(device_dir, entry)
+        return device_dir
+
+
+def _holder(instances, name):
+    if name is None:
+        return None
+    if name not in instances:
+        instances[name] = {'name': name, 'mdevs': [], 'pci': [], 'vfs': []}
+    return instances[name]
+
+
+def build_host(root, spec, clean=False):
+    """Write the fake host described by ``spec`` under ``root``.
+
+    Returns ``{root, hostname, sysfs_root, domain_xml_glob, xml_paths,
+    instances: {name: uuid}, mdevs: {uuid: {gpu, type, holder}}}``.
+    ``clean`` removes an earlier fake tree (``<root>/sys``, ``<root>/etc``) first;
+    otherwise an existing one is an error.
+    """
+    spec = dict(spec or {})
+    root = os.path.abspath(root)
+    hostname = spec.get('hostname', 'compute-01')
+    sys_root = os.path.join(root, 'sys')
+    qemu_dir = os.path.join(root, 'etc', 'libvirt', 'qemu')
+    for path in (sys_root, os.path.join(root, 'etc')):
+        if os.path.lexists(path):
+            if not clean:
+                raise ValueError('%s already exists (pass clean=True to rebuild)' % path)
+            shutil.rmtree(path)
+    writer = _Writer(root, spec.get('layout', 'symlinks'))
+    os.makedirs(qemu_dir)
+
+    instances = {}
+    for item in spec.get('instances', []):
+        entry = _holder(instances, item['name'])
+        entry.update(item)
+    mdev_map = {}
+
+    for gpu in spec.get('gpus', []):
+        address = gpu['address']
+        device_dir = writer.pci_function(address, gpu.get('vendor_id', T4_VENDOR),
+                                         gpu.get('product_id', T4_PRODUCT),
+                                         gpu.get('class_id', '030200'), gpu.get('numa_node', -1))
+        parent_dir = writer.mdev_parent(address, device_dir)
+        mdevs = gpu.get('mdevs', [])
+        types = gpu.get('mdev_types') or {T4_2Q: {'name': 'GRID T4-2Q', 'max_instances': 8}}
+        for type_name in sorted(types):
+            info = types[type_name]
+            type_dir = os.path.join(parent_dir, 'mdev_supported_types', type_name)
+            os.makedirs(type_dir)
+            if 'available_instances' in info:
+                available = info['available_instances']
+            else:
+                used = len([m for m in mdevs if m.get('type', T4_2Q) == type_name])
+                available = max(int(info.get('max_instances', 8)) - used, 0)
+            writer.write(os.path.join(type_dir, 'available_instances'), '%s\n' % available)
+            writer.write(os.path.join(type_dir, 'device_api'), '%s\n' % info.get('device_api', 'vfio-pci'))
+            if info.get('name') is not None:
+                writer.write(os.path.join(type_dir, 'name'), '%s\n' % info['name'])
+            writer.write(os.path.join(type_dir, 'description'), '%s\n' % info.get('description', ''))
+        for index, mdev in enumerate(mdevs):
+            uuid = mdev.get('uuid') or mdev_uuid(hostname, address, index)
+            type_name = mdev.get('type', T4_2Q)
+            mdev_dir = os.path.join(parent_dir, uuid)
+            os.makedirs(mdev_dir)
+            writer.link(os.path.join(parent_dir, 'mdev_supported_types', type_name),
+                        os.path.join(mdev_dir, 'mdev_type'))
+            writer.link(mdev_dir, os.path.join(writer.mdev_devices, uuid))
+            holder = _holder(instances, mdev.get('holder'))
+            if holder is not None:
+                holder['mdevs'].append(uuid)
+            mdev_map[uuid] = {'gpu': address, 'type': type_name, 'holder': mdev.get('holder')}
+
+    for pf in spec.get('sriov_pfs', []):
+        address = pf['address']
+        pf_dir = writer.pci_function(address, pf.get('vendor_id', '8086'), pf.get('product_id', '1572'),
+                                     pf.get('class_id', '020000'), pf.get('numa_node', -1))
+        total = int(pf.get('total_vfs', 8))
+        num = int(pf.get('num_vfs', total))
+        writer.write(os.path.join(pf_dir, 'sriov_totalvfs'), '%d\n' % total)
+        writer.write(os.path.join(pf_dir, 'sriov_numvfs'), '%d\n' % num)
+        vf_addresses = pf.get('vf_addresses') or default_vf_addresses(address, num)
+        holders = dict((int(k), v) for k, v in (pf.get('vf_holders') or {}).items())
+        for index, vf_address in enumerate(vf_addresses[:num]):
+            vf_dir = writer.pci_function(vf_address, pf.get('vendor_id', '8086'),
+                                         pf.get('vf_product_id', '154c'),
+                                         pf.get('class_id', '020000'), pf.get('numa_node', -1))
+            writer.link(vf_dir, os.path.join(pf_dir, 'virtfn%d' % index))
+            writer.link(pf_dir, os.path.join(vf_dir, 'physfn'))
+            holder = _holder(instances, holders.get(index))
+            if holder is not None:
+                holder['vfs'].append(vf_address)
+        holder = _holder(instances, pf.get('holder'))
+        if holder is not None:
+            holder['pci'].append(address)
+
+    for device in spec.get('pci_devices', []):
+        writer.pci_function(device['address'], device['vendor_id'], device['product_id'],
+                            device.get('class_id', '030200'), device.get('numa_node', -1))
+        holder = _holder(instances, device.get('holder'))
+        if holder is not None:
+            holder['pci'].append(device['address'])
+
+    cells = spec.get('numa_cells', [])
+    if cells:
+        node_dir = os.path.join(writer.sys, 'devices', 'system', 'node')
+        writer.write(os.path.join(node_dir, 'online'), '%s\n' % _cpus_text([c['id'] for c in cells]))
+        for cell in cells:
+            base = os.path.join(node_dir, 'node%d' % cell['id'])
+            writer.write(os.path.join(base, 'cpulist'), '%s\n' % _cpus_text(cell.get('cpus', [])))
+            memory_kb = int(cell.get('memory_mb', 0)) * 1024
+            writer.write(os.path.join(base, 'meminfo'),
+                         'Node %d MemTotal:       %d kB\n'
+                         'Node %d MemFree:        %d kB\n'
+                         'Node %d MemUsed:        %d kB\n'
+                         % (cell['id'], memory_kb, cell['id'], memory_kb // 2, cell['id'], memory_kb // 2))
+
+    result_instances = {}
+    xml_paths = []
+    for name in sorted(instances):
+        info = instances[name]
+        uuid = info.get('uuid') or instance_uuid(hostname, name)
+        result_instances[name] = uuid
+        path = os.path.join(qemu_dir, '%s.xml' % name)
+        writer.write(path, domain_xml(name, uuid, info.get('mdevs', []) + list(info.get('extra_mdevs', [])),
+                                      info.get('pci', []) + list(info.get('extra_pci', [])),
+                                      info.get('vfs', []), vf_as=info.get('vf_as', 'interface')))
+        xml_paths.append(path)
+
+    return {
+        'root': root,
+        'hostname': hostname,
+        'sysfs_root': writer.sys,
+        'domain_xml_glob': os.path.join(qemu_dir, '*.xml'),
+        'xml_paths': xml_paths,
+        'instances': result_instances,
+        'mdevs': mdev_map,
+    }
+
+
+def _pci_address_xml(address, with_type=False):
+    domain, bus, slot, function = _parse_bdf(address)
+    return "<address %sdomain='0x%04x' bus='0x%02x' slot='0x%02x' function='0x%x'/>" % (
+        "type='pci' " if with_type else '', domain, bus, slot, function)
+
+
+def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface'):
+    """A libvirt domain definition shaped like the ones nova writes."""
+    lines = [
+        "<domain type='kvm'>",
+        '  <name>%s</name>' % escape(name),
+        '  <uuid>%s</uuid>' % escape(uuid),
+        '  <metadata>',
+        '    <nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/nova/1.1">',
+        '      <nova:name>%s</nova:name>' % escape(name),
+        '    </nova:instance>',
+        '  </metadata>',
+        "  <memory unit='KiB'>4194304</memory>",
+        "  <vcpu placement='static'>2</vcpu>",
+        "  <os><type arch='x86_64' machine='q35'>hvm</type></os>",
+        '  <devices>',
+        "    <disk type='file' device='disk'>",
+        "      <source file=%s/>" % quoteattr('/var/lib/nova/instances/%s/disk' % uuid),
+        "      <target dev='vda' bus='virtio'/>",
+        '    </disk>',
+    ]
+    for mdev in mdevs:
+        lines += [
+            "    <hostdev mode='subsystem' type='mdev' managed='no' model='vfio-pci'>",
+            '      <source>',
+            "        <address uuid=%s/>" % quoteattr(mdev),
+            '      </source>',
+            '    </hostdev>',
+        ]
+    for address in pci:
+        lines += [
+            "    <hostdev mode='subsystem' type='pci' managed='yes'>",
+            '      <source>',
+            '        %s' % _pci_address_xml(address),
+            '      </source>',
+            '    </hostdev>',
+        ]
+    for address in vfs:
+        if vf_as == 'hostdev':
+            lines += [
+                "    <hostdev mode='subsystem' type='pci' managed='yes'>",
+                '      <source>',
+                '        %s' % _pci_address_xml(address),
+                '      </source>',
+                '    </hostdev>',
+            ]
+        else:
+            lines += [
+                "    <interface type='hostdev' managed='yes'>",
+                "      <mac address='fa:16:3e:00:00:01'/>",
+                '      <source>',
+                '        %s' % _pci_address_xml(address, with_type=True),
+                '      </source>',
+                '    </interface>',
+            ]
+    lines += ['  </devices>', '</domain>', '']
+    return '\n'.join(lines)
+
+
+# ---------------------------------------------------------------------------
+# presets
+
+DEFAULT_NUMA = [
+    {'id': 0, 'cpus': '0-15,32-47', 'memory_mb': 64266},
+    {'id': 1, 'cpus': '16-31,48-63', 'memory_mb': 64498},
+]
+
+
+def default_gpu_host(name='compute-01', spare_mdevs=0, mdev_type=T4_2Q, type_name='GRID T4-2Q',
+                     max_instances=8, numa=True):
+    """Spec of a typical vGPU node.
+
+    Two T4 GPUs (NUMA 0 and 1) with mdevs held by three instances:
+    instance-00000001 has 2 mdevs on GPU A, instance-00000002 one on each GPU,
+    instance-00000003 one on GPU B.  ``spare_mdevs`` unheld mdevs are added on
+    GPU A (nova leaves them behind when a guest is deleted).
+    """
+    gpu_a, gpu_b = '0000:84:00.0', '0000:85:00.0'
+    types = {mdev_type: {'name': type_name, 'max_instances': max_instances,
+                         'device_api': 'vfio-pci', 'description': 'num_heads=4, frl_config=60'}}
+    return {
+        'hostname': name,
+        'gpus': [
+            {'address': gpu_a, 'numa_node': 0, 'mdev_types': types,
+             'mdevs': ([{'type': mdev_type, 'holder': 'instance-00000001'},
+                        {'type': mdev_type, 'holder': 'instance-00000001'},
+                        {'type': mdev_type, 'holder': 'instance-00000002'}]
+                       + [{'type': mdev_type, 'holder': None} for _i in range(spare_mdevs)])},
+            {'address': gpu_b, 'numa_node': 1, 'mdev_types': types,
+             'mdevs': [{'type': mdev_type, 'holder': 'instance-00000002'},
+                       {'type': mdev_type, 'holder': 'instance-00000003'}]},
+        ],
+        'numa_cells': [dict(c) for c in DEFAULT_NUMA] if numa else [],
+        'instances': [{'name': 'instance-00000001'}, {'name': 'instance-00000002'},
+                      {'name': 'instance-00000003'}],
+    }
+
+
+def default_sriov_host(name='compute-01', numa=True):
+    """Spec of a typical SR-IOV node: one X710 PF with 4 of 8 VFs enabled, two held,
+    plus one passthrough A2 GPU (PCI in placement) held by a third instance."""
+    return {
+        'hostname': name,
+        'sriov_pfs': [
+            {'address': '0000:81:00.0', 'vendor_id': '8086', 'product_id': '1572', 'vf_product_id': '154c',
+             'numa_node': 1, 'total_vfs': 8, 'num_vfs': 4,
+             'vf_holders': {0: 'instance-00000011', 1: 'instance-00000012'}},
+        ],
+        'pci_devices': [
+            {'address': '0000:3b:00.0', 'vendor_id': '10de', 'product_id': '25b6', 'class_id': '030200',
+             'numa_node': 0, 'holder': 'instance-00000013'},
+        ],
+        'numa_cells': [dict(c) for c in DEFAULT_NUMA] if numa else [],
+        'instances': [{'name': 'instance-00000011'}, {'name': 'instance-00000012'},
+                      {'name': 'instance-00000013'}],
+    }
+
+
+def default_plain_host(name='compute-01'):
+    """Spec of a node without GPUs or SR-IOV: NUMA cells only."""
+    return {'hostname': name, 'numa_cells': [dict(c) for c in DEFAULT_NUMA]}
+
+
+PRESETS = {'gpu': default_gpu_host, 'sriov': default_sriov_host, 'plain': default_plain_host}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description='Build a fake compute node (sysfs + libvirt XML).')
+    parser.add_argument('root', help='directory to build the host in (gets sys/ and etc/)')
+    parser.add_argument('--preset', choices=sorted(PRESETS), default='gpu')
+    parser.add_argument('--hostname', default='compute-01')
+    parser.add_argument('--clean', action='store_true', help='replace an existing fake tree')
+    args = parser.parse_args(argv)
+    try:
+        result = build_host(args.root, PRESETS[args.preset](args.hostname), clean=args.clean)
+    except (ValueError, OSError) as exc:
+        parser.exit(2, 'fakehost: %s\n' % exc)
+    json.dump(result, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write('\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
