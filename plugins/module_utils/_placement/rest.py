@@ -1,0 +1,490 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The REST backend: a real Placement API through openstacksdk / keystoneauth.
+
+:class:`RestBackend` maps every :class:`~.backend.Backend` method onto one
+Placement endpoint and returns Placement's own JSON (``links`` stripped).
+
+* Connection: :meth:`RestBackend.from_options` takes the openstack.cloud option
+  names (``cloud``, ``auth``, ``auth_type``, ``region_name``, ``validate_certs``,
+  ``ca_cert``, ``client_cert``, ``client_key``, ``interface``, ``api_timeout``) and
+  uses ``conn.placement`` (a keystoneauth Adapter) for every call; one session is
+  reused.  openstacksdk is imported there and only there, so importing this module
+  costs nothing on a host that only uses the embedded backend.
+* Microversion: ``GET /`` gives the server's maximum; the backend uses
+  ``min(server max, 1.39)`` on every call and refuses a server below 1.30
+  (``POST /reshaper``) with UnsupportedVersion.
+* Errors: every non-2xx answer becomes the :mod:`.errors` type for its status and
+  Placement error code, with ``detail`` (Placement's specific message, whitespace
+  collapsed, webob's generic preamble dropped) and ``request_id``.  401 ->
+  Unauthorized; 403 on ``POST /reshaper`` says the credentials need the
+  ``service`` role; unreachable / timed out / 5xx -> ServiceUnavailable naming
+  the endpoint.  Each error also carries ``method`` and ``path`` attributes.
+* Retries: only calls that are safe to repeat (every GET, ``PUT /traits/{name}``,
+  ``PUT /resource_classes/{name}``) are retried, on connection failures and
+  502/503/504, at most ``retries`` (3) times with a short exponential backoff.
+  A generation-checked write is never retried here (see :mod:`.retry`), and a 409
+  is never retried.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+try:
+    from urllib.parse import quote as _quote
+except ImportError:  # pragma: no cover - Python 2
+    from urllib import quote as _quote
+
+from . import errors
+from .backend import Backend
+from .model import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
+
+_NOBODY = object()
+_RETRY_STATUSES = (502, 503, 504)
+_REQUEST_ID_HEADERS = ('openstack-request-id', 'x-openstack-request-id')
+_MAX_TEXT_DETAIL = 800
+
+RESHAPE_ROLE_HINT = (
+    'POST /reshaper was refused by policy: the credentials need the `service` role '
+    '(the default policy of placement:reshaper:reshape is role:service), or the cloud\'s '
+    'policy must grant placement:reshaper:reshape to one of their roles.')
+
+
+def _seg(value):
+    """Quote one path segment (uuids and [A-Z0-9_] names pass unchanged)."""
+    return _quote(str(value), safe='')
+
+
+def _strip_links(obj):
+    if isinstance(obj, dict):
+        return dict((k, v) for k, v in obj.items() if k != 'links')
+    return obj
+
+
+def _clean_detail(detail):
+    """Placement's detail is webob's "explanation\\n\\n specific message  ": keep the specific part."""
+    if not isinstance(detail, str):
+        return detail
+    head, sep, tail = detail.partition('\n\n')
+    text = tail if sep and tail.strip() else detail
+    text = ' '.join(text.split())
+    return text
+
+
+def _header(headers, name):
+    if headers is None:
+        return None
+    try:
+        value = headers.get(name)
+    except AttributeError:
+        return None
+    if value is None:
+        # plain dicts (fakes) are case-sensitive
+        for key in headers:
+            if str(key).lower() == name:
+                return headers[key]
+    return value
+
+
+def _ks_exceptions():
+    """keystoneauth's exception classes, or None when keystoneauth is not importable."""
+    try:
+        from keystoneauth1 import exceptions as ks_exc
+    except ImportError:
+        return None
+    return ks_exc
+
+
+class RestBackend(Backend):
+    """Backend over a keystoneauth Adapter whose endpoint is Placement's root.
+
+    ``RestBackend(adapter)`` negotiates the microversion at once (``GET /``).
+    ``connection`` (an openstack Connection) is closed by :meth:`close` when given.
+    """
+
+    kind = 'rest'
+
+    #: How many times a safe call is retried after a connection failure or 502/503/504.
+    retries = 3
+    #: Seconds before the first retry; doubled each time.
+    backoff = 0.25
+
+    def __init__(self, adapter, connection=None):
+        self._adapter = adapter
+        self._connection = connection
+        self._closed = False
+        self._endpoint = None
+        self._version = None
+        self._ks = _ks_exceptions()
+        self._endpoint = self._find_endpoint()
+        self._version = self._negotiate()
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_options(cls, opts):
+        """Connect with openstack.cloud-style options and negotiate the microversion.
+
+        ``opts``: ``cloud`` (name in clouds.yaml, or a dict of connection
+        arguments), ``auth`` (dict), ``auth_type``, ``region_name``,
+        ``validate_certs`` (-> verify), ``ca_cert`` (-> cacert), ``client_cert``
+        (-> cert), ``client_key`` (-> key), ``interface``, ``api_timeout``.
+        ``None`` values are left to clouds.yaml / the environment / defaults.
+        """
+        opts = dict(opts or {})
+        try:
+            import openstack
+        except ImportError:
+            raise errors.ConfigurationError(
+                'The REST backend needs the openstacksdk Python library on the host that runs '
+                'the module (pip install "openstacksdk>=1.0.0"), or use embedded_db instead.')
+        cloud = opts.get('cloud')
+        mapping = (('auth', 'auth'), ('auth_type', 'auth_type'), ('region_name', 'region_name'),
+                   ('validate_certs', 'verify'), ('ca_cert', 'cacert'), ('client_cert', 'cert'),
+                   ('client_key', 'key'), ('interface', 'interface'), ('api_timeout', 'api_timeout'))
+        kwargs = dict((sdk_name, opts[name]) for name, sdk_name in mapping if opts.get(name) is not None)
+        if isinstance(cloud, dict):
+            if 'auth' in kwargs or 'auth_type' in kwargs:
+                raise errors.ConfigurationError(
+                    'cloud was given as a dict of connection arguments: put auth and auth_type '
+                    'inside it instead of passing them separately.')
+            merged = dict(cloud)
+            merged.update(kwargs)
+            kwargs = merged
+        elif cloud:
+            kwargs['cloud'] = cloud
+        ks_exc = _ks_exceptions()
+        config_errors = (openstack.exceptions.SDKException,)
+        if ks_exc is not None:
+            config_errors += (ks_exc.ClientException,)
+        try:
+            conn = openstack.connect(**kwargs)
+        except config_errors as exc:
+            raise errors.ConfigurationError('Cannot set up the connection to Placement: %s' % (exc,))
+        try:
+            adapter = conn.placement
+        except config_errors as exc:
+            conn.close()
+            raise errors.ConfigurationError('Cannot find the Placement service: %s' % (exc,))
+        try:
+            return cls(adapter, connection=conn)
+        except BaseException:
+            conn.close()
+            raise
+
+    def _find_endpoint(self):
+        getter = getattr(self._adapter, 'get_endpoint', None)
+        if getter is None:
+            return getattr(self._adapter, 'endpoint_override', None)
+        try:
+            return getter()
+        except Exception as exc:  # keystoneauth: catalog / auth failures
+            raise self._transport_error(exc, 'GET', '/')
+
+    def _negotiate(self):
+        body = self._call('GET', '/', retry=True, versioned=False)
+        try:
+            doc = body['versions'][0]
+            server_max = version_tuple(doc.get('max_version') or '1.0')
+            server_min = version_tuple(doc.get('min_version') or '1.0')
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            raise errors.UnsupportedVersion(
+                'Placement at %s did not report its microversions in GET / (got %r); need %s or newer'
+                % (self.endpoint, body, version_str(MIN_MICROVERSION)))
+        if server_max < MIN_MICROVERSION:
+            raise errors.UnsupportedVersion(
+                'Placement at %s supports microversions up to %s, but placement.upgrade needs at '
+                'least %s (POST /reshaper); upgrade Placement first'
+                % (self.endpoint, version_str(server_max), version_str(MIN_MICROVERSION)))
+        if server_min > MAX_MICROVERSION:
+            raise errors.UnsupportedVersion(
+                'Placement at %s supports microversions %s to %s, but placement.upgrade knows '
+                'only up to %s; upgrade the collection'
+                % (self.endpoint, version_str(server_min), version_str(server_max),
+                   version_str(MAX_MICROVERSION)))
+        return min(server_max, MAX_MICROVERSION)
+
+    # -- session -----------------------------------------------------------
+    @property
+    def microversion(self):
+        return version_str(self._version)
+
+    @property
+    def microversion_tuple(self):
+        return tuple(self._version)
+
+    @property
+    def endpoint(self):
+        return self._endpoint or '(placement endpoint)'
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        if self._connection is not None:
+            try:
+                self._connection.close()
+            finally:
+                self._connection = None
+
+    # -- HTTP ----------------------------------------------------------------
+    def _call(self, method, path, body=_NOBODY, params=None, retry=False, versioned=True,
+              want=None):
+        """One Placement call; returns the decoded body (None for no body).
+
+        ``want``: optional dict filled with ``status`` of the answer.
+        """
+        if self._closed:
+            raise errors.ConfigurationError('the REST backend was closed')
+        kwargs = {'raise_exc': False, 'headers': {'Accept': 'application/json'}}
+        if versioned:
+            kwargs['microversion'] = self.microversion
+        if body is not _NOBODY:
+            kwargs['json'] = body
+        if params:
+            kwargs['params'] = params
+        attempts = 1 + (self.retries if retry else 0)
+        resp = None
+        for attempt in range(1, attempts + 1):
+            try:
+                resp = self._adapter.request(path, method, **kwargs)
+            except Exception as exc:
+                err = self._transport_error(exc, method, path)
+                if isinstance(err, errors.ServiceUnavailable) and attempt < attempts:
+                    self._sleep(attempt)
+                    continue
+                raise err
+            if resp.status_code in _RETRY_STATUSES and attempt < attempts:
+                self._sleep(attempt)
+                continue
+            break
+        if want is not None:
+            want['status'] = resp.status_code
+        if resp.status_code >= 400:
+            raise self._http_error(resp, method, path)
+        return self._decode(resp)
+
+    def _sleep(self, attempt):
+        if self.backoff:
+            time.sleep(self.backoff * (2 ** (attempt - 1)))
+
+    @staticmethod
+    def _decode(resp):
+        if resp.status_code == 204:
+            return None
+        content = getattr(resp, 'content', None)
+        if content is not None and not content:
+            return None
+        try:
+            return resp.json()
+        except ValueError:
+            return getattr(resp, 'text', None) or None
+
+    def _request_id(self, resp):
+        headers = getattr(resp, 'headers', None)
+        for name in _REQUEST_ID_HEADERS:
+            value = _header(headers, name)
+            if value:
+                return value
+        return None
+
+    def _http_error(self, resp, method, path):
+        status = resp.status_code
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            text = (getattr(resp, 'text', '') or '').strip()
+            body = text[:_MAX_TEXT_DETAIL] if text else None
+        request_id = self._request_id(resp)
+        if status == 401:
+            err = errors.Unauthorized(
+                'Placement at %s rejected the credentials (401 Unauthorized) for %s %s: the token '
+                'is missing, invalid or expired; check the cloud/auth options.'
+                % (self.endpoint, method, path), request_id=request_id)
+            if isinstance(body, dict) and body.get('errors'):
+                err.request_id = body['errors'][0].get('request_id') or request_id
+        else:
+            err = errors.from_response(status, body, request_id=request_id)
+            if isinstance(body, dict):
+                err.detail = _clean_detail(err.detail)
+            if status >= 500 and not isinstance(err, errors.ServiceUnavailable):
+                title = err.title if err.title != 'Error' else (getattr(resp, 'reason', None) or 'Error')
+                err = errors.ServiceUnavailable(
+                    'Placement at %s answered %s to %s %s: %s'
+                    % (self.endpoint, status, method, path, err.detail),
+                    status=status, code=err.code, title=title, request_id=err.request_id)
+            elif status == 403 and path == '/reshaper':
+                err.detail = '%s Placement said: %s' % (RESHAPE_ROLE_HINT, err.detail)
+        err.args = (err.detail,)
+        err.method = method
+        err.path = path
+        return err
+
+    def _transport_error(self, exc, method, path):
+        """Map an exception raised while sending a request to a typed error."""
+        ks = self._ks
+        if ks is not None:
+            if isinstance(exc, ks.ConnectionError):
+                what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
+                sent = '' if method in ('GET', 'HEAD') else (
+                    ' The %s may or may not have been applied: re-read before retrying.' % method
+                    if isinstance(exc, ks.ConnectTimeout) else '')
+                err = errors.ServiceUnavailable(
+                    'Placement at %s %s (%s %s): %s.%s' % (self.endpoint, what, method, path, exc, sent))
+            elif isinstance(exc, ks.EndpointNotFound):
+                err = errors.ConfigurationError(
+                    'No Placement endpoint in the service catalog (check region_name and '
+                    'interface): %s' % (exc,))
+            elif isinstance(exc, ks.HttpError) and exc.http_status == 401:
+                err = errors.Unauthorized(
+                    'The identity service rejected the credentials (401 Unauthorized): %s' % (exc,))
+            elif isinstance(exc, ks.HttpError):
+                err = errors.PlacementError(
+                    'Authentication for Placement failed: %s' % (exc,), status=exc.http_status or 500)
+            elif isinstance(exc, ks.ClientException):
+                err = errors.ConfigurationError(
+                    'Cannot authenticate to reach Placement: %s' % (exc,))
+            else:
+                raise exc
+        else:
+            raise exc
+        err.method = method
+        err.path = path
+        return err
+
+    # -- resource providers -------------------------------------------------
+    def list_providers(self, name=None, uuid=None, in_tree=None):
+        params = {}
+        if name is not None:
+            params['name'] = name
+        if uuid is not None:
+            params['uuid'] = uuid
+        if in_tree is not None:
+            params['in_tree'] = in_tree
+        body = self._call('GET', '/resource_providers', params=params, retry=True)
+        return [_strip_links(p) for p in body['resource_providers']]
+
+    def get_provider(self, uuid):
+        return _strip_links(self._call('GET', '/resource_providers/%s' % _seg(uuid), retry=True))
+
+    def create_provider(self, name, uuid=None, parent_provider_uuid=None):
+        body = {'name': name}
+        if uuid is not None:
+            body['uuid'] = uuid
+        if parent_provider_uuid is not None:
+            body['parent_provider_uuid'] = parent_provider_uuid
+        return _strip_links(self._call('POST', '/resource_providers', body=body))
+
+    def update_provider(self, uuid, name, parent_provider_uuid=None):
+        # A PUT: the parent is always sent, so None un-parents (1.37+) and a
+        # caller that only renames passes the current parent.
+        body = {'name': name, 'parent_provider_uuid': parent_provider_uuid}
+        return _strip_links(self._call('PUT', '/resource_providers/%s' % _seg(uuid), body=body))
+
+    def delete_provider(self, uuid):
+        self._call('DELETE', '/resource_providers/%s' % _seg(uuid))
+
+    # -- inventories ------------------------------------------------------
+    def get_inventories(self, uuid):
+        return self._call('GET', '/resource_providers/%s/inventories' % _seg(uuid), retry=True)
+
+    def set_inventories(self, uuid, generation, inventories):
+        body = {'resource_provider_generation': generation, 'inventories': inventories}
+        return self._call('PUT', '/resource_providers/%s/inventories' % _seg(uuid), body=body)
+
+    def set_inventory(self, uuid, resource_class, generation, inventory):
+        body = dict(inventory)
+        body['resource_provider_generation'] = generation
+        return self._call('PUT', '/resource_providers/%s/inventories/%s' % (_seg(uuid), _seg(resource_class)),
+                          body=body)
+
+    def _check_generation(self, uuid, generation, what):
+        current = self.get_inventories(uuid)['resource_provider_generation']
+        if current != generation:
+            err = errors.ConcurrentUpdate(
+                'resource provider generation conflict: %s of resource provider %s expected '
+                'generation %s, the provider is at %s. Please retry your request.'
+                % (what, uuid, generation, current))
+            err.method = 'DELETE'
+            err.path = '/resource_providers/%s/inventories' % uuid
+            raise err
+
+    def delete_inventory(self, uuid, resource_class, generation=None):
+        # DELETE has no body: Placement checks against the generation IT reads,
+        # so a caller's generation can only be compared before (a small window
+        # remains between that read and the DELETE).
+        if generation is not None:
+            self._check_generation(uuid, generation, 'deleting the %s inventory' % resource_class)
+        self._call('DELETE', '/resource_providers/%s/inventories/%s' % (_seg(uuid), _seg(resource_class)))
+
+    def delete_inventories(self, uuid, generation=None):
+        if generation is None:
+            self._call('DELETE', '/resource_providers/%s/inventories' % _seg(uuid))
+        else:
+            # PUT of an empty set is DELETE-all with a real compare-and-update
+            # (same InventoryInUse, same +1), so no read-then-delete window.
+            self.set_inventories(uuid, generation, {})
+
+    def get_usages(self, uuid):
+        return self._call('GET', '/resource_providers/%s/usages' % _seg(uuid), retry=True)
+
+    # -- traits and aggregates -------------------------------------------
+    def list_traits(self, name=None):
+        params = {'name': name} if name is not None else None
+        return self._call('GET', '/traits', params=params, retry=True)['traits']
+
+    def ensure_trait(self, name):
+        want = {}
+        self._call('PUT', '/traits/%s' % _seg(name), retry=True, want=want)
+        return want['status'] == 201
+
+    def get_provider_traits(self, uuid):
+        return self._call('GET', '/resource_providers/%s/traits' % _seg(uuid), retry=True)
+
+    def set_provider_traits(self, uuid, generation, traits):
+        body = {'resource_provider_generation': generation, 'traits': list(traits)}
+        return self._call('PUT', '/resource_providers/%s/traits' % _seg(uuid), body=body)
+
+    def get_aggregates(self, uuid):
+        return self._call('GET', '/resource_providers/%s/aggregates' % _seg(uuid), retry=True)
+
+    def set_aggregates(self, uuid, generation, aggregates):
+        body = {'resource_provider_generation': generation, 'aggregates': list(aggregates)}
+        return self._call('PUT', '/resource_providers/%s/aggregates' % _seg(uuid), body=body)
+
+    # -- resource classes -------------------------------------------------
+    def list_resource_classes(self):
+        body = self._call('GET', '/resource_classes', retry=True)
+        return [rc['name'] for rc in body['resource_classes']]
+
+    def ensure_resource_class(self, name):
+        want = {}
+        self._call('PUT', '/resource_classes/%s' % _seg(name), retry=True, want=want)
+        return want['status'] == 201
+
+    # -- allocations -----------------------------------------------------
+    def get_allocations(self, consumer_uuid):
+        return self._call('GET', '/allocations/%s' % _seg(consumer_uuid), retry=True)
+
+    def put_allocations(self, consumer_uuid, body):
+        self._call('PUT', '/allocations/%s' % _seg(consumer_uuid), body=body)
+
+    def post_allocations(self, body):
+        self._call('POST', '/allocations', body=body)
+
+    def delete_allocations(self, consumer_uuid):
+        self._call('DELETE', '/allocations/%s' % _seg(consumer_uuid))
+
+    def get_provider_allocations(self, uuid):
+        return self._call('GET', '/resource_providers/%s/allocations' % _seg(uuid), retry=True)
+
+    # -- reshaper -------------------------------------------------------------
+    def reshape(self, body):
+        self._call('POST', '/reshaper', body=body)
