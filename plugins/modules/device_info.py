@@ -1,0 +1,259 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: device_info
+short_description: Discover the GPUs, mdevs, SR-IOV functions, PCI devices and NUMA cells of a compute node
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - Runs on a compute node and reads sysfs and the libvirt domain definitions to report
+    the devices a reshape of OpenStack Placement has to account for, and which instance
+    holds which device.
+  - Physical GPUs are the mediated device (mdev) parents under C(class/mdev_bus), with their
+    supported mdev types and the mdevs that exist; an instance holds an mdev when its domain
+    XML has a C(<hostdev type='mdev'>) naming the mdev UUID.
+  - SR-IOV physical functions are the PCI devices with C(sriov_totalvfs); a virtual function
+    is held by the instance whose domain XML names its PCI address in a C(<hostdev type='pci'>)
+    or C(<interface type='hostdev'>).
+  - Other PCI devices are reported only when they match O(pci_filters).
+  - The module only reads; it needs no Placement credentials and never reports a change.
+options:
+  sysfs_root:
+    description:
+      - The directory that plays C(/sys). Point it at a copy or a fake tree for testing.
+    type: path
+    default: /sys
+  domain_xml_glob:
+    description:
+      - Glob of the persistent libvirt domain definitions to read.
+      - Set it to an empty string to read no files (for example together with O(use_virsh=true)).
+    type: str
+    default: /etc/libvirt/qemu/*.xml
+  use_virsh:
+    description:
+      - Also read the live definition of every running domain with C(virsh list --uuid) and
+        C(virsh dumpxml).
+      - The live definition of a running domain wins over its persistent file.
+    type: bool
+    default: false
+  pci_filters:
+    description:
+      - Vendor and product ids of the other PCI devices to report (devices passed through
+        whole). GPUs already reported as mdev parents, SR-IOV physical and virtual functions
+        are never reported here.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      vendor_id:
+        description:
+          - PCI vendor id, four hexadecimal digits, for example V(10de).
+        type: str
+        required: true
+      product_id:
+        description:
+          - PCI product (device) id, four hexadecimal digits. Omit it to match every device of the vendor.
+        type: str
+  numa:
+    description:
+      - Report the NUMA cells (CPUs and memory) from C(devices/system/node).
+    type: bool
+    default: true
+  hostname:
+    description:
+      - Host name recorded in the report. Defaults to the name of the node.
+      - Set it to the hypervisor host name nova uses when that differs.
+    type: str
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: full
+    platforms: posix
+notes:
+  - Unheld mdevs, instances naming an mdev that does not exist, and devices held by two
+    instances are listed in RV(devices.warnings); they do not fail the module.
+seealso:
+  - name: Linux kernel VFIO mediated devices
+    description: The sysfs layout of mediated devices this module reads.
+    link: https://docs.kernel.org/driver-api/vfio-mediated-device.html
+'''
+
+EXAMPLES = r'''
+- name: Discover the devices of the compute node
+  placement.upgrade.device_info:
+  register: node_devices
+
+- name: Also report passthrough A2 GPUs and read the live XML of running guests
+  placement.upgrade.device_info:
+    use_virsh: true
+    pci_filters:
+      - vendor_id: "10de"
+        product_id: "25b6"
+  register: node_devices
+
+- name: Show which GPU each instance's vGPUs live on
+  ansible.builtin.debug:
+    var: node_devices.ownership
+
+- name: Read a fake node built with tools/fakehost.py
+  placement.upgrade.device_info:
+    sysfs_root: /tmp/fakehost/sys
+    domain_xml_glob: /tmp/fakehost/etc/libvirt/qemu/*.xml
+    hostname: compute-01
+'''
+
+RETURN = r'''
+devices:
+  description:
+    - The device report of the node (see docs/architecture.md, "The device report").
+  returned: success
+  type: dict
+  contains:
+    hostname:
+      description: Host name of the node.
+      type: str
+      returned: success
+      sample: compute-01
+    sysfs_root:
+      description: The sysfs root that was read.
+      type: str
+      returned: success
+      sample: /sys
+    gpus:
+      description:
+        - Physical GPUs (mdev parents) with C(address), C(vendor_id), C(product_id), C(class_id),
+          C(numa_node) (-1 when unknown), C(physfn) (the PF address when the GPU is an SR-IOV VF),
+          C(mdev_types) (type -> C(name), C(available_instances), C(device_api), C(description))
+          and C(mdevs) (list of C(uuid), C(type), C(instance_uuid)).
+      type: list
+      elements: dict
+      returned: success
+      sample:
+        - address: "0000:84:00.0"
+          vendor_id: "10de"
+          product_id: "1eb8"
+          class_id: "030200"
+          numa_node: 0
+          physfn: null
+          mdev_types:
+            nvidia-222: {name: GRID T4-2Q, available_instances: 6, device_api: vfio-pci, description: ""}
+          mdevs:
+            - {uuid: 4421fadb-021e-5923-8f7c-406504347198, type: nvidia-222,
+               instance_uuid: 7a52a3cd-b39f-5ffc-940a-28d4c1fad8da}
+    sriov_pfs:
+      description:
+        - SR-IOV physical functions with C(address), C(vendor_id), C(product_id), C(class_id),
+          C(numa_node), C(total_vfs), C(num_vfs), C(vf_product_id), C(instance_uuid) (when the PF
+          itself is passed through) and C(vfs) (list of C(address), C(instance_uuid)).
+      type: list
+      elements: dict
+      returned: success
+    pci_devices:
+      description:
+        - Other PCI devices matching O(pci_filters) with C(address), C(vendor_id), C(product_id),
+          C(class_id), C(numa_node) and C(instance_uuid).
+      type: list
+      elements: dict
+      returned: success
+    numa_cells:
+      description: NUMA cells with C(id), C(cpus) (list of CPU numbers) and C(memory_mb).
+      type: list
+      elements: dict
+      returned: success
+      sample:
+        - {id: 0, cpus: [0, 1, 2, 3], memory_mb: 64266}
+    instances:
+      description:
+        - Libvirt domains by UUID with C(name), C(mdevs) (mdev UUIDs), C(pci_addresses) and
+          C(source) (the file or C(virsh dumpxml) call that described the domain).
+      type: dict
+      returned: success
+    warnings:
+      description:
+        - Inconsistencies found (unheld mdevs, instances naming missing mdevs, devices held twice,
+          held PCI addresses that are not reported devices).
+      type: list
+      elements: str
+      returned: success
+ownership:
+  description:
+    - For every instance, the number of device units it holds per device address; mdevs count
+      against their parent GPU, VFs against their PF.
+  returned: success
+  type: dict
+  sample:
+    7a52a3cd-b39f-5ffc-940a-28d4c1fad8da:
+      "0000:84:00.0": 1
+      "0000:85:00.0": 1
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
+
+
+def _virsh_domains(module):
+    """Live domain XML of every running domain as ``(label, text)`` pairs."""
+    virsh = module.get_bin_path('virsh', required=True)
+    rc, out, err = module.run_command([virsh, 'list', '--uuid'])
+    if rc != 0:
+        module.fail_json(msg='virsh list --uuid failed (rc %d): %s' % (rc, (err or out).strip()))
+    result = []
+    for uuid in sorted(line.strip() for line in out.splitlines() if line.strip()):
+        rc, xml, err = module.run_command([virsh, 'dumpxml', uuid])
+        if rc != 0:
+            # A guest that stopped between list and dumpxml is not an error: its
+            # persistent definition (if any) is still read from domain_xml_glob.
+            if 'failed to get domain' in (err or '').lower() or 'domain not found' in (err or '').lower():
+                continue
+            module.fail_json(msg='virsh dumpxml %s failed (rc %d): %s' % (uuid, rc, (err or xml).strip()))
+        result.append(('virsh dumpxml %s' % uuid, xml))
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
+            domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
+            use_virsh=dict(type='bool', default=False),
+            pci_filters=dict(type='list', elements='dict', default=[],
+                             options=dict(vendor_id=dict(type='str', required=True),
+                                          product_id=dict(type='str'))),
+            numa=dict(type='bool', default=True),
+            hostname=dict(type='str'),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    domain_xmls = _virsh_domains(module) if params['use_virsh'] else None
+    try:
+        report = discovery.discover(
+            sysfs_root=params['sysfs_root'],
+            domain_xml_glob=params['domain_xml_glob'] or None,
+            domain_xmls=domain_xmls,
+            pci_filters=params['pci_filters'],
+            numa=params['numa'],
+            hostname=params['hostname'],
+        )
+    except discovery.DiscoveryError as exc:
+        module.fail_json(msg=str(exc), path=exc.path)
+    module.exit_json(changed=False, devices=report, ownership=discovery.ownership(report))
+
+
+if __name__ == '__main__':
+    main()

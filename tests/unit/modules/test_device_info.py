@@ -1,0 +1,193 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The device_info module: argument handling, result shape, failures as fail_json."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible.module_utils.testing import patch_module_args
+
+import fakehost
+from ansible_collections.placement.upgrade.plugins.modules import device_info
+
+
+def _run(capsys, args, monkeypatch=None, run_command=None):
+    if run_command is not None:
+        monkeypatch.setattr(device_info.AnsibleModule, 'run_command', run_command)
+        monkeypatch.setattr(device_info.AnsibleModule, 'get_bin_path',
+                            lambda self, name, required=False, opt_dirs=None: '/usr/bin/' + name)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as info:
+            device_info.main()
+    out = json.loads(capsys.readouterr().out)
+    return info.value.code, out
+
+
+@pytest.fixture
+def host(tmp_path):
+    return fakehost.build_host(str(tmp_path), fakehost.default_gpu_host('compute-01', spare_mdevs=1))
+
+
+def _args(host, **extra):
+    args = {'sysfs_root': host['sysfs_root'], 'domain_xml_glob': host['domain_xml_glob'],
+            'hostname': 'compute-01'}
+    args.update(extra)
+    return args
+
+
+def test_report_and_ownership(capsys, host):
+    rc, out = _run(capsys, _args(host))
+    assert rc == 0
+    assert out['changed'] is False
+    assert [g['address'] for g in out['devices']['gpus']] == ['0000:84:00.0', '0000:85:00.0']
+    assert out['devices']['hostname'] == 'compute-01'
+    i2 = host['instances']['instance-00000002']
+    assert out['ownership'][i2] == {'0000:84:00.0': 1, '0000:85:00.0': 1}
+    assert len(out['ownership']) == 3
+    assert len(out['devices']['warnings']) == 1 and 'not held by any instance' in out['devices']['warnings'][0]
+    assert 'exception' not in out
+
+
+def test_check_mode_gives_the_same_report(capsys, host):
+    _rc, normal = _run(capsys, _args(host))
+    rc, checked = _run(capsys, _args(host, _ansible_check_mode=True))
+    assert rc == 0 and checked['changed'] is False
+    assert checked['devices'] == normal['devices'] and checked['ownership'] == normal['ownership']
+
+
+def test_pci_filters_and_numa_off(capsys, tmp_path):
+    host = fakehost.build_host(str(tmp_path), fakehost.default_sriov_host('compute-02'))
+    rc, out = _run(capsys, _args(host, numa=False, pci_filters=[{'vendor_id': '10de', 'product_id': '25b6'}]))
+    assert rc == 0
+    assert out['devices']['numa_cells'] == []
+    assert [d['address'] for d in out['devices']['pci_devices']] == ['0000:3b:00.0']
+    assert out['ownership'][host['instances']['instance-00000013']] == {'0000:3b:00.0': 1}
+
+
+def test_malformed_file_fails_with_msg_naming_it(capsys, host):
+    path = os.path.join(host['sysfs_root'], 'class', 'mdev_bus', '0000:84:00.0', 'mdev_supported_types',
+                        'nvidia-222', 'available_instances')
+    with open(path, 'w') as handle:
+        handle.write('six\n')
+    rc, out = _run(capsys, _args(host))
+    assert rc == 1
+    assert out['failed'] is True
+    assert path in out['msg']
+    assert out['path'] == path
+    assert 'exception' not in out and 'Traceback' not in out['msg']
+
+
+def test_missing_sysfs_root_fails(capsys, tmp_path):
+    missing = str(tmp_path / 'nowhere')
+    rc, out = _run(capsys, {'sysfs_root': missing, 'domain_xml_glob': ''})
+    assert rc == 1 and missing in out['msg'] and 'exception' not in out
+
+
+def test_bad_filter_fails_cleanly(capsys, host):
+    rc, out = _run(capsys, _args(host, pci_filters=[{'vendor_id': 'nvidia'}]))
+    assert rc == 1 and 'pci_filters[0].vendor_id' in out['msg']
+
+
+def test_filter_without_vendor_is_rejected_by_the_argument_spec(capsys, host):
+    rc, out = _run(capsys, _args(host, pci_filters=[{'product_id': '20b5'}]))
+    assert rc == 1 and 'vendor_id' in out['msg']
+
+
+def test_use_virsh_live_xml_wins(capsys, monkeypatch, host):
+    i1 = host['instances']['instance-00000001']
+    calls = []
+
+    def run_command(self, args, **kwargs):
+        calls.append(list(args))
+        if args[1:] == ['list', '--uuid']:
+            return 0, '%s\n\n' % i1, ''
+        if args[1:] == ['dumpxml', i1]:
+            return 0, fakehost.domain_xml('instance-00000001', i1, mdevs=[]), ''
+        return 1, '', 'unexpected call'
+
+    rc, out = _run(capsys, _args(host, use_virsh=True), monkeypatch, run_command)
+    assert rc == 0
+    assert calls == [['/usr/bin/virsh', 'list', '--uuid'], ['/usr/bin/virsh', 'dumpxml', i1]]
+    assert out['devices']['instances'][i1]['source'] == 'virsh dumpxml %s' % i1
+    assert i1 not in out['ownership']      # the live definition has no mdevs any more
+
+
+def test_use_virsh_only(capsys, monkeypatch, host):
+    i3 = host['instances']['instance-00000003']
+    with open(os.path.join(os.path.dirname(host['domain_xml_glob']), 'instance-00000003.xml')) as handle:
+        live = handle.read()
+
+    def run_command(self, args, **kwargs):
+        if args[1] == 'list':
+            return 0, i3 + '\n', ''
+        return 0, live, ''
+
+    rc, out = _run(capsys, _args(host, use_virsh=True, domain_xml_glob=''), monkeypatch, run_command)
+    assert rc == 0
+    assert list(out['devices']['instances']) == [i3]
+    assert out['ownership'] == {i3: {'0000:85:00.0': 1}}
+
+
+def test_virsh_domain_gone_between_list_and_dumpxml_is_skipped(capsys, monkeypatch, host):
+    def run_command(self, args, **kwargs):
+        if args[1] == 'list':
+            return 0, 'deadbeef-0000-0000-0000-000000000000\n', ''
+        return 1, '', "error: failed to get domain 'deadbeef-0000-0000-0000-000000000000'"
+
+    rc, out = _run(capsys, _args(host, use_virsh=True), monkeypatch, run_command)
+    assert rc == 0 and len(out['devices']['instances']) == 3
+
+
+def test_virsh_failure_fails_with_stderr(capsys, monkeypatch, host):
+    def run_command(self, args, **kwargs):
+        return 1, '', 'error: failed to connect to the hypervisor'
+
+    rc, out = _run(capsys, _args(host, use_virsh=True), monkeypatch, run_command)
+    assert rc == 1 and 'virsh list --uuid failed' in out['msg'] and 'failed to connect' in out['msg']
+
+
+def test_documentation_matches_argument_spec(monkeypatch):
+    captured = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_init(self, argument_spec, **kwargs):
+        captured['spec'] = argument_spec
+        captured['kwargs'] = kwargs
+        raise Stop()
+
+    monkeypatch.setattr(device_info.AnsibleModule, '__init__', fake_init)
+    with pytest.raises(Stop):
+        device_info.main()
+    doc = yaml.safe_load(device_info.DOCUMENTATION)
+    spec = captured['spec']
+    assert captured['kwargs'] == {'supports_check_mode': True}
+    assert set(doc['options']) == set(spec)
+    for name, option in doc['options'].items():
+        assert option['type'] == spec[name]['type'], name
+        assert option.get('default') == spec[name].get('default'), name
+        assert option.get('required', False) == spec[name].get('required', False), name
+        assert option.get('elements') == spec[name].get('elements'), name
+    sub_doc = doc['options']['pci_filters']['suboptions']
+    sub_spec = spec['pci_filters']['options']
+    assert set(sub_doc) == set(sub_spec)
+    for name, option in sub_doc.items():
+        assert option['type'] == sub_spec[name]['type']
+        assert option.get('required', False) == sub_spec[name].get('required', False)
+    assert doc['attributes']['check_mode']['support'] == 'full'
+    assert doc['attributes']['diff_mode']['support'] == 'none'
+    assert doc['attributes']['platform']['platforms'] == 'posix'
+    yaml.safe_load(device_info.EXAMPLES)
+    returned = yaml.safe_load(device_info.RETURN)
+    assert set(returned) == {'devices', 'ownership'}
+    assert set(returned['devices']['contains']) == {'hostname', 'sysfs_root', 'gpus', 'sriov_pfs', 'pci_devices',
+                                                    'numa_cells', 'instances', 'warnings'}
