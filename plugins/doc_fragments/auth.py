@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    # The backend and auth options shared by every module (plugins/module_utils/common.py).
+    DOCUMENTATION = r'''
+options:
+  embedded_db:
+    description:
+      - Path of the embedded placement database (a SQLite file, created on first use with
+        mode C(0600)).
+      - When set, the module works on this embedded store instead of a Placement API, and
+        the cloud options below are ignored.
+      - Mutually exclusive with O(cloud) and O(auth).
+    type: path
+  cloud:
+    description:
+      - Named cloud or cloud config to operate against.
+      - If a string, it references a named cloud config as defined in an OpenStack
+        C(clouds.yaml) file. If a dict, it contains a complete cloud configuration like
+        one section of C(clouds.yaml).
+      - Not needed when O(auth) is given or the C(OS_*) environment variables are set.
+    type: raw
+  auth:
+    description:
+      - Dictionary containing auth information as needed by the cloud's auth plugin
+        strategy. For the default C(password) plugin this holds C(auth_url), C(username),
+        C(password), C(project_name) and the domain names; for C(admin_token) it holds
+        C(token) and C(endpoint).
+      - Not needed when a named O(cloud) is given or the C(OS_*) environment variables
+        are set.
+    type: dict
+  auth_type:
+    description:
+      - Name of the keystoneauth plugin to use, for example C(password), C(v3applicationcredential)
+        or C(admin_token).
+    type: str
+  region_name:
+    description:
+      - Name of the region.
+    type: str
+  validate_certs:
+    description:
+      - Whether SSL API requests are verified.
+      - When not set, the cloud configuration (or openstacksdk's default) decides.
+    type: bool
+    aliases: [verify]
+  ca_cert:
+    description:
+      - A path to a CA certificate bundle used to verify SSL API requests.
+    type: path
+    aliases: [cacert]
+  client_cert:
+    description:
+      - A path to a client certificate to use as part of the SSL transaction.
+    type: path
+    aliases: [cert]
+  client_key:
+    description:
+      - A path to a client key to use as part of the SSL transaction.
+    type: path
+    aliases: [key]
+  interface:
+    description:
+      - Endpoint URL type to fetch from the service catalog.
+    type: str
+    choices: [admin, internal, public]
+    default: public
+    aliases: [endpoint_type]
+  api_timeout:
+    description:
+      - How long, in seconds, the socket layer waits for an API call before timing out.
+      - When not set, nothing is passed to the HTTP library.
+    type: int
+  conflict_retries:
+    description:
+      - How many times a write that lost a generation race (Placement's
+        C(409 placement.concurrent_update)) is recomputed from a fresh read and sent again.
+      - Each retry is reported in the C(retries) and C(log) return values and as a warning.
+      - V(0) disables retries.
+    type: int
+    default: 5
+requirements:
+  - python >= 3.7
+  - openstacksdk >= 1.0.0 (only to talk to a real Placement API; the embedded store needs
+    the standard library only)
+notes:
+  - The embedded store (O(embedded_db)) and a real Placement (the cloud options) accept the
+    same tasks and return the same results; the embedded store answers with the status,
+    error code and message the real service gives.
+  - The standard OpenStack environment variables, such as E(OS_CLOUD) or E(OS_AUTH_URL), may
+    be used instead of the cloud options.
+  - Placement's default policy allows the provider, inventory and allocation calls to the
+    C(admin) and C(service) roles.
+'''
+
+    ATTRIBUTES = r'''
+options: {}
+attributes:
+  check_mode:
+    description: Can run in C(check_mode) and return changed status prediction without modifying target.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in C(check_mode)), when in diff mode.
+  idempotent:
+    description:
+      - When run twice in a row outside check mode, with the same arguments, the second invocation
+        indicates no change.
+'''
+
+    ACTIONGROUP = r'''
+options: {}
+attributes:
+  action_group:
+    description: Use C(group/placement.upgrade.placement) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - placement.upgrade.placement
+'''
