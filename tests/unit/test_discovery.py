@@ -497,3 +497,11 @@ def test_errors_are_not_tracebacks_in_str(gpu_host):
         handle.write('-1\n')
     err = _expect_error(gpu_host, path)
     assert 'Traceback' not in str(err) and 'negative' in str(err)
+
+
+def test_unlistable_domain_xml_directory_is_an_error_not_an_empty_list(gpu_host, monkeypatch):
+    folder = os.path.dirname(gpu_host['domain_xml_glob'])
+    # the tests run as root, where chmod 000 changes nothing: simulate the non-root view
+    monkeypatch.setattr(discovery, '_can_list', lambda path: path != folder)
+    err = _expect_error(gpu_host, folder)
+    assert 'become' in str(err)

@@ -129,6 +129,10 @@ def _read_class(path):
     return match.group(1).lower().zfill(6)
 
 
+def _can_list(path):
+    return os.access(path, os.R_OK | os.X_OK)
+
+
 def _listdir(path):
     """Sorted entries of ``path``; [] when it does not exist."""
     if not os.path.isdir(path):
@@ -507,7 +511,16 @@ def _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings):
     running guest wins over its persistent file.
     """
     if domain_xml_paths is None:
-        paths = sorted(glob.glob(domain_xml_glob)) if domain_xml_glob else []
+        paths = []
+        if domain_xml_glob:
+            # glob() silently matches nothing in a directory it cannot list
+            # (/etc/libvirt/qemu is 0700 root): that would make every mdev look
+            # unheld, so refuse instead.
+            folder = os.path.dirname(domain_xml_glob)
+            if folder and not glob.has_magic(folder) and os.path.isdir(folder) and not _can_list(folder):
+                raise DiscoveryError('cannot list %s: permission denied (domain XML needs root: use become)'
+                                     % folder, path=folder)
+            paths = sorted(glob.glob(domain_xml_glob))
     else:
         paths = list(domain_xml_paths)
     sources = []
