@@ -202,7 +202,8 @@ class Backend(object):
     def get_provider_allocations(self, uuid):
         """GET /resource_providers/{uuid}/allocations.
 
-        -> ``{"resource_provider_generation": g, "allocations": {consumer: {"resources": {RC: n}}}}``
+        -> ``{"resource_provider_generation": g, "allocations": {consumer: {"resources": {RC: n},
+        "consumer_generation": int}}}`` (Placement adds the consumer generation from 1.28)
         """
         raise NotImplementedError
 
