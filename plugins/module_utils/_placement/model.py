@@ -108,9 +108,11 @@ def normalize_inventory(record, rc='?'):
 
     Raises BadRequest with Placement-like wording for values the inventory
     endpoints reject (total missing or out of 1..INT_MAX, min_unit/max_unit/
-    step_size out of range, allocation_ratio <= 0, unknown fields).
-    ``reserved > total`` is checked separately (:func:`check_reserved`),
-    because the reshaper does not check it.
+    step_size out of range, allocation_ratio not a number or above the SQL
+    float maximum, unknown fields).  Like Placement's schema, an
+    ``allocation_ratio`` of 0 (or below) is NOT refused here: the inventory
+    endpoints refuse a negative capacity (:func:`check_reserved`), the reshaper
+    refuses neither.
     """
     if not isinstance(record, dict):
         raise BadRequest('inventory for %s must be an object' % rc)
@@ -133,15 +135,21 @@ def normalize_inventory(record, rc='?'):
     ratio = inv['allocation_ratio']
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
         raise BadRequest("%r is not of type 'number' (allocation_ratio of %s)" % (ratio, rc))
-    if ratio <= 0 or ratio > 3.40282e+38:
-        raise BadRequest('allocation_ratio of %s must be greater than 0, got %s' % (rc, ratio))
+    if ratio > 3.40282e+38:
+        raise BadRequest('allocation_ratio of %s must be at most 3.40282e+38, got %s' % (rc, ratio))
     inv['allocation_ratio'] = float(ratio)
     return inv
 
 
 def check_reserved(inv, rc='?'):
-    """The inventory endpoints refuse reserved > total (1.26+: reserved == total is fine)."""
-    if inv['reserved'] > inv['total']:
+    """The inventory endpoints refuse a NEGATIVE capacity (1.26+).
+
+    Placement's rule (handlers/inventory.py ``_validate_inventory_capacity``) is
+    ``capacity(inv) < 0``, not ``reserved > total``: ``reserved == total`` is
+    fine, and ``reserved = total + 1`` with ``allocation_ratio`` 0.5 gives
+    ``int(-0.5) == 0`` and is accepted too.  The reshaper checks neither.
+    """
+    if capacity(inv) < 0:
         raise BadRequest('Unable to update inventory for resource provider: reserved (%d) of %s '
                          'is greater than total (%d)' % (inv['reserved'], rc, inv['total']))
 
