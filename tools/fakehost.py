@@ -101,22 +101,16 @@ def default_vf_addresses(pf_address, count):
 
 
 def _cpus_text(cpus):
+    """[0, 1, 2, 5] -> '0-2,5' (the kernel's list syntax); a string is kept as is."""
     if isinstance(cpus, str):
         return cpus
-    cpus = sorted(set(cpus))
-    parts = []
-    start = prev = None
-    for cpu in cpus:
-        if start is None:
-            start = prev = cpu
-        elif cpu == prev + 1:
-            prev = cpu
+    runs = []
+    for cpu in sorted(set(int(c) for c in cpus)):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
         else:
-            parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
-            start = prev = cpu
-    if start is not None:
-        parts.append(str(start) if start == prev else '%d-%d' % (start, prev))
-    return ','.join(parts)
+            runs.append([cpu, cpu])
+    return ','.join(str(low) if low == high else '%d-%d' % (low, high) for low, high in runs)
 
 
 class _Writer(object):

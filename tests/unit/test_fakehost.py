@@ -145,3 +145,16 @@ def test_cli(tmp_path, preset):
     again = subprocess.run([sys.executable, script, str(tmp_path), '--preset', preset],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert again.returncode == 2 and b'already exists' in again.stderr
+
+
+def test_numa_cells_from_cpu_lists(tmp_path):
+    host = fakehost.build_host(str(tmp_path), {'numa_cells': [
+        {'id': 0, 'cpus': [0, 1, 2, 3, 8, 10, 11], 'memory_mb': 1024},
+        {'id': 1, 'cpus': [], 'memory_mb': 512}]})
+    node = os.path.join(host['sysfs_root'], 'devices', 'system', 'node')
+    with open(os.path.join(node, 'online')) as handle:
+        assert handle.read() == '0-1\n'
+    with open(os.path.join(node, 'node0', 'cpulist')) as handle:
+        assert handle.read() == '0-3,8,10-11\n'
+    with open(os.path.join(node, 'node1', 'meminfo')) as handle:
+        assert handle.readline() == 'Node 1 MemTotal:       524288 kB\n'
