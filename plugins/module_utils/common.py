@@ -93,13 +93,7 @@ def format_error(exc):
 
 def error_result(exc):
     """The extra keys a failed task returns for a PlacementError."""
-    return dict(
-        msg=format_error(exc),
-        error=exc.to_dict(),
-        status=exc.status,
-        code=exc.code,
-        request_id=exc.request_id,
-    )
+    return dict(msg=format_error(exc), error=exc.to_dict())
 
 
 def run_module(module, action):

@@ -439,7 +439,7 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
     not exist are created.  Removing a class still allocated fails with 409
     placement.inventory.inuse before any write.
 
-    Returns ``{"changed", "provider" ({uuid, name}), "inventories",
+    Returns ``{"changed", "resource_provider" ({uuid, name}), "inventories",
     "resource_provider_generation", "usages", "created_resource_classes",
     "diff", "retries"}``.
     """
@@ -483,7 +483,7 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
         after_usages = dict((rc, usages.get(rc, 0)) for rc in new)
         result = {
             'changed': changed,
-            'provider': {'uuid': rp_uuid, 'name': prov['name']},
+            'resource_provider': {'uuid': rp_uuid, 'name': prov['name']},
             'inventories': new,
             'resource_provider_generation': after_gen,
             'usages': after_usages,

@@ -1,0 +1,187 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: resource_provider_info
+short_description: Read OpenStack Placement resource providers, their inventories, usages, traits and aggregates
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - Returns resource providers found by name, by UUID, as a whole provider tree, or all of
+    them, each with its parent and root, generation, inventories, usages, traits and
+    aggregates, and optionally the allocations held against it.
+  - Providers are listed in tree order, roots first, each followed by its descendants
+    depth-first, siblings by name.
+  - A provider or tree that does not exist gives an empty list, not a failure.
+options:
+  name:
+    description:
+      - Name of the provider to return.
+    type: str
+  uuid:
+    description:
+      - UUID of the provider to return.
+    type: str
+  in_tree:
+    description:
+      - Name or UUID of any provider of a tree; the whole tree (from its root) is returned.
+      - A value that looks like a UUID is taken as a UUID.
+    type: str
+  with_allocations:
+    description:
+      - Also return, for each provider, the allocations held against it by consumer.
+    type: bool
+    default: false
+notes:
+  - Without O(name), O(uuid) or O(in_tree), every provider is returned.
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.auth.ATTRIBUTES
+  - placement.upgrade.auth.ACTIONGROUP
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: N/A
+    details: The module only reads.
+  idempotent:
+    support: full
+seealso:
+  - module: placement.upgrade.resource_provider
+  - module: placement.upgrade.allocation_info
+'''
+
+EXAMPLES = r'''
+- name: Read the whole provider tree of a compute node, with allocations
+  placement.upgrade.resource_provider_info:
+    cloud: overcloud
+    in_tree: compute-01
+    with_allocations: true
+  register: tree
+
+- name: Show the VGPU inventory of every provider of the tree
+  ansible.builtin.debug:
+    msg: "{{ item.name }}: {{ item.inventories.VGPU | default('no VGPU') }}"
+  loop: "{{ tree.providers }}"
+  loop_control:
+    label: "{{ item.name }}"
+
+- name: Read one provider by UUID from the embedded store
+  placement.upgrade.resource_provider_info:
+    embedded_db: /var/lib/placement-upgrade/placement.db
+    uuid: 8d6bb6c4-4d9f-4ba9-9d60-3d1c17a3ad7f
+  register: one
+'''
+
+RETURN = r'''
+providers:
+  description: The providers found, in tree order.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    uuid:
+      description: UUID of the provider.
+      type: str
+      returned: success
+      sample: 8d6bb6c4-4d9f-4ba9-9d60-3d1c17a3ad7f
+    name:
+      description: Name of the provider.
+      type: str
+      returned: success
+      sample: compute-01
+    generation:
+      description: Provider generation.
+      type: int
+      returned: success
+      sample: 7
+    parent_provider_uuid:
+      description: UUID of the parent provider, V(null) for a root provider.
+      type: str
+      returned: success
+    root_provider_uuid:
+      description: UUID of the root provider of its tree.
+      type: str
+      returned: success
+      sample: 8d6bb6c4-4d9f-4ba9-9d60-3d1c17a3ad7f
+    inventories:
+      description: Inventory records by resource class.
+      type: dict
+      returned: success
+      sample: {VGPU: {total: 8, reserved: 0, min_unit: 1, max_unit: 8, step_size: 1, allocation_ratio: 1.0}}
+    usages:
+      description: Amount used, by resource class (every class with inventory, 0 when unused).
+      type: dict
+      returned: success
+      sample: {VGPU: 2}
+    traits:
+      description: Traits of the provider, sorted.
+      type: list
+      elements: str
+      returned: success
+      sample: [COMPUTE_NODE]
+    aggregates:
+      description: Aggregate UUIDs of the provider, sorted.
+      type: list
+      elements: str
+      returned: success
+      sample: []
+    allocations:
+      description: Allocations against this provider, by consumer UUID.
+      type: dict
+      returned: when O(with_allocations=true)
+      sample: {5e4b6f0a-0c38-4f6c-9d4a-0a3c1b8a7d11: {resources: {VGPU: 1}}}
+log:
+  description: Messages from the task (empty for this read-only module).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+error:
+  description: Placement's error (C(status), C(code), C(title), C(detail), C(request_id)) when the task failed on one.
+  returned: failure
+  type: dict
+  sample: {status: 503, code: placement.undefined_code, title: Service Unavailable,
+           detail: "Unable to reach Placement", request_id: null}
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    placement_argument_spec,
+    placement_module_kwargs,
+    run_module,
+)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+
+
+def _run(module, backend, log):
+    params = module.params
+    providers = ops.providers_info(backend, name=params['name'], uuid=params['uuid'],
+                                   in_tree=params['in_tree'],
+                                   with_allocations=params['with_allocations'])
+    return {'changed': False, 'providers': providers}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=placement_argument_spec(
+            name=dict(type='str'),
+            uuid=dict(type='str'),
+            in_tree=dict(type='str'),
+            with_allocations=dict(type='bool', default=False),
+        ),
+        **placement_module_kwargs(mutually_exclusive=[('name', 'uuid', 'in_tree')])
+    )
+    run_module(module, _run)
+
+
+if __name__ == '__main__':
+    main()
