@@ -1,22 +1,409 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The REST backend against the REAL Placement (session fixture on 127.0.0.1)."""
+"""The REST backend against the REAL Placement (session fixture on 127.0.0.1).
+
+The server's database is shared by the whole session: every test makes its own
+providers with unique names and uuids.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import json
+import socket
+import subprocess
+import sys
+import uuid
 from urllib.request import urlopen
 
 import pytest
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+
 pytestmark = pytest.mark.real
 
+PROVIDER_KEYS = {'uuid', 'name', 'generation', 'parent_provider_uuid', 'root_provider_uuid'}
+INV_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647, 'step_size': 1,
+                'allocation_ratio': 1.0}
 
+
+def new_uuid():
+    return str(uuid.uuid4())
+
+
+def assert_typed(exc, cls, status, code):
+    assert isinstance(exc, cls), repr(exc)
+    assert exc.status == status
+    assert exc.code == code
+    assert exc.request_id and exc.request_id.startswith('req-')
+    assert exc.detail
+
+
+def alloc_body(rp_allocs, generation=None, project='p1', user='u1'):
+    return {'allocations': dict((rp, {'resources': res}) for rp, res in rp_allocs.items()),
+            'project_id': project, 'user_id': user, 'consumer_generation': generation,
+            'consumer_type': 'INSTANCE'}
+
+
+@pytest.fixture
+def tree(rest_backend, unique_name):
+    """A compute node root with VCPU + VGPU inventory and one GPU child."""
+    root = rest_backend.create_provider(unique_name('cn'))
+    child = rest_backend.create_provider(unique_name('cn_pci_0000_84_00_0'),
+                                         parent_provider_uuid=root['uuid'])
+    inv = rest_backend.set_inventories(root['uuid'], 0, {
+        'VCPU': {'total': 16, 'allocation_ratio': 4.0}, 'VGPU': {'total': 4, 'max_unit': 4}})
+    return {'root': root, 'child': child, 'root_gen': inv['resource_provider_generation']}
+
+
+# -- server and session ----------------------------------------------------------
 def test_server_answers_root_on_loopback(placement_server):
     assert placement_server.url.startswith('http://127.0.0.1:')
     with urlopen(placement_server.url + '/', timeout=5) as resp:
         doc = json.loads(resp.read().decode('utf-8'))
     assert doc['versions'][0]['max_version'] == '1.39'
+
+
+def test_negotiates_1_39(rest_backend, placement_server):
+    assert rest_backend.kind == 'rest'
+    assert rest_backend.microversion == '1.39'
+    assert rest_backend.endpoint == placement_server.url
+
+
+def test_from_options_with_the_module_auth_options(placement_server, unique_name):
+    opts = placement_server.module_auth()
+    assert opts == {'auth_type': 'admin_token',
+                    'auth': {'token': 'admin', 'endpoint': placement_server.url}}
+    with RestBackend.from_options(opts) as backend:
+        assert backend.microversion == '1.39'
+        made = backend.create_provider(unique_name('opts'))
+        assert backend.list_providers(uuid=made['uuid']) == [made]
+
+
+def test_import_does_not_load_openstacksdk():
+    code = ('import sys\n'
+            'import ansible_collections.placement.upgrade.plugins.module_utils._placement.rest\n'
+            'assert "openstack" not in sys.modules, "openstack imported"\n'
+            'assert "keystoneauth1" not in sys.modules, "keystoneauth1 imported"\n')
+    subprocess.check_call([sys.executable, '-c', code])
+
+
+# -- providers --------------------------------------------------------------------
+def test_provider_lifecycle_and_shapes(rest_backend, unique_name):
+    name = unique_name('root')
+    root_uuid = new_uuid()
+    root = rest_backend.create_provider(name, uuid=root_uuid)
+    assert root == {'uuid': root_uuid, 'name': name, 'generation': 0,
+                    'parent_provider_uuid': None, 'root_provider_uuid': root_uuid}
+    child = rest_backend.create_provider(unique_name('child'), parent_provider_uuid=root_uuid)
+    assert set(child) == PROVIDER_KEYS
+    assert child['parent_provider_uuid'] == root_uuid and child['root_provider_uuid'] == root_uuid
+
+    assert rest_backend.get_provider(root_uuid) == root
+    assert rest_backend.list_providers(name=name) == [root]
+    assert rest_backend.list_providers(uuid=child['uuid']) == [child]
+    in_tree = rest_backend.list_providers(in_tree=child['uuid'])
+    assert sorted(p['uuid'] for p in in_tree) == sorted([root_uuid, child['uuid']])
+    assert all(set(p) == PROVIDER_KEYS for p in in_tree)
+    assert rest_backend.list_providers(in_tree=new_uuid()) == []
+
+    renamed = rest_backend.update_provider(child['uuid'], child['name'] + '-x',
+                                           parent_provider_uuid=root_uuid)
+    assert renamed['name'] == child['name'] + '-x'
+    assert renamed['parent_provider_uuid'] == root_uuid
+    assert renamed['generation'] == child['generation']
+
+    with pytest.raises(errors.CannotDeleteParent) as info:
+        rest_backend.delete_provider(root_uuid)
+    assert_typed(info.value, errors.CannotDeleteParent, 409, errors.PROVIDER_CANNOT_DELETE_PARENT)
+
+    rest_backend.delete_provider(child['uuid'])
+    rest_backend.delete_provider(root_uuid)
+    with pytest.raises(errors.NotFound) as info:
+        rest_backend.get_provider(root_uuid)
+    assert_typed(info.value, errors.NotFound, 404, errors.DEFAULT)
+    with pytest.raises(errors.NotFound):
+        rest_backend.delete_provider(root_uuid)
+
+
+def test_reparent_and_unparent_at_1_37_plus(rest_backend, unique_name):
+    a = rest_backend.create_provider(unique_name('a'))
+    b = rest_backend.create_provider(unique_name('b'))
+    c = rest_backend.create_provider(unique_name('c'), parent_provider_uuid=a['uuid'])
+    moved = rest_backend.update_provider(c['uuid'], c['name'], parent_provider_uuid=b['uuid'])
+    assert moved['parent_provider_uuid'] == b['uuid'] and moved['root_provider_uuid'] == b['uuid']
+    loose = rest_backend.update_provider(c['uuid'], c['name'])
+    assert loose['parent_provider_uuid'] is None and loose['root_provider_uuid'] == c['uuid']
+    rest_backend.update_provider(c['uuid'], c['name'], parent_provider_uuid=b['uuid'])
+    with pytest.raises(errors.BadRequest) as info:       # under its own descendant
+        rest_backend.update_provider(b['uuid'], b['name'], parent_provider_uuid=c['uuid'])
+    assert_typed(info.value, errors.BadRequest, 400, errors.DEFAULT)
+
+
+def test_create_conflicts_and_bad_parent(rest_backend, unique_name):
+    first = rest_backend.create_provider(unique_name('dup'))
+    with pytest.raises(errors.DuplicateName) as info:
+        rest_backend.create_provider(first['name'])
+    assert_typed(info.value, errors.DuplicateName, 409, errors.DUPLICATE_NAME)
+    with pytest.raises(errors.Conflict) as info:
+        rest_backend.create_provider(unique_name('dupuuid'), uuid=first['uuid'])
+    assert info.value.status == 409
+    with pytest.raises(errors.BadRequest) as info:
+        rest_backend.create_provider(unique_name('orphan'), parent_provider_uuid=new_uuid())
+    assert_typed(info.value, errors.BadRequest, 400, errors.DEFAULT)
+
+
+# -- inventories and usages ------------------------------------------------------
+def test_inventories(rest_backend, tree):
+    root = tree['root']['uuid']
+    got = rest_backend.get_inventories(root)
+    assert got['resource_provider_generation'] == tree['root_gen'] == 1
+    vcpu = dict(INV_DEFAULTS, total=16, allocation_ratio=4.0)
+    assert got['inventories']['VCPU'] == vcpu
+
+    same = rest_backend.set_inventories(root, 1, got['inventories'])
+    assert same['resource_provider_generation'] == 2          # +1 even when identical
+
+    one = rest_backend.set_inventory(root, 'MEMORY_MB', 2, {'total': 2048, 'reserved': 512})
+    assert one == dict(INV_DEFAULTS, total=2048, reserved=512, resource_provider_generation=3)
+
+    with pytest.raises(errors.ConcurrentUpdate) as info:
+        rest_backend.set_inventories(root, 1, {})
+    assert_typed(info.value, errors.ConcurrentUpdate, 409, errors.CONCURRENT_UPDATE)
+    with pytest.raises(errors.ConcurrentUpdate) as info:
+        rest_backend.set_inventory(root, 'VCPU', 0, {'total': 8})
+    assert_typed(info.value, errors.ConcurrentUpdate, 409, errors.CONCURRENT_UPDATE)
+    with pytest.raises(errors.BadRequest) as info:
+        rest_backend.set_inventory(root, 'VCPU', 3, {'total': 4, 'reserved': 5})
+    assert_typed(info.value, errors.BadRequest, 400, errors.DEFAULT)
+
+    # delete one class: a stale generation is refused before anything is sent
+    with pytest.raises(errors.ConcurrentUpdate) as info:
+        rest_backend.delete_inventory(root, 'MEMORY_MB', generation=2)
+    assert info.value.code == errors.CONCURRENT_UPDATE
+    assert 'MEMORY_MB' in rest_backend.get_inventories(root)['inventories']
+    rest_backend.delete_inventory(root, 'MEMORY_MB', generation=3)
+    after = rest_backend.get_inventories(root)
+    assert set(after['inventories']) == {'VCPU', 'VGPU'} and after['resource_provider_generation'] == 4
+    with pytest.raises(errors.NotFound) as info:
+        rest_backend.delete_inventory(root, 'MEMORY_MB')
+    assert_typed(info.value, errors.NotFound, 404, errors.DEFAULT)
+
+    usages = rest_backend.get_usages(root)
+    assert usages == {'resource_provider_generation': 4, 'usages': {'VCPU': 0, 'VGPU': 0}}
+
+    with pytest.raises(errors.ConcurrentUpdate):
+        rest_backend.delete_inventories(root, generation=3)
+    rest_backend.delete_inventories(root, generation=4)
+    assert rest_backend.get_inventories(root) == {'resource_provider_generation': 5, 'inventories': {}}
+    rest_backend.set_inventories(root, 5, {'VCPU': {'total': 1}})
+    rest_backend.delete_inventories(root)
+    assert rest_backend.get_inventories(root) == {'resource_provider_generation': 7, 'inventories': {}}
+
+
+def test_unknown_resource_class_is_bad_request(rest_backend, tree):
+    with pytest.raises(errors.BadRequest) as info:
+        rest_backend.set_inventories(tree['root']['uuid'], tree['root_gen'], {'CUSTOM_NOPE_X': {'total': 1}})
+    assert_typed(info.value, errors.BadRequest, 400, errors.DEFAULT)
+
+
+# -- traits, aggregates, resource classes ------------------------------------------
+def test_traits(rest_backend, tree):
+    name = 'CUSTOM_PU_%s' % uuid.uuid4().hex[:8].upper()
+    assert rest_backend.ensure_trait(name) is True
+    assert rest_backend.ensure_trait(name) is False
+    assert rest_backend.list_traits(name='startswith:%s' % name) == [name]
+    assert rest_backend.list_traits(name='in:%s,HW_NUMA_ROOT' % name) == sorted([name, 'HW_NUMA_ROOT'])
+    assert 'HW_NUMA_ROOT' in rest_backend.list_traits()
+
+    child = tree['child']['uuid']
+    assert rest_backend.get_provider_traits(child) == {'resource_provider_generation': 0, 'traits': []}
+    done = rest_backend.set_provider_traits(child, 0, [name, 'HW_NUMA_ROOT'])
+    assert done['resource_provider_generation'] == 1
+    assert sorted(done['traits']) == sorted([name, 'HW_NUMA_ROOT'])
+    assert sorted(rest_backend.get_provider_traits(child)['traits']) == sorted([name, 'HW_NUMA_ROOT'])
+    with pytest.raises(errors.BadRequest) as info:
+        rest_backend.set_provider_traits(child, 1, ['CUSTOM_NEVER_MADE_%s' % uuid.uuid4().hex[:6].upper()])
+    assert_typed(info.value, errors.BadRequest, 400, errors.DEFAULT)
+    with pytest.raises(errors.ConcurrentUpdate):
+        rest_backend.set_provider_traits(child, 0, [])
+    with pytest.raises(errors.BadRequest):
+        rest_backend.ensure_trait('NOT_CUSTOM_%s' % uuid.uuid4().hex[:6].upper())
+
+
+def test_aggregates(rest_backend, tree):
+    child = tree['child']['uuid']
+    assert rest_backend.get_aggregates(child) == {'resource_provider_generation': 0, 'aggregates': []}
+    agg = new_uuid()
+    done = rest_backend.set_aggregates(child, 0, [agg])
+    assert done == {'resource_provider_generation': 1, 'aggregates': [agg]}
+    assert rest_backend.get_aggregates(child)['aggregates'] == [agg]
+    with pytest.raises(errors.ConcurrentUpdate):
+        rest_backend.set_aggregates(child, 0, [])
+
+
+def test_resource_classes(rest_backend):
+    name = 'CUSTOM_PU_%s' % uuid.uuid4().hex[:8].upper()
+    assert rest_backend.ensure_resource_class(name) is True
+    assert rest_backend.ensure_resource_class(name) is False
+    classes = rest_backend.list_resource_classes()
+    assert name in classes and 'VGPU' in classes
+    with pytest.raises(errors.BadRequest):
+        rest_backend.ensure_resource_class('VGPU_NOT_CUSTOM')
+
+
+# -- allocations --------------------------------------------------------------------
+def test_allocations(rest_backend, tree):
+    root = tree['root']['uuid']
+    c1, c2 = new_uuid(), new_uuid()
+    assert rest_backend.get_allocations(c1) == {'allocations': {}}
+
+    rest_backend.put_allocations(c1, alloc_body({root: {'VCPU': 2, 'VGPU': 1}}))
+    got = rest_backend.get_allocations(c1)
+    assert got == {'allocations': {root: {'generation': 2, 'resources': {'VCPU': 2, 'VGPU': 1}}},
+                   'consumer_generation': 1, 'project_id': 'p1', 'user_id': 'u1',
+                   'consumer_type': 'INSTANCE'}
+    with pytest.raises(errors.ConcurrentUpdate) as info:           # stale consumer generation
+        rest_backend.put_allocations(c1, alloc_body({root: {'VCPU': 1}}, generation=None))
+    assert_typed(info.value, errors.ConcurrentUpdate, 409, errors.CONCURRENT_UPDATE)
+    with pytest.raises(errors.CapacityExceeded) as info:           # VGPU capacity 4
+        rest_backend.put_allocations(c2, alloc_body({root: {'VGPU': 4}}))
+    assert_typed(info.value, errors.CapacityExceeded, 409, errors.DEFAULT)
+    with pytest.raises(errors.CapacityExceeded) as info:           # max_unit 4: also a 409
+        rest_backend.put_allocations(c2, alloc_body({root: {'VGPU': 5}}))
+    assert 'violate inventory constraints' in info.value.detail
+
+    rest_backend.post_allocations({
+        c1: alloc_body({root: {'VCPU': 4, 'VGPU': 1}}, generation=1),
+        c2: alloc_body({root: {'VGPU': 2}}),
+    })
+    by_rp = rest_backend.get_provider_allocations(root)
+    assert by_rp == {'resource_provider_generation': 3,
+                     'allocations': {c1: {'resources': {'VCPU': 4, 'VGPU': 1}, 'consumer_generation': 2},
+                                     c2: {'resources': {'VGPU': 2}, 'consumer_generation': 1}}}
+    assert rest_backend.get_usages(root)['usages'] == {'VCPU': 4, 'VGPU': 3}
+
+    with pytest.raises(errors.InventoryInUse) as info:
+        rest_backend.set_inventories(root, 3, {'VCPU': {'total': 16}})
+    assert_typed(info.value, errors.InventoryInUse, 409, errors.INVENTORY_INUSE)
+    with pytest.raises(errors.InventoryInUse):
+        rest_backend.delete_inventories(root)
+    with pytest.raises(errors.ConcurrentUpdate):               # Placement's answer for one in-use class
+        rest_backend.delete_inventory(root, 'VGPU', generation=3)
+    rest_backend.delete_provider(tree['child']['uuid'])            # no allocations: fine
+    with pytest.raises(errors.ProviderInUse) as info:
+        rest_backend.delete_provider(root)
+    assert_typed(info.value, errors.ProviderInUse, 409, errors.PROVIDER_IN_USE)
+
+    rest_backend.delete_allocations(c2)
+    with pytest.raises(errors.NotFound) as info:
+        rest_backend.delete_allocations(c2)
+    assert_typed(info.value, errors.NotFound, 404, errors.DEFAULT)
+    rest_backend.put_allocations(c1, alloc_body({}, generation=2))
+    assert rest_backend.get_allocations(c1) == {'allocations': {}}
+
+
+# -- reshaper -----------------------------------------------------------------------
+def _reshape_body(backend, root, child, consumer, consumer_gen):
+    root_inv = backend.get_inventories(root)
+    child_inv = backend.get_inventories(child)
+    return {
+        'inventories': {
+            root: {'resource_provider_generation': root_inv['resource_provider_generation'],
+                   'inventories': {'VCPU': root_inv['inventories']['VCPU']}},
+            child: {'resource_provider_generation': child_inv['resource_provider_generation'],
+                    'inventories': {'VGPU': {'total': 4, 'max_unit': 4}}},
+        },
+        'allocations': {
+            consumer: alloc_body({root: {'VCPU': 2}, child: {'VGPU': 1}}, generation=consumer_gen),
+        },
+    }
+
+
+def test_reshape_moves_vgpu_to_the_child(rest_backend, tree):
+    root, child = tree['root']['uuid'], tree['child']['uuid']
+    consumer = new_uuid()
+    rest_backend.put_allocations(consumer, alloc_body({root: {'VCPU': 2, 'VGPU': 1}}))
+    body = _reshape_body(rest_backend, root, child, consumer, 1)
+    assert rest_backend.reshape(body) is None
+
+    assert set(rest_backend.get_inventories(root)['inventories']) == {'VCPU'}
+    assert rest_backend.get_inventories(child)['inventories']['VGPU']['total'] == 4
+    got = rest_backend.get_allocations(consumer)
+    assert dict((rp, e['resources']) for rp, e in got['allocations'].items()) == {
+        root: {'VCPU': 2}, child: {'VGPU': 1}}
+    assert got['consumer_generation'] == 2
+
+    # the same body again: every generation is stale now -> nothing changes
+    with pytest.raises(errors.ConcurrentUpdate) as info:
+        rest_backend.reshape(body)
+    assert_typed(info.value, errors.ConcurrentUpdate, 409, errors.CONCURRENT_UPDATE)
+
+    state = provider_tree_state(rest_backend, root)
+    assert set(state['providers']) == {root, child}
+    assert state['providers'][child]['usages'] == {'VGPU': 1}
+    assert state['allocations'][consumer]['allocations'][child]['resources'] == {'VGPU': 1}
+
+
+def test_reshape_without_service_role_is_forbidden_with_the_role_named(make_rest_backend, rest_backend, tree):
+    root, child = tree['root']['uuid'], tree['child']['uuid']
+    consumer = new_uuid()
+    rest_backend.put_allocations(consumer, alloc_body({root: {'VCPU': 2, 'VGPU': 1}}))
+    body = _reshape_body(rest_backend, root, child, consumer, 1)
+
+    operator = make_rest_backend(token='operator:proj', roles='member')
+    assert operator.microversion == '1.39'          # GET / needs no role
+    with pytest.raises(errors.Forbidden) as info:
+        operator.reshape(body)
+    exc = info.value
+    assert_typed(exc, errors.Forbidden, 403, errors.DEFAULT)
+    assert '`service` role' in exc.detail and 'placement:reshaper:reshape' in exc.detail
+    assert '`service` role' in str(exc)
+    # a member may not even read providers (admin or service only)
+    with pytest.raises(errors.Forbidden):
+        operator.list_providers()
+    # nothing moved
+    assert set(rest_backend.get_inventories(root)['inventories']) == {'VCPU', 'VGPU'}
+
+
+def test_playbook_credentials_may_reshape_on_the_test_server(placement_server, rest_backend, tree):
+    """module_auth() (token admin, role admin only) reshapes thanks to the server's policy file."""
+    root, child = tree['root']['uuid'], tree['child']['uuid']
+    consumer = new_uuid()
+    rest_backend.put_allocations(consumer, alloc_body({root: {'VCPU': 1, 'VGPU': 2}}))
+    with RestBackend.from_options(placement_server.module_auth()) as backend:
+        body = _reshape_body(backend, root, child, consumer, 1)
+        body['allocations'][consumer]['allocations'][child]['resources'] = {'VGPU': 2}
+        backend.reshape(body)
+    assert rest_backend.get_usages(child)['usages'] == {'VGPU': 2}
+
+
+# -- auth and transport failures ----------------------------------------------------
+def test_missing_token_is_unauthorized(placement_server):
+    from keystoneauth1 import adapter as ks_adapter
+    from keystoneauth1 import session as ks_session
+
+    adapter = ks_adapter.Adapter(session=ks_session.Session(), service_type='placement',
+                                 endpoint_override=placement_server.url)
+    backend = RestBackend(adapter)              # GET / is open
+    with pytest.raises(errors.Unauthorized) as info:
+        backend.list_providers()
+    assert info.value.status == 401 and 'rejected the credentials' in info.value.detail
+    assert info.value.request_id and info.value.request_id.startswith('req-')
+
+
+def test_unreachable_endpoint_is_service_unavailable_naming_it(monkeypatch):
+    monkeypatch.setattr(RestBackend, 'backoff', 0)
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()                                 # nothing listens there now
+    url = 'http://127.0.0.1:%d' % port
+    with pytest.raises(errors.ServiceUnavailable) as info:
+        RestBackend.from_options({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': url},
+                                  'api_timeout': 5})
+    assert url in str(info.value)

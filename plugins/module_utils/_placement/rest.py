@@ -170,6 +170,12 @@ class RestBackend(Backend):
             adapter = conn.placement
         except config_errors as exc:
             conn.close()
+            if ks_exc is not None and isinstance(exc, (ks_exc.DiscoveryFailure, ks_exc.ConnectionError)):
+                # openstacksdk runs version discovery here: an unreachable or
+                # down Placement fails now, before any request of ours.
+                raise errors.ServiceUnavailable(
+                    'Placement could not be reached or did not answer version discovery (is it '
+                    'up, and is the endpoint right?): %s' % (exc,))
             raise errors.ConfigurationError('Cannot find the Placement service: %s' % (exc,))
         try:
             return cls(adapter, connection=conn)
@@ -402,8 +408,26 @@ class RestBackend(Backend):
     def set_inventory(self, uuid, resource_class, generation, inventory):
         body = dict(inventory)
         body['resource_provider_generation'] = generation
-        return self._call('PUT', '/resource_providers/%s/inventories/%s' % (_seg(uuid), _seg(resource_class)),
-                          body=body)
+        path = '/resource_providers/%s/inventories/%s' % (_seg(uuid), _seg(resource_class))
+        try:
+            return self._call('PUT', path, body=body)
+        except errors.BadRequest as exc:
+            # Placement's PUT of one class only UPDATES (a class the provider
+            # does not have is 400 "No inventory record ..."), and its POST
+            # /inventories ignores the generation.  Create with a
+            # generation-checked PUT of the whole set instead.
+            current = self.get_inventories(uuid)
+            if resource_class in current['inventories']:
+                raise exc
+        if current['resource_provider_generation'] != generation:
+            raise errors.ConcurrentUpdate('resource provider generation conflict',
+                                          status=409, code=errors.CONCURRENT_UPDATE)
+        wanted = dict(current['inventories'])
+        wanted[resource_class] = dict(inventory)
+        done = self.set_inventories(uuid, generation, wanted)
+        record = dict(done['inventories'][resource_class])
+        record['resource_provider_generation'] = done['resource_provider_generation']
+        return record
 
     def _check_generation(self, uuid, generation, what):
         current = self.get_inventories(uuid)['resource_provider_generation']
