@@ -1,11 +1,22 @@
 # placement.upgrade: the two commands are `make demo` and `make test`.
+#   make demo       run the main job (tools/demo.py) in the project venv
+#   make test       every test, in order, stopping at the first failing stage:
+#                   unit -> sanity -> lint -> docs-lint -> molecule
+# Each stage is also a target of its own; see docs/development.md.
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Tools (ansible-playbook, ansible-doc, ...) are called by other tools: put the venv first.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+COLLECTIONS := $(CURDIR)/$(VENV)/collections
+STAGE := .ci/stage
+SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
+TEST_STAGES := unit sanity lint docs-lint molecule
 
-.PHONY: venv demo test clean
+.PHONY: venv demo test unit sanity lint ansible-lint changelog-lint build-check ee-check \
+	docs-lint molecule clean
 
 venv: $(STAMP)
 
@@ -18,6 +29,59 @@ $(STAMP): requirements.txt requirements-dev.txt
 	ln -sfn $(CURDIR) $(VENV)/collections/ansible_collections/placement/upgrade
 	echo "$(CURDIR)/$(VENV)/collections" > $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/placement_upgrade_collection.pth
 	touch $(STAMP)
+
+demo: venv
+	@if [ -f tools/demo.py ]; then \
+		$(BIN)/python tools/demo.py; \
+	else \
+		echo "make demo: the demo is not built yet (tools/demo.py does not exist)"; \
+	fi
+
+# ---------------------------------------------------------------- make test
+test: venv
+	@mkdir -p $(dir $(SUMMARY)); : > $(SUMMARY); start=$$(date +%s); \
+	for stage in $(TEST_STAGES); do \
+		if ! $(MAKE) --no-print-directory STAGE_SUMMARY=$(SUMMARY) $$stage; then \
+			echo; echo "make test: FAILED at stage '$$stage'; later stages did not run." \
+				"Re-run it alone with 'make $$stage'."; \
+			cat $(SUMMARY); exit 1; \
+		fi; \
+	done; \
+	echo; echo "make test: summary"; cat $(SUMMARY); \
+	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
+
+# a. pytest over tests/unit and tests/integration (PYTEST_ARGS defaults to "-n 2")
+unit: venv
+	@$(STAGE) unit .ci/unit.sh
+
+# b. ansible-test sanity on a private copy, --venv --python 3.11, offline, no ignore files
+sanity: venv
+	@$(STAGE) sanity .ci/sanity.sh
+
+# c. ansible-lint (production profile), changelog fragments, galaxy build + offline
+#    install, execution-environment build context
+lint: ansible-lint changelog-lint build-check ee-check
+
+ansible-lint: venv
+	@ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS) $(STAGE) ansible-lint $(BIN)/ansible-lint --nocolor
+
+changelog-lint: venv
+	@$(STAGE) changelog-lint .ci/changelog-lint.sh
+
+build-check: venv
+	@$(STAGE) build-check .ci/build-check.sh
+
+ee-check: venv
+	@$(STAGE) ee-check .ci/ee-check.sh
+
+# d. the collection's documentation (plugin docs, markup, references)
+docs-lint: venv
+	@ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS) $(STAGE) docs-lint \
+		$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
+
+# e. molecule scenarios under extensions/molecule/ (none yet is not a failure)
+molecule: venv
+	@$(STAGE) molecule .ci/molecule.sh
 
 clean:
 	rm -rf $(VENV) tests/output .pytest_cache .hypothesis out

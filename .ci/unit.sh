@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# pytest over tests/unit and tests/integration (pytest.ini testpaths).
+# The session-scoped real-Placement fixture starts one server per xdist worker on a
+# kernel-picked 127.0.0.1 port, so the suite runs with `-n 2` by default.
+# Usage: .ci/unit.sh [pytest args]   (PYTEST_ARGS overrides the default "-n 2")
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-$root/.venv/bin}
+cd "$root"
+# shellcheck disable=SC2086  # PYTEST_ARGS is a list of words on purpose
+status=0
+"$BIN/python" -m pytest ${PYTEST_ARGS--n 2} "$@" || status=$?
+if [[ $status -eq 5 ]]; then
+  echo "unit: pytest collected no tests (tests/unit and tests/integration are empty): nothing to run"
+  exit 0
+fi
+exit $status
