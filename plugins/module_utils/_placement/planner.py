@@ -1,0 +1,689 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The reshape planner: provider tree + layout + ownership -> a plan (plain data).
+
+Inputs
+    ``state``      what :func:`backend.provider_tree_state` read: every provider of
+                   the node's tree with inventories/usages/traits, and the FULL
+                   allocations of every consumer with an allocation in the tree
+                   (so allocations outside it, e.g. a sharing DISK_GB pool, are
+                   carried along unchanged);
+    ``layout``     what :func:`layout.build_layout` returned;
+    ``ownership``  ``{consumer: {device: units}}`` (:func:`layout.ownership_from_devices`);
+    ``foreign``    ``{provider uuid: {"name", "traits", "root_provider_uuid"}}`` for the
+                   providers outside the tree that the consumers use.
+
+A class is *moved* when the root has inventory of a class the layout puts on
+children.  Every consumer holding a moved class on the root gets it re-assigned
+to the children of the devices it owns, in the owned amounts; with the ``pack``
+policy, what ownership cannot place is packed first-fit over the children sorted
+by name, respecting capacity, min/max unit and step size (model.py's rules).
+
+The plan is JSON-serialisable, diffable and EMPTY (status ``noop``) when the
+node already has the layout.  A node with a migration in flight (a consumer
+that also holds allocations on another compute node's tree) is ``deferred``.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from . import layout as _layout
+from . import model
+from .errors import PlacementError
+
+PLAN_VERSION = 1
+POLICY_STRICT = 'strict'
+POLICY_PACK = 'pack'
+POLICIES = (POLICY_STRICT, POLICY_PACK)
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+
+STATUS_PLANNED = 'planned'
+STATUS_NOOP = 'noop'
+STATUS_DEFERRED = 'deferred'
+
+
+class PlanError(PlacementError):
+    """The plan cannot be made (unmapped consumer, capacity, bad input).
+
+    ``consumers`` names the consumers at fault (may be empty).
+    """
+
+    status = 0
+    default_code = 'placement_upgrade.plan'
+
+    def __init__(self, detail, consumers=None, **kwargs):
+        kwargs.setdefault('title', 'Reshape Plan Refused')
+        super(PlanError, self).__init__(detail, **kwargs)
+        self.consumers = sorted(consumers or [])
+
+
+# -- small helpers ------------------------------------------------------------
+
+def _norm_inv(inventories):
+    return dict((rc, model.normalize_inventory(dict((k, v) for k, v in rec.items()
+                                                    if k in model.INVENTORY_FIELDS), rc))
+                for rc, rec in (inventories or {}).items())
+
+
+def _stripped(consumer_allocs):
+    return model.strip_allocations((consumer_allocs or {}).get('allocations') or {})
+
+
+def _amount_on(allocs, rp, rc):
+    return ((allocs.get(rp) or {}).get('resources') or {}).get(rc, 0)
+
+
+def _usage_from_allocations(allocations):
+    """{rp: {rc: used}} summed over every consumer's (stripped) allocations."""
+    used = {}
+    for allocs in allocations.values():
+        for rp, entry in allocs.items():
+            for rc, amount in entry.get('resources', {}).items():
+                used.setdefault(rp, {})
+                used[rp][rc] = used[rp].get(rc, 0) + amount
+    return used
+
+
+def find_root(state, root_uuid):
+    providers = state.get('providers') or {}
+    root = providers.get(root_uuid)
+    if root is None:
+        raise PlanError('provider %s is not in the tree that was read' % root_uuid)
+    if root.get('parent_provider_uuid'):
+        raise PlanError('provider %s (%s) is not a root provider: its parent is %s; name the '
+                        'compute node\'s root provider'
+                        % (root.get('name'), root_uuid, root['parent_provider_uuid']))
+    return root
+
+
+def numa_source(state, root_uuid, devices, options):
+    """The VCPU/PCPU/MEMORY_MB inventory a NUMA layout splits.
+
+    The root's inventory plus what NUMA children of that layout already hold, so
+    the split is the same before and after a reshape (the rerun is a no-op).
+    """
+    opts = _layout.merge_options(options)
+    if not opts[_layout.KIND_NUMA]['enabled']:
+        return {}
+    root = find_root(state, root_uuid)
+    names = set(_layout.numa_child_names(root['name'], devices, options))
+    sources = [root['inventories']]
+    for uuid, prov in sorted(state['providers'].items()):
+        if uuid != root_uuid and prov.get('name') in names:
+            sources.append(prov.get('inventories') or {})
+    out = {}
+    for rc in opts[_layout.KIND_NUMA]['resource_classes']:
+        recs = [_norm_inv({rc: s[rc]})[rc] for s in sources if rc in s]
+        if not recs:
+            continue
+        out[rc] = {
+            'total': sum(r['total'] for r in recs),
+            'reserved': sum(r['reserved'] for r in recs),
+            'min_unit': min(r['min_unit'] for r in recs),
+            'max_unit': max(r['max_unit'] for r in recs),
+            'step_size': recs[0]['step_size'],
+            'allocation_ratio': recs[0]['allocation_ratio'],
+        }
+    return out
+
+
+# -- the plan ---------------------------------------------------------------------
+
+def plan_from_devices(state, root_uuid, devices, options=None, policy=POLICY_STRICT,
+                      ownership_overrides=None, allow_foreign_allocations=False, foreign=None):
+    """Build the layout and the ownership map from a device report, then plan."""
+    root = find_root(state, root_uuid)
+    lay = _layout.build_layout(root['name'], devices, options,
+                               numa_source=numa_source(state, root_uuid, devices, options))
+    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership_overrides)
+    return plan_reshape(state, root_uuid, lay, owners, policy=policy,
+                        allow_foreign_allocations=allow_foreign_allocations, foreign=foreign)
+
+
+def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
+                 allow_foreign_allocations=False, foreign=None):
+    """Compute the reshape plan (see the module docstring); raises PlanError."""
+    if policy not in POLICIES:
+        raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
+    root_uuid = model.normalize_uuid(root_uuid)
+    root = find_root(state, root_uuid)
+    providers = state['providers']
+    foreign = foreign or {}
+    ownership = ownership or {}
+    warnings = list(layout.get('warnings') or [])
+
+    # -- children: reuse by name, else a deterministic uuid ---------------------
+    by_name = dict((p['name'], u) for u, p in providers.items())
+    children = []
+    for want in layout['children']:
+        uuid = by_name.get(want['name'])
+        exists = uuid is not None
+        if exists and uuid == root_uuid:
+            raise PlanError('the layout names the root provider itself (%s) as a child' % want['name'])
+        if not exists:
+            uuid = _layout.child_uuid(root_uuid, want['name'])
+            if uuid in providers:
+                raise PlanError('provider %s in the tree already has the uuid planned for child %s '
+                                'under another name (%s)' % (uuid, want['name'], providers[uuid]['name']))
+        current = providers.get(uuid, {})
+        if exists and current.get('parent_provider_uuid') != root_uuid:
+            warnings.append('child %s exists but its parent is %s, not the root; it is reused as is'
+                            % (want['name'], current.get('parent_provider_uuid')))
+        cur_inv = _norm_inv(current.get('inventories'))
+        final_inv = {}
+        for rc, rec in want['inventories'].items():
+            rec = dict(rec)
+            for field in want.get('inherit') or []:
+                if rc in cur_inv and field not in rec:
+                    rec[field] = cur_inv[rc][field]
+            final_inv[rc] = model.normalize_inventory(rec, rc)
+        cur_traits = sorted(current.get('traits') or [])
+        final_traits = sorted(set(cur_traits) | set(want['traits']))
+        children.append({
+            'name': want['name'], 'uuid': uuid, 'kind': want['kind'], 'device': want['device'],
+            'exists': exists, 'inventories': final_inv, 'traits': want['traits'],
+            'traits_before': cur_traits, 'traits_after': final_traits,
+        })
+    child_by_uuid = dict((c['uuid'], c) for c in children)
+
+    # -- inventories ------------------------------------------------------------
+    root_inv = _norm_inv(root.get('inventories'))
+    moved = sorted(rc for rc in root_inv if rc in layout['classes'])
+    inv_before = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
+    inv_after = copy.deepcopy(inv_before)
+    inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
+    for child in children:
+        inv_before.setdefault(child['uuid'], {})
+        inv_after[child['uuid']] = child['inventories']
+
+    # -- consumers: foreign allocations (migration in flight) -------------------
+    current = dict((c, _stripped(a)) for c, a in sorted((state.get('allocations') or {}).items()))
+    foreign_hits = []
+    for consumer, allocs in current.items():
+        for rp in sorted(allocs):
+            if rp in providers:
+                continue
+            info = foreign.get(rp)
+            if info is not None and SHARING_TRAIT in (info.get('traits') or []):
+                continue
+            foreign_hits.append((consumer, rp, (info or {}).get('name')))
+    deferred_reason = None
+    if foreign_hits:
+        text = '; '.join('consumer %s also holds allocations on provider %s%s outside this tree'
+                         % (c, rp, ' (%s)' % n if n else '') for c, rp, n in foreign_hits)
+        if allow_foreign_allocations:
+            warnings.append('allow_foreign_allocations: ' + text + ' (carried along unchanged)')
+        else:
+            deferred_reason = ('migration in flight: %s. Reshape this node once the migration is '
+                               'finished, or set allow_foreign_allocations' % text)
+
+    names = dict((u, p['name']) for u, p in providers.items())
+    names.update((c['uuid'], c['name']) for c in children)
+    for rp, info in foreign.items():
+        names.setdefault(rp, info.get('name') or rp)
+
+    if deferred_reason:
+        return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
+                       policy, warnings, names, deferred_reason, current)
+
+    # -- consumers: re-assign the moved classes -------------------------------
+    used = _usage_from_allocations(current)
+    used_before = copy.deepcopy(used)
+    touched = [c for c in current
+               if any(_amount_on(current[c], root_uuid, rc) for rc in moved)]
+    new_allocs = dict((c, copy.deepcopy(current[c])) for c in touched)
+    assignments = {}
+    unmapped = []
+    to_pack = []
+    for consumer in touched:
+        allocs = new_allocs[consumer]
+        root_entry = allocs.get(root_uuid, {'resources': {}})
+        owned = ownership.get(consumer) or {}
+        for rc in moved:
+            amount = root_entry['resources'].pop(rc, 0)
+            if not amount:
+                continue
+            used[root_uuid][rc] -= amount
+            targets = [c for c in children if rc in c['inventories']]
+            plan_rc, reason = _by_ownership(consumer, rc, amount, targets, owned, allocs)
+            if plan_rc is not None:
+                for child_uuid, n in plan_rc.items():
+                    _add(allocs, used, child_uuid, rc, n)
+                assignments.setdefault(consumer, {})[rc] = {
+                    'how': 'ownership', 'amount': amount,
+                    'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(plan_rc.items()))}
+            elif policy == POLICY_PACK:
+                to_pack.append((consumer, rc, amount, targets, reason))
+            else:
+                unmapped.append((consumer, rc, amount, reason))
+        if not root_entry['resources']:
+            allocs.pop(root_uuid, None)
+    if unmapped:
+        raise PlanError(
+            'cannot assign moved resources to devices by ownership: %s. Nothing was changed. '
+            'Fix the device report (guest domain XML / mdevs), give explicit ownership, or '
+            'choose the pack policy.'
+            % '; '.join('consumer %s: %d %s (%s)' % (c, n, rc, why) for c, rc, n, why in unmapped),
+            consumers=[c for c, _rc, _n, _w in unmapped])
+    for consumer, rc, amount, targets, reason in to_pack:
+        allocs = new_allocs[consumer]
+        placed = _pack(consumer, rc, amount, targets, allocs, used, inv_after)
+        for child_uuid, n in placed.items():
+            _add(allocs, used, child_uuid, rc, n)
+        assignments.setdefault(consumer, {})[rc] = {
+            'how': 'pack', 'amount': amount, 'reason': reason,
+            'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(placed.items()))}
+
+    _check_children(children, new_allocs, used, used_before, inv_after)
+    return _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
+                   assignments, policy, warnings, names, None, current)
+
+
+def _add(allocs, used, rp, rc, n):
+    entry = allocs.setdefault(rp, {'resources': {}})
+    entry['resources'][rc] = entry['resources'].get(rc, 0) + n
+    used.setdefault(rp, {})
+    used[rp][rc] = used[rp].get(rc, 0) + n
+
+
+def _by_ownership(consumer, rc, amount, targets, owned, allocs):
+    """{child uuid: units} from ownership, or (None, why not)."""
+    if not owned:
+        return None, 'no device ownership known for it'
+    want = {}
+    for child in targets:
+        units = _layout.owned_units(owned.get(child['device'], 0), rc)
+        already = _amount_on(allocs, child['uuid'], rc)
+        if units - already > 0:
+            want[child['uuid']] = units - already
+    total = sum(want.values())
+    if total != amount:
+        devices = ', '.join('%s=%s' % (d, n) for d, n in sorted(owned.items())) or 'none'
+        return None, ('it owns %d unit(s) of %s on the devices of this layout (%s) but holds %d '
+                      'on the root' % (total, rc, devices, amount))
+    return want, None
+
+
+def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
+    """Deterministic first-fit over ``targets`` sorted by name (whole amount first, then split)."""
+    targets = sorted(targets, key=lambda c: c['name'])
+
+    def room(child, extra):
+        inv = inv_after[child['uuid']][rc]
+        mine = _amount_on(allocs, child['uuid'], rc) + extra
+        if model.check_amount(inv, mine, rc, child['uuid']):
+            return False
+        cur = used.get(child['uuid'], {}).get(rc, 0)
+        return cur + extra <= model.capacity(inv)
+
+    for child in targets:
+        if room(child, amount):
+            return {child['uuid']: amount}
+    placed = {}
+    left = amount
+    for child in targets:
+        inv = inv_after[child['uuid']][rc]
+        cur = used.get(child['uuid'], {}).get(rc, 0)
+        mine = _amount_on(allocs, child['uuid'], rc)
+        take = min(left, model.capacity(inv) - cur, inv['max_unit'] - mine)
+        while take > 0 and not room(child, take):
+            take -= 1
+        if take > 0:
+            placed[child['uuid']] = take
+            used.setdefault(child['uuid'], {})
+            used[child['uuid']][rc] = cur + take
+            left -= take
+            if not left:
+                break
+    for child_uuid, n in placed.items():      # undo the provisional usage; caller adds it
+        used[child_uuid][rc] -= n
+    if left:
+        raise PlanError('pack policy: consumer %s needs %d %s but only %d fit on the children %s '
+                        '(capacity, max_unit, step_size). Nothing was changed.'
+                        % (consumer, amount, rc, amount - left,
+                           ', '.join(c['name'] for c in targets) or '(none carry it)'),
+                        consumers=[consumer])
+    return placed
+
+
+def _check_children(children, new_allocs, used, used_before, inv_after):
+    """Every planned allocation on a child obeys the unit checks and capacity."""
+    problems = []
+    for child in children:
+        inv = inv_after[child['uuid']]
+        for consumer in sorted(new_allocs):
+            for rc, amount in (new_allocs[consumer].get(child['uuid']) or {}).get('resources', {}).items():
+                if rc not in inv:
+                    problems.append('consumer %s would hold %d %s on %s, which has no %s inventory'
+                                    % (consumer, amount, rc, child['name'], rc))
+                    continue
+                if model.check_amount(inv[rc], amount, rc, child['uuid']):
+                    problems.append('consumer %s: %d %s on %s violates min_unit %d / max_unit %d / '
+                                    'step_size %d' % (consumer, amount, rc, child['name'],
+                                                      inv[rc]['min_unit'], inv[rc]['max_unit'],
+                                                      inv[rc]['step_size']))
+        for rc, after in sorted((used.get(child['uuid']) or {}).items()):
+            if rc not in inv:
+                if after:
+                    problems.append('%s has %d %s allocated but the layout gives it no %s inventory'
+                                    % (child['name'], after, rc, rc))
+                continue
+            before = (used_before.get(child['uuid']) or {}).get(rc, 0)
+            if not model.fits(inv[rc], before, after):
+                problems.append('%s would have %d %s allocated but its capacity is %d'
+                                % (child['name'], after, rc, model.capacity(inv[rc])))
+    if problems:
+        raise PlanError('the planned allocations do not fit the layout: %s. Nothing was changed.'
+                        % '; '.join(problems))
+
+
+def _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
+            assignments, policy, warnings, names, deferred_reason, current):
+    providers = state['providers']
+    root_uuid = root['uuid']
+    allocations = {}
+    for consumer in sorted(new_allocs):
+        if new_allocs[consumer] == current[consumer]:
+            continue
+        raw = state['allocations'][consumer]
+        ctype = raw.get('consumer_type')
+        if not ctype or ctype == 'unknown':
+            warnings.append('consumer %s has no consumer type; it is written as %s'
+                            % (consumer, model.DEFAULT_CONSUMER_TYPE))
+            ctype = model.DEFAULT_CONSUMER_TYPE
+        allocations[consumer] = {
+            'allocations': new_allocs[consumer],
+            'project_id': raw.get('project_id'),
+            'user_id': raw.get('user_id'),
+            'consumer_generation': raw.get('consumer_generation'),
+            'consumer_type': ctype,
+        }
+    provider_out = {}
+    inventory_changes = []
+    for uuid in sorted(set(inv_before) | set(inv_after)):
+        prov = providers.get(uuid)
+        child = next((c for c in children if c['uuid'] == uuid), None)
+        changed = inv_before.get(uuid, {}) != inv_after.get(uuid, {})
+        if changed:
+            inventory_changes.append(uuid)
+        provider_out[uuid] = {
+            'name': names.get(uuid, uuid),
+            'parent_provider_uuid': prov.get('parent_provider_uuid') if prov else root_uuid,
+            'generation': prov.get('generation') if prov else None,
+            'new': prov is None,
+            'inventories': inv_after.get(uuid, {}),
+            'inventory_changed': changed,
+            'traits': child['traits_after'] if child else sorted(prov.get('traits') or []),
+        }
+    create = [{'name': c['name'], 'uuid': c['uuid'], 'parent_provider_uuid': root_uuid}
+              for c in children if not c['exists']]
+    set_traits = [{'name': c['name'], 'uuid': c['uuid'], 'traits': c['traits_after']}
+                  for c in children if c['traits_after'] != c['traits_before']]
+    ensure_rcs = sorted(set(rc for c in children for rc in c['inventories'] if model.is_custom(rc)))
+    ensure_traits = sorted(set(t for c in children for t in c['traits'] if model.is_custom(t)))
+    moved_units = {}
+    moved_records = 0
+    for consumer, per_rc in assignments.items():
+        for rc, rec in per_rc.items():
+            moved_records += 1
+            moved_units[rc] = moved_units.get(rc, 0) + rec['amount']
+
+    if deferred_reason:
+        status = STATUS_DEFERRED
+        create, set_traits, inventory_changes, allocations = [], [], [], {}
+        for p in provider_out.values():
+            p['inventory_changed'] = False
+    elif create or set_traits or inventory_changes or allocations:
+        status = STATUS_PLANNED
+    else:
+        status = STATUS_NOOP
+
+    plan = {
+        'version': PLAN_VERSION,
+        'status': status,
+        'root': {'uuid': root_uuid, 'name': root['name'], 'generation': root.get('generation')},
+        'policy': policy,
+        'layout_classes': list(layout['classes']),
+        'moved_classes': moved if status != STATUS_DEFERRED else [],
+        'children': [{'name': c['name'], 'uuid': c['uuid'], 'kind': c['kind'], 'device': c['device'],
+                      'exists': c['exists'], 'inventories': c['inventories'], 'traits': c['traits']}
+                     for c in children],
+        'create_children': create,
+        'set_traits': set_traits,
+        'ensure': {'resource_classes': ensure_rcs if status == STATUS_PLANNED else [],
+                   'traits': ensure_traits if status == STATUS_PLANNED else []},
+        'providers': provider_out,
+        'inventory_changes': inventory_changes,
+        'allocations': allocations,
+        'assignments': assignments if status == STATUS_PLANNED else {},
+        'moved': {'consumers': len(allocations), 'allocations': moved_records if status == STATUS_PLANNED else 0,
+                  'units': moved_units if status == STATUS_PLANNED else {}},
+        'deferred_reason': deferred_reason,
+        'warnings': warnings,
+    }
+    plan['diff'] = plan_diff(plan, state, names)
+    return plan
+
+
+def _named_allocs(allocs, names):
+    return dict((names.get(rp, rp), dict(entry.get('resources', {}))) for rp, entry in allocs.items())
+
+
+def plan_diff(plan, state, names):
+    """Per-provider and per-consumer before/after of what the plan changes (names, not uuids)."""
+    providers = state['providers']
+    before = {'providers': {}, 'consumers': {}}
+    after = {'providers': {}, 'consumers': {}}
+    touched = set(plan['inventory_changes']) | set(c['uuid'] for c in plan['create_children']) \
+        | set(t['uuid'] for t in plan['set_traits'])
+    for uuid in sorted(touched, key=lambda u: names.get(u, u)):
+        name = names.get(uuid, uuid)
+        prov = providers.get(uuid)
+        if prov is not None:
+            before['providers'][name] = {'uuid': uuid,
+                                         'inventories': _norm_inv(prov.get('inventories')),
+                                         'traits': sorted(prov.get('traits') or [])}
+        after['providers'][name] = {'uuid': uuid,
+                                    'inventories': plan['providers'][uuid]['inventories'],
+                                    'traits': plan['providers'][uuid]['traits']}
+    for consumer, body in sorted(plan['allocations'].items()):
+        before['consumers'][consumer] = _named_allocs(_stripped(state['allocations'][consumer]), names)
+        after['consumers'][consumer] = _named_allocs(body['allocations'], names)
+    return {'before': before, 'after': after}
+
+
+def reshape_body(plan):
+    """The POST /reshaper body of a plan whose children all exist (generations known)."""
+    if plan['status'] != STATUS_PLANNED:
+        raise PlanError('plan status is %s: there is nothing to reshape' % plan['status'])
+    if plan['create_children']:
+        raise PlanError('the plan still has children to create (%s); create them and re-plan first'
+                        % ', '.join(c['name'] for c in plan['create_children']))
+    inventories = {}
+    for uuid in plan['inventory_changes']:
+        prov = plan['providers'][uuid]
+        if prov['generation'] is None:
+            raise PlanError('provider %s has no generation in the plan' % prov['name'])
+        inventories[uuid] = {'resource_provider_generation': prov['generation'],
+                             'inventories': prov['inventories']}
+    allocations = copy.deepcopy(plan['allocations'])
+    return {'inventories': inventories, 'allocations': allocations}
+
+
+def summary(plan):
+    """One line for logs and the module's msg."""
+    if plan['status'] == STATUS_DEFERRED:
+        return 'deferred: %s' % plan['deferred_reason']
+    if plan['status'] == STATUS_NOOP:
+        return 'node %s already has the layout: nothing to do' % plan['root']['name']
+    return ('node %s: create %d child(ren), change inventory of %d provider(s), move %s of %d '
+            'consumer(s)' % (plan['root']['name'], len(plan['create_children']),
+                             len(plan['inventory_changes']),
+                             ', '.join('%d %s' % (n, rc) for rc, n in sorted(plan['moved']['units'].items()))
+                             or 'nothing', plan['moved']['consumers']))
+
+
+# -- rollback ---------------------------------------------------------------------------
+
+def plan_rollback(state, snap, remove_children=False):
+    """The reverse reshape that brings the tree back to a snapshot (plain data).
+
+    * every provider of the snapshot gets its snapshot inventory back (children
+      the reshape filled become empty again);
+    * every consumer of the snapshot still on the node gets its snapshot
+      allocations back inside the tree; its allocations outside the tree (a
+      sharing pool) are kept as they are now.  One whose per-class totals changed
+      since the snapshot (resized, or reshaped again) is refused: restoring it
+      would undo a change nobody asked to undo.  A consumer of the snapshot that
+      is no longer on the node (deleted or migrated away) is NOT brought back;
+    * a consumer that did not exist at snapshot time and holds allocations the
+      restored inventory cannot carry (typically a new instance on a child that
+      goes back to empty) is refused, named in the message; nothing is written;
+    * with ``remove_children`` the layout's children that are empty in the
+      snapshot are deleted afterwards (the caller does it, after the reshape).
+
+    Returns ``{"status": "planned"|"noop", "root", "inventories": {rp:
+    {"resource_provider_generation", "inventories"}}, "allocations": {consumer:
+    request}, "restored": [consumer], "gone": [consumer], "remove_children":
+    [{"uuid", "name"}], "diff", "warnings"}``.
+    """
+    snap_state = snap['state']
+    root_uuid = snap['root']['uuid']
+    providers = state['providers']
+    sprov = snap_state['providers']
+    warnings = []
+    if root_uuid not in providers:
+        raise PlanError('the snapshot\'s root provider %s is not in the tree that was read' % root_uuid)
+
+    target_inv = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
+    inventories = {}
+    for uuid, snapped in sorted(sprov.items()):
+        want = _norm_inv(snapped.get('inventories'))
+        if uuid not in providers:
+            if want:
+                raise PlanError('provider %s (%s) of the snapshot no longer exists: its inventory '
+                                'cannot be restored' % (snapped.get('name'), uuid))
+            warnings.append('provider %s of the snapshot no longer exists (it had no inventory)'
+                            % snapped.get('name'))
+            continue
+        target_inv[uuid] = want
+        if want != _norm_inv(providers[uuid].get('inventories')):
+            inventories[uuid] = {'resource_provider_generation': providers[uuid]['generation'],
+                                 'inventories': want}
+
+    current = dict((c, _stripped(a)) for c, a in (state.get('allocations') or {}).items())
+    snapped_allocs = dict((c, _stripped(a)) for c, a in (snap_state.get('allocations') or {}).items())
+    refused = []
+    writes = {}
+    restored = []
+    gone = []
+    for consumer in sorted(snapped_allocs):
+        if consumer not in current:
+            gone.append(consumer)
+            continue
+        if model.consumer_totals(current[consumer]) != model.consumer_totals(snapped_allocs[consumer]):
+            refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
+                           % (consumer, _fmt_totals(model.consumer_totals(current[consumer])),
+                              _fmt_totals(model.consumer_totals(snapped_allocs[consumer])))))
+            continue
+        target = dict((rp, e) for rp, e in snapped_allocs[consumer].items() if rp in sprov)
+        target.update((rp, e) for rp, e in current[consumer].items()
+                      if rp not in sprov and rp not in providers)
+        restored.append(consumer)
+        if target != current[consumer]:
+            writes[consumer] = target
+    for consumer in sorted(set(current) - set(snapped_allocs)):
+        for rp, entry in sorted(current[consumer].items()):
+            if rp not in providers:
+                continue
+            lost = sorted(rc for rc in entry['resources'] if rc not in target_inv.get(rp, {}))
+            if lost:
+                refused.append((consumer, 'consumer %s was created after the snapshot and holds %s '
+                                          'on %s, which the snapshot does not have there'
+                                          % (consumer, ', '.join('%d %s' % (entry['resources'][rc], rc)
+                                                                 for rc in lost),
+                                             providers[rp]['name'])))
+    if refused:
+        raise PlanError('cannot roll back to the snapshot of %s: %s. Nothing was changed. Move or '
+                        'delete these consumers first, or reshape again instead of rolling back.'
+                        % (snap['root']['name'], '; '.join(text for _c, text in refused)),
+                        consumers=sorted(set(c for c, _text in refused)))
+    if gone:
+        warnings.append('consumer(s) of the snapshot no longer on this node, not brought back: %s'
+                        % ', '.join(gone))
+
+    allocations = {}
+    for consumer, target in sorted(writes.items()):
+        raw = state['allocations'][consumer]
+        ctype = raw.get('consumer_type')
+        if not ctype or ctype == 'unknown':
+            ctype = model.DEFAULT_CONSUMER_TYPE
+        allocations[consumer] = {
+            'allocations': target,
+            'project_id': raw.get('project_id'),
+            'user_id': raw.get('user_id'),
+            'consumer_generation': raw.get('consumer_generation'),
+            'consumer_type': ctype,
+        }
+
+    remove = []
+    if remove_children:
+        managed = set(snap.get('layout_children') or [])
+        parents = set(p.get('parent_provider_uuid') for p in providers.values())
+        for uuid, snapped in sorted(sprov.items(), key=lambda i: i[1].get('name') or ''):
+            if uuid == root_uuid or uuid not in providers or snapped.get('name') not in managed:
+                continue
+            if _norm_inv(snapped.get('inventories')):
+                continue
+            if uuid in parents:
+                warnings.append('child %s has children of its own and is kept' % snapped['name'])
+                continue
+            remove.append({'uuid': uuid, 'name': snapped['name']})
+
+    names = dict((u, p['name']) for u, p in providers.items())
+    before = {'providers': {}, 'consumers': {}}
+    after = {'providers': {}, 'consumers': {}}
+    for uuid in sorted(inventories, key=lambda u: names.get(u, u)):
+        before['providers'][names[uuid]] = {'uuid': uuid,
+                                            'inventories': _norm_inv(providers[uuid].get('inventories'))}
+        after['providers'][names[uuid]] = {'uuid': uuid, 'inventories': inventories[uuid]['inventories']}
+    for item in remove:
+        before['providers'].setdefault(item['name'], {'uuid': item['uuid'], 'inventories': {}})
+        after['providers'][item['name']] = None
+    for consumer in sorted(allocations):
+        before['consumers'][consumer] = _named_allocs(current[consumer], names)
+        after['consumers'][consumer] = _named_allocs(allocations[consumer]['allocations'], names)
+
+    status = STATUS_PLANNED if (inventories or allocations or remove) else STATUS_NOOP
+    return {
+        'version': PLAN_VERSION,
+        'status': status,
+        'root': {'uuid': root_uuid, 'name': snap['root']['name']},
+        'inventories': inventories,
+        'allocations': allocations,
+        'restored': restored,
+        'gone': gone,
+        'remove_children': remove,
+        'moved': {'consumers': len(allocations),
+                  'allocations': sum(len(a['allocations']) for a in allocations.values())},
+        'diff': {'before': before, 'after': after},
+        'warnings': warnings,
+    }
+
+
+def rollback_body(rplan):
+    """The POST /reshaper body of a rollback plan (None when only removals are left)."""
+    if not rplan['inventories'] and not rplan['allocations']:
+        return None
+    return {'inventories': copy.deepcopy(rplan['inventories']),
+            'allocations': copy.deepcopy(rplan['allocations'])}
+
+
+def _fmt_totals(totals):
+    return ', '.join('%s=%s' % (rc, n) for rc, n in sorted(totals.items())) or 'nothing'

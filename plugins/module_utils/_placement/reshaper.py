@@ -1,0 +1,308 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Apply a reshape plan to a compute node, roll it back, or verify a node.
+
+:func:`reshape_node`
+    read the tree (with every consumer's full allocations) -> plan; in check mode
+    stop there.  Otherwise: ensure the custom resource classes, create the
+    missing children (with their traits, through :func:`ops.ensure_provider`),
+    re-read and re-plan, write a snapshot, and send ONE ``POST /reshaper``
+    carrying every touched provider's inventory and every touched consumer's full
+    allocations with the generations read.  A ``placement.concurrent_update``
+    re-reads, re-plans and re-snapshots, at most ``attempts`` times; the result
+    says how many retries it took.  Then the tree is read again and verified.
+:func:`rollback_node`
+    restore a snapshot with one reverse reshape (children left empty, or deleted
+    with ``remove_children``), then verify the tree against the snapshot.
+:func:`verify_node`
+    the checks of :mod:`.verify` on the tree as it is now.
+
+Every function returns the module's result keys: ``changed``, ``status``,
+``plan``, ``diff``, ``retries``, ``verification``, ``verified``, ``snapshot``,
+``moved``, ``deferred_reason``, ``warnings``, ``msg``.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from . import layout as _layout
+from . import ops
+from . import planner
+from . import snapshot as _snapshot
+from . import verify as _verify
+from .backend import provider_tree_state
+from .errors import Forbidden, NotFound
+from .retry import DEFAULT_ATTEMPTS, with_conflict_retry
+
+STATUS_RESHAPED = 'reshaped'
+STATUS_NOOP = 'noop'
+STATUS_DEFERRED = 'deferred'
+STATUS_ROLLED_BACK = 'rolled_back'
+STATUS_VERIFIED = 'verified'
+
+SERVICE_ROLE_HINT = ('POST /reshaper is refused by policy: the credentials need the "service" role '
+                     '(Placement\'s default policy grants placement:reshaper:reshape to role:service '
+                     'only), or a policy file granting that rule to them')
+
+
+def resolve_root(backend, ref):
+    """The compute node's ROOT provider, by name or uuid."""
+    prov = ops.resolve_provider(backend, ref, 'Compute node root provider')
+    if prov.get('parent_provider_uuid'):
+        root = prov.get('root_provider_uuid')
+        raise planner.PlanError('provider %s (%s) is not a root provider; its tree\'s root is %s'
+                                % (prov['name'], prov['uuid'], root))
+    return prov
+
+
+def read_node(backend, root_uuid):
+    """(state, foreign): the tree in full, and what the consumers use outside it.
+
+    ``foreign`` is ``{rp: {"name", "traits", "root_provider_uuid"}}`` for every
+    provider outside the tree holding an allocation of a consumer of the tree
+    (None name and no traits for one that vanished meanwhile).
+    """
+    state = provider_tree_state(backend, root_uuid)
+    foreign = {}
+    for body in state['allocations'].values():
+        for rp in body.get('allocations') or {}:
+            if rp in state['providers'] or rp in foreign:
+                continue
+            try:
+                prov = backend.get_provider(rp)
+                traits = sorted(backend.get_provider_traits(rp)['traits'])
+                foreign[rp] = {'name': prov['name'], 'traits': traits,
+                               'root_provider_uuid': prov.get('root_provider_uuid')}
+            except NotFound:
+                foreign[rp] = {'name': None, 'traits': [], 'root_provider_uuid': None}
+    return state, foreign
+
+
+def _reshape(backend, body):
+    try:
+        backend.reshape(body)
+    except Forbidden as exc:
+        raise Forbidden('%s (%s)' % (SERVICE_ROLE_HINT, exc.detail), code=exc.code,
+                        title=exc.title, request_id=exc.request_id)
+
+
+def _result(status, changed, **kwargs):
+    result = {
+        'changed': changed,
+        'status': status,
+        'plan': None,
+        'diff': {'before': {}, 'after': {}},
+        'retries': 0,
+        'verification': [],
+        'verified': None,
+        'snapshot': None,
+        'moved': {'consumers': 0, 'allocations': 0},
+        'deferred_reason': None,
+        'warnings': [],
+    }
+    result.update(kwargs)
+    return result
+
+
+def _log(log, message):
+    if log is not None:
+        log(message)
+
+
+def _plan_summary(plan):
+    keep = ('status', 'root', 'policy', 'layout_classes', 'moved_classes', 'children',
+            'create_children', 'inventory_changes', 'assignments', 'moved', 'warnings')
+    return dict((k, plan.get(k)) for k in keep)
+
+
+def prepare_snapshot_dir(snapshot_dir):
+    if not snapshot_dir:
+        raise _snapshot.SnapshotError('snapshot_dir is required to reshape (and to roll back): the '
+                                      'node\'s tree and allocations are saved there before the reshape')
+    try:
+        if not os.path.isdir(snapshot_dir):
+            os.makedirs(snapshot_dir, 0o700)
+    except OSError as exc:
+        raise _snapshot.SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
+    if not os.access(snapshot_dir, os.W_OK | os.X_OK):
+        raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
+
+
+def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
+                 ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
+                 check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05):
+    """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc."""
+    root_prov = resolve_root(backend, root)
+    root_uuid = root_prov['uuid']
+    if not check_mode:
+        prepare_snapshot_dir(snapshot_dir)
+    ctx = {'created': [], 'snapshot': None, 'before': None, 'attempt': 0}
+
+    def plan_now():
+        state, foreign = read_node(backend, root_uuid)
+        plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                         ownership_overrides=ownership,
+                                         allow_foreign_allocations=allow_foreign_allocations,
+                                         foreign=foreign)
+        return state, foreign, plan
+
+    def step():
+        ctx['attempt'] += 1
+        state, foreign, plan = plan_now()
+        ctx['before'] = state
+        if plan['status'] != planner.STATUS_PLANNED or check_mode:
+            return plan
+        prepared = False
+        for rc in plan['ensure']['resource_classes']:
+            if backend.ensure_resource_class(rc):
+                _log(log, 'created custom resource class %s' % rc)
+        for child in plan['create_children']:
+            want = next(c for c in plan['children'] if c['uuid'] == child['uuid'])
+            ops.ensure_provider(backend, name=child['name'], uuid=child['uuid'],
+                                parent_provider=root_uuid, traits=want['traits'],
+                                attempts=attempts, log=log)
+            ctx['created'].append(child['name'])
+            _log(log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
+            prepared = True
+        created_now = set(c['uuid'] for c in plan['create_children'])
+        for item in plan['set_traits']:
+            if item['uuid'] in created_now:
+                continue
+            ops.ensure_provider(backend, name=item['name'], uuid=item['uuid'], traits=item['traits'],
+                                attempts=attempts, log=log)
+            prepared = True
+        if prepared:
+            state, foreign, plan = plan_now()
+            ctx['before'] = state
+            if plan['status'] != planner.STATUS_PLANNED:
+                return plan
+            if plan['create_children']:
+                raise planner.PlanError('children %s still missing after they were created'
+                                        % ', '.join(c['name'] for c in plan['create_children']))
+        ctx['snapshot'] = _snapshot.write_snapshot(
+            snapshot_dir, root_prov, state, foreign=foreign,
+            layout_children=[c['name'] for c in plan['children']],
+            created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'])
+        _reshape(backend, planner.reshape_body(plan))
+        return plan
+
+    plan, retries = with_conflict_retry(step, attempts=attempts, log=log,
+                                        what='reshape of %s' % root_prov['name'], backoff=backoff)
+    status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
+              planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
+    applied = plan['status'] == planner.STATUS_PLANNED and not check_mode
+    result = _result(status, plan['status'] == planner.STATUS_PLANNED, plan=plan, diff=plan['diff'],
+                     retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
+                     deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']))
+    if status == STATUS_DEFERRED:
+        result['msg'] = planner.summary(plan)
+        return result
+    if status == STATUS_NOOP:
+        result['msg'] = planner.summary(plan)
+        return result
+    if not applied:
+        result['msg'] = 'check mode: would %s' % planner.summary(plan)
+        return result
+    after, _foreign = read_node(backend, root_uuid)
+    checks = _verify.verify_reshape(plan, ctx['before'], after)
+    result['verification'] = checks
+    result['verified'] = _verify.passed(checks)
+    result['msg'] = 'reshaped: %s%s; verification %s' % (
+        planner.summary(plan),
+        ' after %d retr%s on generation conflicts' % (retries, 'y' if retries == 1 else 'ies') if retries else '',
+        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    return result
+
+
+def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_children=False,
+                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05):
+    """Restore the node's snapshot with one reverse reshape, then verify it."""
+    root_prov = resolve_root(backend, root)
+    path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
+    snap = _snapshot.load_snapshot(path)
+    if snap['root']['uuid'] != root_prov['uuid']:
+        raise _snapshot.SnapshotError('snapshot %s is of provider %s (%s), not of %s (%s)'
+                                      % (path, snap['root']['name'], snap['root']['uuid'],
+                                         root_prov['name'], root_prov['uuid']))
+
+    def step():
+        state, _foreign = read_node(backend, root_prov['uuid'])
+        rplan = planner.plan_rollback(state, snap, remove_children=remove_children)
+        if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
+            body = planner.rollback_body(rplan)
+            if body is not None:
+                _reshape(backend, body)
+        return rplan
+
+    rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
+                                         what='rollback of %s' % root_prov['name'], backoff=backoff)
+    changed = rplan['status'] == planner.STATUS_PLANNED
+    result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
+                     diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
+                     warnings=list(rplan['warnings']))
+    if check_mode:
+        result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
+                         if changed else '%s already matches %s' % (root_prov['name'], path))
+        return result
+    removed = []
+    for item in rplan['remove_children']:
+        ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
+        removed.append(item['uuid'])
+        _log(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
+    after, _foreign = read_node(backend, root_prov['uuid'])
+    removable = [c['uuid'] for c in rplan['remove_children']]
+    checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
+    result['verification'] = checks
+    result['verified'] = _verify.passed(checks)
+    result['msg'] = '%s %s to %s; verification %s' % (
+        'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
+        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    return result
+
+
+def verify_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
+                ownership=None, snapshot_dir=None, snapshot_file=None):
+    """Run the verification checks on the node as it is (``state: verified``)."""
+    root_prov = resolve_root(backend, root)
+    root_uuid = root_prov['uuid']
+    state, foreign = read_node(backend, root_uuid)
+    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
+    baseline = None
+    snap_path = None
+    if snapshot_file or snapshot_dir:
+        try:
+            snap_path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
+            baseline = _snapshot.load_snapshot(snap_path)['state']
+        except _snapshot.SnapshotError:
+            if snapshot_file:
+                raise
+            snap_path = None
+    try:
+        plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                         ownership_overrides=ownership, allow_foreign_allocations=True,
+                                         foreign=foreign)
+    except planner.PlanError as exc:
+        checks = [
+            _verify.usage_matches_allocations(state),
+            _verify.usage_within_capacity(state, baseline),
+            {'check': 'layout_applied', 'passed': False,
+             'detail': 'the node does not have the layout and cannot be planned: %s' % exc.detail},
+        ]
+        plan = None
+    else:
+        checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline)
+    ok = _verify.passed(checks)
+    result = _result(STATUS_VERIFIED, False, plan=plan, verification=checks, verified=ok,
+                     snapshot=snap_path, warnings=list((plan or {}).get('warnings') or []))
+    result['msg'] = '%s: verification %s' % (
+        root_prov['name'], 'passed' if ok else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    return result

@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Snapshots of a node's provider tree and allocations, taken before a reshape.
+
+A snapshot is one JSON document (mode 0600, written to a temporary file in the
+same directory, fsync'ed, then renamed over the target so a reader never sees a
+half-written file) named ``<root name>.<UTC timestamp>.json``; the same content
+is written to ``<root name>.latest.json``, the stable name a rollback picks up.
+
+Content::
+
+    {"format": 1, "kind": "placement_upgrade.snapshot", "created_at": "...Z",
+     "root": {"uuid", "name"}, "state": <backend.provider_tree_state>,
+     "foreign": {rp: {"name", "traits", "root_provider_uuid"}},
+     "layout_children": [child names], "created_children": [child names],
+     "plan": <the plan summary>}
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import json
+import os
+import re
+import tempfile
+
+from .errors import PlacementError
+
+FORMAT = 1
+KIND = 'placement_upgrade.snapshot'
+_UNSAFE = re.compile(r'[^A-Za-z0-9._-]')
+
+
+class SnapshotError(PlacementError):
+    """A snapshot cannot be written, found or read."""
+
+    status = 0
+    default_code = 'placement_upgrade.snapshot'
+
+    def __init__(self, detail, **kwargs):
+        kwargs.setdefault('title', 'Snapshot Error')
+        super(SnapshotError, self).__init__(detail, **kwargs)
+
+
+def safe_name(root_name):
+    """The file-name form of a provider name (anything but [A-Za-z0-9._-] -> '_')."""
+    name = _UNSAFE.sub('_', root_name or 'provider')
+    return name.lstrip('.') or 'provider'
+
+
+def utc_stamp(now=None):
+    now = now or datetime.datetime.utcnow()
+    return now.strftime('%Y%m%dT%H%M%S.%fZ')
+
+
+def latest_path(snapshot_dir, root_name):
+    return os.path.join(snapshot_dir, '%s.latest.json' % safe_name(root_name))
+
+
+def _atomic_write(path, text):
+    directory = os.path.dirname(path) or '.'
+    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.tmp', dir=directory)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, 'w') as handle:
+            fd = None
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+        tmp = None
+        try:
+            dir_fd = os.open(directory, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
+                   created_children=None, plan=None, path=None, now=None):
+    """Write a snapshot and ``<root>.latest.json``; return the timestamped path.
+
+    ``path`` rewrites an earlier snapshot of the same run (a conflict retry
+    re-reads the tree, and the snapshot must describe what the reshape replaced).
+    """
+    if not snapshot_dir:
+        raise SnapshotError('snapshot_dir is required to reshape: a reshape is only applied after '
+                            'the node\'s tree and allocations are saved for rollback')
+    try:
+        if not os.path.isdir(snapshot_dir):
+            os.makedirs(snapshot_dir, 0o700)
+    except OSError as exc:
+        raise SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
+    created_at = (now or datetime.datetime.utcnow()).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
+    doc = {
+        'format': FORMAT,
+        'kind': KIND,
+        'created_at': created_at,
+        'root': {'uuid': root['uuid'], 'name': root['name']},
+        'state': state,
+        'foreign': foreign or {},
+        'layout_children': sorted(layout_children or []),
+        'created_children': sorted(created_children or []),
+        'plan': plan,
+    }
+    text = json.dumps(doc, indent=1, sort_keys=True)
+    if path is None:
+        path = os.path.join(snapshot_dir, '%s.%s.json' % (safe_name(root['name']), utc_stamp(now)))
+    try:
+        _atomic_write(path, text)
+        _atomic_write(latest_path(snapshot_dir, root['name']), text)
+    except (OSError, IOError) as exc:
+        raise SnapshotError('cannot write snapshot %s: %s' % (path, exc))
+    return path
+
+
+def load_snapshot(path):
+    """Read and check one snapshot file."""
+    try:
+        with open(path) as handle:
+            doc = json.load(handle)
+    except (OSError, IOError) as exc:
+        raise SnapshotError('cannot read snapshot %s: %s' % (path, exc))
+    except ValueError as exc:
+        raise SnapshotError('snapshot %s is not valid JSON: %s' % (path, exc))
+    if not isinstance(doc, dict) or doc.get('kind') != KIND:
+        raise SnapshotError('%s is not a placement.upgrade snapshot' % path)
+    if doc.get('format') != FORMAT:
+        raise SnapshotError('snapshot %s has format %r; this version reads format %d'
+                            % (path, doc.get('format'), FORMAT))
+    for key in ('root', 'state'):
+        if key not in doc:
+            raise SnapshotError('snapshot %s has no %r' % (path, key))
+    return doc
+
+
+def find_snapshot(snapshot_dir, root_name, path=None):
+    """The snapshot to use: ``path`` if given, else ``<root>.latest.json`` in ``snapshot_dir``."""
+    if path:
+        return path
+    if not snapshot_dir:
+        raise SnapshotError('give snapshot_dir (or a snapshot file) to roll back')
+    candidate = latest_path(snapshot_dir, root_name)
+    if not os.path.exists(candidate):
+        raise SnapshotError('no snapshot of %s in %s (looked for %s)'
+                            % (root_name, snapshot_dir, os.path.basename(candidate)))
+    return candidate

@@ -1,0 +1,351 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verification of a node's tree after a reshape, a rollback, or on demand.
+
+Every check returns ``{"check": name, "passed": bool, "detail": text}``; a
+verification is the list of them and passes when all of them pass.  States are
+what :func:`backend.provider_tree_state` reads (``before`` the one the reshape
+was computed from, ``after`` a fresh read).
+
+Checks
+    ``consumer_totals_unchanged``   every consumer's per-class totals (over all
+                                    providers, in the tree or not) are the same;
+    ``usage_matches_allocations``   each provider's usage equals the sum of the
+                                    allocations on it;
+    ``usage_within_capacity``       no usage exceeds capacity unless it already
+                                    did before (model.fits);
+    ``moved_classes_gone_from_root`` the root holds no inventory of a class the
+                                    layout puts on children;
+    ``tree_matches_layout``         every layout child exists under the root with
+                                    the planned inventory and (at least) its traits;
+    ``allocations_on_owned_devices`` each moved allocation sits on the child of
+                                    the device its owner uses (or where the pack
+                                    policy put it);
+    ``inventories_match_snapshot`` / ``allocations_match_snapshot`` (rollback:
+                                    traits and aggregates are not part of a reshape and
+                                    are neither restored nor compared, so nova's own
+                                    trait updates, e.g. COMPUTE_STATUS_DISABLED, survive).
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from . import layout as _layout
+from . import model
+
+_MAX_ITEMS = 20
+
+
+def _check(name, problems, ok_detail):
+    if problems:
+        shown = problems[:_MAX_ITEMS]
+        more = len(problems) - len(shown)
+        detail = '; '.join(shown) + ('; ... and %d more' % more if more else '')
+        return {'check': name, 'passed': False, 'detail': detail}
+    return {'check': name, 'passed': True, 'detail': ok_detail}
+
+
+def passed(checks):
+    return all(c['passed'] for c in checks)
+
+
+def failures(checks):
+    return [c for c in checks if not c['passed']]
+
+
+def _inv(prov):
+    return dict((rc, model.normalize_inventory(dict((k, v) for k, v in rec.items()
+                                                    if k in model.INVENTORY_FIELDS), rc))
+                for rc, rec in (prov.get('inventories') or {}).items())
+
+
+def _allocs(state, consumer):
+    return model.strip_allocations(((state.get('allocations') or {}).get(consumer) or {})
+                                   .get('allocations') or {})
+
+
+def _names(*states):
+    names = {}
+    for state in states:
+        if state:
+            for uuid, prov in state.get('providers', {}).items():
+                names[uuid] = prov.get('name') or uuid
+    return names
+
+
+def _sum_allocations(state):
+    used = {}
+    for body in (state.get('allocations') or {}).values():
+        for rp, entry in (body.get('allocations') or {}).items():
+            for rc, n in (entry.get('resources') or {}).items():
+                used.setdefault(rp, {})
+                used[rp][rc] = used[rp].get(rc, 0) + n
+    return used
+
+
+# -- the generic checks ---------------------------------------------------------
+
+def consumer_totals_unchanged(before, after, consumers=None):
+    """Per-class totals of every consumer of ``before`` (or of ``consumers``) are unchanged."""
+    consumers = sorted(consumers if consumers is not None else (before.get('allocations') or {}))
+    problems = []
+    for consumer in consumers:
+        was = model.consumer_totals(_allocs(before, consumer))
+        now = model.consumer_totals(_allocs(after, consumer))
+        if was != now:
+            problems.append('consumer %s had %s, now has %s' % (consumer, _fmt(was), _fmt(now) or 'nothing'))
+    return _check('consumer_totals_unchanged', problems,
+                  '%d consumer(s) hold the same amount of every class' % len(consumers))
+
+
+def usage_matches_allocations(after):
+    """Each provider's usages equal the sum of its allocations."""
+    used = _sum_allocations(after)
+    problems = []
+    for uuid, prov in sorted(after['providers'].items()):
+        reported = dict((rc, n) for rc, n in (prov.get('usages') or {}).items() if n)
+        summed = dict((rc, n) for rc, n in (used.get(uuid) or {}).items() if n)
+        if reported != summed:
+            problems.append('%s reports usage %s but its allocations add up to %s'
+                            % (prov.get('name'), _fmt(reported) or 'none', _fmt(summed) or 'none'))
+    return _check('usage_matches_allocations', problems,
+                  'usage equals the sum of allocations on %d provider(s)' % len(after['providers']))
+
+
+def usage_within_capacity(after, before=None):
+    """No usage above capacity, unless that provider's usage of the class was already that high."""
+    problems = []
+    for uuid, prov in sorted(after['providers'].items()):
+        inv = _inv(prov)
+        before_usage = (((before or {}).get('providers') or {}).get(uuid) or {}).get('usages') or {}
+        for rc, n in sorted((prov.get('usages') or {}).items()):
+            if not n:
+                continue
+            if rc not in inv:
+                problems.append('%s has %d %s allocated and no %s inventory' % (prov.get('name'), n, rc, rc))
+            elif not model.fits(inv[rc], before_usage.get(rc, 0), n):
+                problems.append('%s uses %d %s, above its capacity %d'
+                                % (prov.get('name'), n, rc, model.capacity(inv[rc])))
+    return _check('usage_within_capacity', problems,
+                  'every usage fits its capacity (or was already above it)')
+
+
+def moved_classes_gone_from_root(after, root_uuid, classes):
+    root = after['providers'].get(root_uuid) or {}
+    left = sorted(rc for rc in (root.get('inventories') or {}) if rc in set(classes))
+    problems = ['the root %s still has inventory of %s' % (root.get('name'), ', '.join(left))] if left else []
+    return _check('moved_classes_gone_from_root', problems,
+                  'the root has no inventory of %s' % (', '.join(sorted(classes)) or 'any layout class'))
+
+
+def tree_matches_layout(after, root_uuid, children):
+    """``children``: ``[{"name", "inventories", "traits"}]`` as planned (full records)."""
+    by_name = dict((p['name'], (u, p)) for u, p in after['providers'].items())
+    problems = []
+    for child in children:
+        found = by_name.get(child['name'])
+        if found is None:
+            problems.append('child %s is missing' % child['name'])
+            continue
+        uuid, prov = found
+        if prov.get('parent_provider_uuid') != root_uuid:
+            problems.append('child %s has parent %s, not the root' % (child['name'], prov.get('parent_provider_uuid')))
+        want = dict((rc, model.normalize_inventory(rec, rc)) for rc, rec in child['inventories'].items())
+        have = _inv(prov)
+        if want != have:
+            problems.append('child %s has inventory %s, the layout wants %s'
+                            % (child['name'], _fmt_inv(have) or 'none', _fmt_inv(want)))
+        missing = sorted(set(child.get('traits') or []) - set(prov.get('traits') or []))
+        if missing:
+            problems.append('child %s lacks trait(s) %s' % (child['name'], ', '.join(missing)))
+    return _check('tree_matches_layout', problems,
+                  '%d child provider(s) as the layout wants' % len(children))
+
+
+def allocations_on_owned_devices(after, expected, names=None):
+    """``expected``: ``{consumer: {rc: {"how", "to": {child uuid: units}}}}``.
+
+    For every consumer and class listed, the allocation of that class on the
+    children of that class must be exactly ``to`` (no units elsewhere among them).
+    """
+    names = names or _names(after)
+    problems = []
+    count = 0
+    for consumer in sorted(expected):
+        allocs = _allocs(after, consumer)
+        for rc, rec in sorted(expected[consumer].items()):
+            count += 1
+            pool = set(rec.get('pool') or rec['to'])
+            have = dict((rp, (allocs.get(rp) or {}).get('resources', {}).get(rc, 0)) for rp in pool)
+            have = dict((rp, n) for rp, n in have.items() if n)
+            want = dict((rp, n) for rp, n in rec['to'].items() if n)
+            if have != want:
+                problems.append('consumer %s holds %s of %s where its %s says %s'
+                                % (consumer, _fmt_named(have, names) or 'nothing', rc,
+                                   'packing' if rec.get('how') == 'pack' else 'devices',
+                                   _fmt_named(want, names) or 'nothing'))
+    return _check('allocations_on_owned_devices', problems,
+                  '%d moved allocation(s) sit on the devices their owners use' % count)
+
+
+def unowned_allocations(after, children, ownership, policy):
+    """On-demand form of the ownership check, from the ownership map (no plan).
+
+    For every consumer holding a layout class on the layout's children: with
+    ownership known, the units on each child must equal the owned units; with
+    no ownership, ``strict`` fails and ``pack`` accepts (placed by packing).
+    Returns the expected map for :func:`allocations_on_owned_devices` plus the
+    problems found while building it.
+    """
+    expected = {}
+    problems = []
+    for consumer in sorted(after.get('allocations') or {}):
+        allocs = _allocs(after, consumer)
+        owned = ownership.get(consumer) or {}
+        for rc in sorted(set(r for c in children for r in c['inventories'])):
+            carriers = [c for c in children if rc in c['inventories'] and c.get('uuid')]
+            held = sum((allocs.get(c['uuid']) or {}).get('resources', {}).get(rc, 0) for c in carriers)
+            if not held:
+                continue
+            want = dict((c['uuid'], _layout.owned_units(owned.get(c['device'], 0), rc)) for c in carriers)
+            if sum(want.values()) == held:
+                expected.setdefault(consumer, {})[rc] = {'how': 'ownership', 'to': want,
+                                                        'pool': [c['uuid'] for c in carriers]}
+            elif policy != 'pack':
+                problems.append('consumer %s holds %d %s on the children but owns %d unit(s) of it '
+                                'by the device report' % (consumer, held, rc, sum(want.values())))
+    return expected, problems
+
+
+# -- what a reshape / rollback / on-demand verification runs ----------------------
+
+def verify_reshape(plan, before, after):
+    """Checks after applying ``plan`` (computed from ``before``) on the tree read as ``after``."""
+    root_uuid = plan['root']['uuid']
+    names = _names(before, after)
+    children = [{'name': c['name'], 'inventories': plan['providers'][c['uuid']]['inventories'],
+                 'traits': c['traits']} for c in plan['children']]
+    expected = {}
+    for consumer, per_rc in plan['assignments'].items():
+        final = plan['allocations'].get(consumer, {}).get('allocations') or {}
+        for rc, rec in per_rc.items():
+            pool = [c['uuid'] for c in plan['children'] if rc in c['inventories']]
+            to = dict((u, (final.get(u) or {}).get('resources', {}).get(rc, 0)) for u in pool)
+            expected.setdefault(consumer, {})[rc] = {'how': rec['how'], 'to': to, 'pool': pool}
+    return [
+        consumer_totals_unchanged(before, after),
+        usage_matches_allocations(after),
+        usage_within_capacity(after, before),
+        moved_classes_gone_from_root(after, root_uuid, plan['layout_classes']),
+        tree_matches_layout(after, root_uuid, children),
+        allocations_on_owned_devices(after, expected, names),
+    ]
+
+
+def verify_current(plan, after, ownership, policy, baseline=None):
+    """On-demand verification (``state: verified``) of the tree as it is.
+
+    ``plan`` is the plan computed on ``after`` (a node that has the layout gives
+    an empty one); ``baseline`` is a snapshot's state, if one exists, to compare
+    consumer totals with.
+    """
+    root_uuid = plan['root']['uuid']
+    checks = []
+    if baseline is not None:
+        present = [c for c in (baseline.get('allocations') or {}) if c in (after.get('allocations') or {})]
+        checks.append(consumer_totals_unchanged(baseline, after, consumers=present))
+    checks.append(usage_matches_allocations(after))
+    checks.append(usage_within_capacity(after, baseline))
+    checks.append(moved_classes_gone_from_root(after, root_uuid, plan['layout_classes']))
+    children = [{'name': c['name'], 'uuid': c['uuid'] if c['exists'] else None, 'device': c['device'],
+                 'inventories': c['inventories'], 'traits': c['traits']} for c in plan['children']]
+    checks.append(tree_matches_layout(after, root_uuid, children))
+    expected, problems = unowned_allocations(after, children, ownership, policy)
+    owned = allocations_on_owned_devices(after, expected)
+    if problems:
+        owned = _check('allocations_on_owned_devices',
+                       problems + ([owned['detail']] if not owned['passed'] else []), '')
+    checks.append(owned)
+    pending = plan['status'] == 'planned'
+    checks.append(_check('layout_applied',
+                         ['the node does not have the layout yet: %s' % _plan_line(plan)] if pending else [],
+                         'nothing left to reshape'))
+    return checks
+
+
+def verify_rollback(snapshot, after, restored, removed=None):
+    """After a rollback: the tree and the restored consumers are as in the snapshot.
+
+    ``restored`` lists the consumers the rollback wrote back (those of the
+    snapshot still on the node); ``removed`` the child uuids deleted on request.
+    """
+    snap = snapshot['state']
+    removed = set(removed or [])
+    problems = []
+    for uuid, prov in sorted(snap['providers'].items()):
+        now = after['providers'].get(uuid)
+        if uuid in removed:
+            if now is not None:
+                problems.append('child %s was to be removed but is still there' % prov['name'])
+            continue
+        if now is None:
+            problems.append('provider %s of the snapshot is gone' % prov['name'])
+            continue
+        if _inv(now) != _inv(prov):
+            problems.append('%s has inventory %s, the snapshot %s'
+                            % (prov['name'], _fmt_inv(_inv(now)) or 'none', _fmt_inv(_inv(prov)) or 'none'))
+        if (now.get('parent_provider_uuid') != prov.get('parent_provider_uuid')
+                or now.get('name') != prov.get('name')):
+            problems.append('%s is not where the snapshot had it' % prov['name'])
+    inv_check = _check('inventories_match_snapshot', problems,
+                       '%d provider(s) have the snapshot\'s inventory' % len(snap['providers']))
+    names = _names(snap, after)
+    problems = []
+    for consumer in sorted(restored):
+        want = _allocs(snap, consumer)
+        have = _allocs(after, consumer)
+        if want != have:
+            problems.append('consumer %s holds %s, the snapshot %s'
+                            % (consumer, _fmt_allocs(have, names), _fmt_allocs(want, names)))
+    alloc_check = _check('allocations_match_snapshot', problems,
+                         '%d consumer(s) hold exactly the snapshot\'s allocations' % len(restored))
+    return [
+        inv_check,
+        alloc_check,
+        consumer_totals_unchanged(snap, after, consumers=restored),
+        usage_matches_allocations(after),
+        usage_within_capacity(after, snap),
+    ]
+
+
+# -- formatting ---------------------------------------------------------------------
+
+def _fmt(totals):
+    return ', '.join('%s=%s' % (rc, n) for rc, n in sorted(totals.items()))
+
+
+def _fmt_inv(inv):
+    return ', '.join('%s(total=%d reserved=%d max_unit=%d ratio=%s)'
+                     % (rc, r['total'], r['reserved'], r['max_unit'], r['allocation_ratio'])
+                     for rc, r in sorted(inv.items()))
+
+
+def _fmt_named(per_rp, names):
+    return ', '.join('%s=%d' % (names.get(rp, rp), n) for rp, n in sorted(per_rp.items(),
+                                                                             key=lambda i: names.get(i[0], i[0])))
+
+
+def _fmt_allocs(allocs, names):
+    parts = []
+    for rp, entry in sorted(allocs.items(), key=lambda i: names.get(i[0], i[0])):
+        parts.append('%s{%s}' % (names.get(rp, rp), _fmt(entry.get('resources', {}))))
+    return ' '.join(parts) or 'nothing'
+
+
+def _plan_line(plan):
+    return ('%d child(ren) to create, %d inventory change(s), %d consumer(s) to move'
+            % (len(plan['create_children']), len(plan['inventory_changes']), len(plan['allocations'])))
