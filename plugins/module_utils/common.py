@@ -102,14 +102,14 @@ def run_module(module, action):
     ``action`` returns the result dict (``changed`` and the module's keys; ``diff``
     is dropped unless the task runs in diff mode).  ``log`` is a callable taking one
     message (re-reads after a generation conflict, resources created on the way):
-    each message is returned in the ``log`` list of the result and emitted as a
-    warning.
+    the messages are returned in the ``log`` list of the result.  When a write had
+    to be retried after a generation conflict (``retries`` > 0 in the result), one
+    warning says so.
     """
     messages = []
 
     def log(message):
         messages.append(message)
-        module.warn(message)
 
     try:
         backend = factory.get_backend(backend_options(module.params))
@@ -129,6 +129,9 @@ def run_module(module, action):
         )
     result = dict(result)
     result.setdefault('changed', False)
+    if result.get('retries'):
+        module.warn('%d generation conflict(s): the write was recomputed from a fresh read and '
+                    'retried (see log)' % result['retries'])
     result['log'] = messages
     if not getattr(module, '_diff', False):
         result.pop('diff', None)
