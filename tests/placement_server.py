@@ -72,6 +72,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from urllib.request import Request, urlopen
@@ -339,6 +340,18 @@ def _serve(config_dir, port_file):
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, _term)
+
+    # Never outlive the process that started us (a killed pytest must not leave
+    # a server behind on a shared machine).
+    parent = os.getppid()
+
+    def _watch_parent():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=_watch_parent, name='parent-watch', daemon=True).start()
     tmp = port_file + '.tmp'
     with open(tmp, 'w') as fh:
         fh.write('%d\n' % httpd.server_address[1])
@@ -364,8 +377,14 @@ def main(argv=None):
         return 0
     server = PlacementServer(workdir=args.workdir,
                              reshape_policy=None if args.default_policy else RESHAPE_POLICY)
+    def _stop(signum, frame):
+        raise KeyboardInterrupt()
+
+    # a background job of a non-interactive shell ignores SIGINT: handle both
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     server.start()
-    print('placement at %s (log %s); Ctrl-C stops it' % (server.url, server.log_path))
+    print('placement at %s (log %s); Ctrl-C or SIGTERM stops it' % (server.url, server.log_path))
     print(json.dumps(server.module_auth()))
     try:
         while server.proc is not None and server.proc.poll() is None:
