@@ -513,6 +513,12 @@ def reshape_body(plan):
         inventories[uuid] = {'resource_provider_generation': prov['generation'],
                              'inventories': prov['inventories']}
     allocations = copy.deepcopy(plan['allocations'])
+    if not inventories:
+        # Placement's reshaper schema wants at least one provider: name the root
+        # with the inventory it has (a no-op for the inventory, one generation bump).
+        root = plan['providers'][plan['root']['uuid']]
+        inventories[plan['root']['uuid']] = {'resource_provider_generation': root['generation'],
+                                             'inventories': root['inventories']}
     return {'inventories': inventories, 'allocations': allocations}
 
 
@@ -631,6 +637,11 @@ def plan_rollback(state, snap, remove_children=False):
             'consumer_generation': raw.get('consumer_generation'),
             'consumer_type': ctype,
         }
+
+    if allocations and not inventories:
+        # the reshaper schema wants at least one provider: the root, unchanged
+        inventories[root_uuid] = {'resource_provider_generation': providers[root_uuid]['generation'],
+                                  'inventories': target_inv[root_uuid]}
 
     remove = []
     if remove_children:
