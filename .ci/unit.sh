@@ -8,8 +8,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BIN:-$root/.venv/bin}
 cd "$root"
-# shellcheck disable=SC2086  # PYTEST_ARGS is a list of words on purpose
 status=0
+# shellcheck disable=SC2086  # PYTEST_ARGS is a list of words on purpose
 "$BIN/python" -m pytest ${PYTEST_ARGS--n 2} "$@" || status=$?
 if [[ $status -eq 5 ]]; then
   echo "unit: pytest collected no tests (tests/unit and tests/integration are empty): nothing to run"
