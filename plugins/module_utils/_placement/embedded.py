@@ -25,7 +25,9 @@ Faithfully reproduced behaviours of the real service that may surprise:
   computed capacity ``int((total - reserved) * allocation_ratio)`` is negative, and
   the reshaper never refuses it.
 * ``PUT /resource_providers/{u}/inventories/{rc}`` only UPDATES: a class the
-  provider has no inventory of is 400, an unknown class 404.
+  provider has no inventory of is 400, an unknown class 404.  (``set_inventory``
+  is create-or-update by the Backend contract; both backends create a missing
+  class with the same checks and the same +1 as a PUT of the whole set.)
 * ``DELETE`` of one in-use inventory class answers 409 ``placement.concurrent_update``
   (``PUT`` of the set / ``DELETE`` of all answer ``placement.inventory.inuse``).
 
@@ -858,8 +860,14 @@ class EmbeddedBackend(Backend):
             (inv['total'], inv['reserved'], inv['min_unit'], inv['max_unit'], inv['step_size'],
              inv['allocation_ratio'], row[0], rc_id))
         if cur.rowcount != 1:
-            raise BadRequest('No inventory record with resource class for resource provider %s: '
-                             'No inventory of class %s found.' % (uuid, rc))
+            # Placement's PUT of one class only updates (400 for a class the
+            # provider does not have); the Backend contract is create-or-update,
+            # which the REST backend does with a generation-checked PUT of the
+            # whole set: the same checks, the same +1.
+            conn.execute('INSERT INTO inventories (total, reserved, min_unit, max_unit, step_size,'
+                         ' allocation_ratio, provider_id, rc_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+                         (inv['total'], inv['reserved'], inv['min_unit'], inv['max_unit'],
+                          inv['step_size'], inv['allocation_ratio'], row[0], rc_id))
         result = dict(inv)
         result['resource_provider_generation'] = self._bump(conn, row[0], row[3])
         return result
