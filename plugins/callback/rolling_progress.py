@@ -1,0 +1,223 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: rolling_progress
+type: aggregate
+short_description: Progress of a rolling reshape, batch by batch, with an estimate of the time left
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - For every play that rolls through its hosts in batches (C(serial)), prints when a batch
+    starts (which nodes, their position in the roll) and when it ends (nodes done out of the
+    total, how many were reshaped, skipped, deferred or failed, the time taken and an
+    estimate of the time left, from the mean time per node so far).
+  - Reads each node's outcome from the C(rolling_reshape_result) fact the
+    P(placement.upgrade.rolling_reshape#role) role sets, or from the C(status) a
+    M(placement.upgrade.reshape) task returns.
+  - At the end of the playbook prints the fleet summary, the deferred nodes with their reasons,
+    the node and reason the roll stopped at, and the nodes it did not reach.
+  - Plays without C(serial) are not reported.
+  - It is an aggregate callback, so it prints next to the normal output; enable it with
+    C(callbacks_enabled = placement.upgrade.rolling_progress) in the C([defaults]) section of
+    C(ansible.cfg) or with the E(ANSIBLE_CALLBACKS_ENABLED) environment variable.
+requirements:
+  - enabled through C(callbacks_enabled)
+'''
+
+import time
+
+from ansible import constants as C
+from ansible.plugins.callback import CallbackBase
+
+_OUTCOMES = ('reshaped', 'planned', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
+_LABELS = {
+    'reshaped': 'reshaped',
+    'planned': 'would reshape',
+    'noop': 'skipped',
+    'deferred': 'deferred',
+    'rolled_back': 'rolled back',
+    'verified': 'verified',
+    'failed': 'failed',
+    'done': 'done',
+}
+_RESHAPE_ACTIONS = ('placement.upgrade.reshape', 'reshape')
+
+
+def _duration(seconds):
+    seconds = max(float(seconds), 0.0)
+    if seconds < 60:
+        return '%.1f s' % seconds
+    minutes, sec = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return '%d min %02d s' % (minutes, sec)
+    hours, minutes = divmod(minutes, 60)
+    return '%d h %02d min' % (hours, minutes)
+
+
+class _Roll(object):
+    """One serial play: its hosts, the current batch and every node's outcome."""
+
+    def __init__(self, name, hosts):
+        self.name = name
+        self.hosts = list(hosts)
+        self.started = time.time()
+        self.batch = 0
+        self.batch_hosts = []
+        self.batch_started = None
+        self.done = []
+        self.outcome = {}
+        self.reason = {}
+
+    def counts(self):
+        counts = {}
+        for host in self.done:
+            key = self.outcome.get(host, 'done')
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = 'aggregate'
+    CALLBACK_NAME = 'placement.upgrade.rolling_progress'
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self, *args, **kwargs):
+        super(CallbackModule, self).__init__(*args, **kwargs)
+        self._rolls = {}
+        self._current = None
+        self._finished = []
+
+    # -- output ---------------------------------------------------------
+    def _say(self, text, color=C.COLOR_VERBOSE):
+        self._display.display('[rolling_progress] %s' % text, color=color)
+
+    @staticmethod
+    def _counts_text(roll):
+        counts = roll.counts()
+        parts = []
+        for key in _OUTCOMES + ('done',):
+            if counts.get(key) or key in ('noop', 'deferred', 'failed'):
+                parts.append('%d %s' % (counts.get(key, 0), _LABELS[key]))
+        return ', '.join(parts)
+
+    # -- batches ----------------------------------------------------------
+    def _end_batch(self, roll):
+        if roll.batch_started is None:
+            return
+        for host in roll.batch_hosts:
+            if host not in roll.done:
+                roll.done.append(host)
+        now = time.time()
+        done, total = len(roll.done), len(roll.hosts)
+        elapsed = now - roll.started
+        text = 'batch %d done in %s: %d/%d nodes (%s); elapsed %s' % (
+            roll.batch, _duration(now - roll.batch_started), done, total, self._counts_text(roll),
+            _duration(elapsed))
+        left = total - done
+        if left > 0 and done > 0:
+            text += ', about %s left for %d more node%s' % (
+                _duration(elapsed / done * left), left, '' if left == 1 else 's')
+        failed = [h for h in roll.batch_hosts if roll.outcome.get(h) == 'failed']
+        self._say(text, color=C.COLOR_ERROR if failed else C.COLOR_OK)
+        for host in failed:
+            self._say('%s failed: %s' % (host, roll.reason.get(host) or 'see the task output above'),
+                      color=C.COLOR_ERROR)
+        roll.batch_started = None
+
+    def _play_hosts(self, play, ignore_restrictions):
+        try:
+            inventory = play.get_variable_manager()._inventory
+            hosts = inventory.get_hosts(play.hosts, ignore_restrictions=ignore_restrictions)
+            return [h.name for h in hosts]
+        except Exception:  # pylint: disable=broad-except
+            return []
+
+    def v2_playbook_on_play_start(self, play):
+        serial = play.serial
+        uuid = getattr(play, '_uuid', None) or id(play)
+        if not serial:
+            if self._current is not None:
+                self._end_batch(self._current)
+            self._current = None
+            return
+        roll = self._rolls.get(uuid)
+        if roll is None:
+            roll = _Roll(play.get_name(), self._play_hosts(play, ignore_restrictions=True))
+            self._rolls[uuid] = roll
+            self._finished.append(roll)
+            self._say('rolling through %d nodes: %s' % (len(roll.hosts), roll.name))
+        else:
+            self._end_batch(roll)
+        if self._current is not None and self._current is not roll:
+            self._end_batch(self._current)
+        self._current = roll
+        batch = self._play_hosts(play, ignore_restrictions=False)
+        roll.batch += 1
+        roll.batch_hosts = batch
+        roll.batch_started = time.time()
+        first = len(roll.done) + 1
+        self._say('batch %d: %s (nodes %d-%d of %d)' % (
+            roll.batch, ', '.join(batch) or '(none)', first, first + max(len(batch), 1) - 1, len(roll.hosts)))
+
+    # -- results ----------------------------------------------------------
+    def _note(self, result, failed=False, unreachable=False):
+        roll = self._current
+        if roll is None:
+            return
+        host = result._host.get_name()
+        res = result._result if isinstance(result._result, dict) else {}
+        facts = res.get('ansible_facts') or {}
+        record = facts.get('rolling_reshape_result')
+        if isinstance(record, dict) and record.get('status'):
+            roll.outcome[host] = 'noop' if record['status'] == 'unreached' else record['status']
+            if record.get('reason'):
+                roll.reason[host] = record['reason']
+            return
+        action = getattr(result._task, 'action', '')
+        if not failed and action in _RESHAPE_ACTIONS and res.get('status') in _OUTCOMES:
+            roll.outcome.setdefault(host, res['status'])
+            if res.get('deferred_reason'):
+                roll.reason.setdefault(host, res['deferred_reason'])
+        if unreachable or failed:
+            roll.outcome[host] = 'failed'
+            roll.reason.setdefault(host, str(res.get('msg') or ('unreachable' if unreachable else 'failed')))
+
+    def v2_runner_on_ok(self, result):
+        self._note(result)
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        if not ignore_errors:
+            self._note(result, failed=True)
+
+    def v2_runner_on_unreachable(self, result):
+        self._note(result, unreachable=True)
+
+    def v2_playbook_on_stats(self, stats):
+        if self._current is not None:
+            self._end_batch(self._current)
+            self._current = None
+        for roll in self._finished:
+            total = len(roll.hosts)
+            done = len(roll.done)
+            elapsed = time.time() - roll.started
+            failed = [h for h in roll.done if roll.outcome.get(h) == 'failed']
+            self._say('%s: %d/%d nodes in %s (%s)' % (roll.name, done, total, _duration(elapsed),
+                                                     self._counts_text(roll)),
+                      color=C.COLOR_ERROR if failed else C.COLOR_OK)
+            deferred = [h for h in roll.done if roll.outcome.get(h) == 'deferred']
+            for host in deferred:
+                self._say('deferred %s: %s' % (host, roll.reason.get(host, '')), color=C.COLOR_WARN)
+            for host in failed:
+                self._say('stopped at %s: %s' % (host, roll.reason.get(host) or 'failed'), color=C.COLOR_ERROR)
+            untouched = [h for h in roll.hosts if h not in roll.done]
+            if untouched:
+                self._say('not reached (untouched): %s' % ', '.join(untouched), color=C.COLOR_WARN)
+        self._finished = []
+        self._rolls = {}

@@ -1,0 +1,1088 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report of a rolling reshape: Markdown, a self-contained HTML page, JSON.
+
+Input is one *node record* per compute node (plain dicts, JSON-serialisable)::
+
+    node:         inventory hostname ("compute-01")
+    provider:     root provider name (defaults to node)
+    status:       reshaped | noop | deferred | failed | planned | rolled_back |
+                  verified | unreached
+    reason:       why a node was deferred or failed (text, optional)
+    started, finished:  epoch seconds (optional); duration: seconds (optional)
+    before, after:      provider trees, the shape of backend.provider_tree_state:
+                        {"providers": {uuid: {"name", "parent_provider_uuid",
+                         "inventories", "usages", "traits"}},
+                         "allocations": {consumer: {"allocations": {rp: {"resources"}}}}}
+    moved:        {"consumers": n, "allocations": n} (computed from the trees when absent)
+    verification: [{"check", "passed", "detail"}] (optional)
+    snapshot:     path of the snapshot the node can be rolled back from (optional)
+    retries:      generation-conflict retries the reshape needed (optional)
+    names:        {provider uuid: name} for providers outside the tree (optional)
+
+:func:`build_report` orders the records by the list of target hosts (hosts
+without a record are ``unreached``: the roll stopped before them), computes
+every consumer's moves and the fleet totals; :func:`render_markdown` and
+:func:`render_html` draw it (the HTML page has no external resource: styles
+and the provider-tree pictures, inline SVG, are in the page);
+:func:`write_report` writes ``report.md``, ``report.html`` and ``summary.json``
+atomically into a directory.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import tempfile
+import time
+
+from html import escape as _html_escape
+
+from . import model
+
+STATUSES = ('reshaped', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
+            'unreached')
+
+STATUS_LABELS = {
+    'reshaped': 'reshaped',
+    'planned': 'would reshape',
+    'noop': 'skipped (already in layout)',
+    'deferred': 'deferred',
+    'failed': 'failed',
+    'rolled_back': 'rolled back',
+    'verified': 'verified',
+    'unreached': 'not reached',
+}
+
+STATUS_COLOURS = {
+    'reshaped': '#1a7f37',
+    'planned': '#0969da',
+    'noop': '#6e7781',
+    'deferred': '#9a6700',
+    'failed': '#cf222e',
+    'rolled_back': '#8250df',
+    'verified': '#1a7f37',
+    'unreached': '#57606a',
+}
+
+REPORT_FILES = ('report.md', 'report.html', 'summary.json')
+
+
+# ---------------------------------------------------------------------------
+# small helpers
+
+def _h(text):
+    return _html_escape('' if text is None else str(text), quote=True)
+
+
+def _md(text):
+    """Escape the characters that would break a Markdown table cell or emphasis."""
+    text = '' if text is None else str(text)
+    for char in ('\\', '|', '*', '`', '<', '>', '[', ']'):
+        text = text.replace(char, '\\' + char)
+    return text.replace('\n', ' ')
+
+
+def _short(uuid):
+    return str(uuid)[:8]
+
+
+def format_duration(seconds):
+    if seconds is None:
+        return '-'
+    seconds = float(seconds)
+    if seconds < 60:
+        return '%.1f s' % seconds
+    minutes, sec = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return '%d min %02d s' % (minutes, sec)
+    hours, minutes = divmod(minutes, 60)
+    return '%d h %02d min' % (hours, minutes)
+
+
+def format_time(epoch):
+    if epoch is None:
+        return '-'
+    return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(float(epoch)))
+
+
+def _number(value):
+    if isinstance(value, float) and value != int(value):
+        return '%g' % value
+    return '%d' % value
+
+
+# ---------------------------------------------------------------------------
+# trees and moves
+
+def normalize_tree(tree):
+    """Reduce a provider tree to what the report draws.
+
+    Returns ``{"providers": {uuid: {"uuid", "name", "parent", "inventories",
+    "usages", "traits"}}, "allocations": {consumer: {rp: {RC: n}}}}`` with every
+    inventory record completed with Placement's defaults.  ``None`` gives an
+    empty tree.
+    """
+    tree = tree or {}
+    providers = {}
+    for uuid, prov in (tree.get('providers') or {}).items():
+        invs = {}
+        for rc, rec in (prov.get('inventories') or {}).items():
+            inv = dict(model.INVENTORY_DEFAULTS)
+            inv.update(dict((k, v) for k, v in rec.items() if k in model.INVENTORY_FIELDS and v is not None))
+            inv.setdefault('total', 0)
+            invs[rc] = inv
+        providers[uuid] = {
+            'uuid': uuid,
+            'name': prov.get('name') or uuid,
+            'parent': prov.get('parent_provider_uuid'),
+            'inventories': invs,
+            'usages': dict(prov.get('usages') or {}),
+            'traits': sorted(prov.get('traits') or []),
+        }
+    allocations = {}
+    for consumer, entry in (tree.get('allocations') or {}).items():
+        allocs = entry.get('allocations', entry) if isinstance(entry, dict) else {}
+        per_rp = {}
+        for rp, item in (allocs or {}).items():
+            resources = item.get('resources', {}) if isinstance(item, dict) else {}
+            if resources:
+                per_rp[rp] = dict(resources)
+        allocations[consumer] = per_rp
+    return {'providers': providers, 'allocations': allocations}
+
+
+def tree_roots(providers):
+    """Uuids of the providers whose parent is not in ``providers``, sorted by name."""
+    roots = [u for u, p in providers.items() if not p.get('parent') or p['parent'] not in providers]
+    return sorted(roots, key=lambda u: (providers[u]['name'], u))
+
+
+def tree_children(providers, uuid):
+    kids = [u for u, p in providers.items() if p.get('parent') == uuid and u != uuid]
+    return sorted(kids, key=lambda u: (providers[u]['name'], u))
+
+
+def tree_order(providers):
+    """[(uuid, depth)] depth-first, children by name."""
+    out = []
+    seen = set()
+
+    def walk(uuid, depth):
+        if uuid in seen:
+            return
+        seen.add(uuid)
+        out.append((uuid, depth))
+        for kid in tree_children(providers, uuid):
+            walk(kid, depth + 1)
+
+    for root in tree_roots(providers):
+        walk(root, 0)
+    for uuid in sorted(providers):   # cycles cannot happen in Placement; be safe anyway
+        if uuid not in seen:
+            walk(uuid, 0)
+    return out
+
+
+def usage_of(tree, uuid, rc):
+    """Usage of ``rc`` on provider ``uuid``: the tree's usages, else the sum of its allocations."""
+    prov = tree['providers'].get(uuid)
+    if prov is not None and rc in prov['usages']:
+        return prov['usages'][rc]
+    total = 0
+    for allocs in tree['allocations'].values():
+        total += allocs.get(uuid, {}).get(rc, 0)
+    return total
+
+
+def consumer_moves(before, after):
+    """Where each consumer's allocations moved between two normalized trees.
+
+    Returns ``[{"consumer", "resource_class", "from": [[rp, n]], "to": [[rp, n]]}]``
+    sorted by consumer and class: per class, the amounts a consumer no longer
+    holds on a provider (``from``) and the amounts it newly holds (``to``).
+    Consumers that appear in only one of the trees are compared against an
+    empty set (created or removed).
+    """
+    moves = []
+    consumers = set(before['allocations']) | set(after['allocations'])
+    for consumer in sorted(consumers):
+        old = before['allocations'].get(consumer, {})
+        new = after['allocations'].get(consumer, {})
+        classes = set()
+        for allocs in (old, new):
+            for resources in allocs.values():
+                classes.update(resources)
+        for rc in sorted(classes):
+            gone, came = [], []
+            for rp in sorted(set(old) | set(new)):
+                delta = new.get(rp, {}).get(rc, 0) - old.get(rp, {}).get(rc, 0)
+                if delta < 0:
+                    gone.append([rp, -delta])
+                elif delta > 0:
+                    came.append([rp, delta])
+            if gone or came:
+                moves.append({'consumer': consumer, 'resource_class': rc, 'from': gone, 'to': came})
+    return moves
+
+
+def _moved_counts(moves):
+    consumers = set()
+    allocations = 0
+    for move in moves:
+        consumers.add(move['consumer'])
+        allocations += len(move['to'])
+    return {'consumers': len(consumers), 'allocations': allocations}
+
+
+def apply_plan(state, plan):
+    """The tree a reshape plan would produce, for a check-mode (plan) report.
+
+    ``state`` is a provider tree (backend.provider_tree_state shape), ``plan``
+    what the planner returned: every provider in ``plan["providers"]`` gets its
+    planned inventories and traits (a new child is added under its parent),
+    every consumer in ``plan["allocations"]`` its planned allocations, and the
+    usages are recomputed from the allocations.
+    """
+    state = state or {}
+    providers = {}
+    for uuid, prov in (state.get('providers') or {}).items():
+        providers[uuid] = dict(prov)
+    for uuid, want in ((plan or {}).get('providers') or {}).items():
+        prov = providers.get(uuid)
+        if prov is None:
+            prov = {'uuid': uuid, 'name': want.get('name') or uuid,
+                    'parent_provider_uuid': want.get('parent_provider_uuid'), 'traits': []}
+            providers[uuid] = prov
+        prov['inventories'] = dict(want.get('inventories') or {})
+        if want.get('traits') is not None:
+            prov['traits'] = sorted(want['traits'])
+    allocations = {}
+    for consumer, body in (state.get('allocations') or {}).items():
+        allocations[consumer] = body
+    for consumer, body in ((plan or {}).get('allocations') or {}).items():
+        allocations[consumer] = {'allocations': body.get('allocations') or {}}
+    for uuid, prov in providers.items():
+        usages = dict((rc, 0) for rc in prov.get('inventories') or {})
+        for body in allocations.values():
+            entry = (body.get('allocations') or {}).get(uuid)
+            for rc, amount in ((entry or {}).get('resources') or {}).items():
+                usages[rc] = usages.get(rc, 0) + amount
+        prov['usages'] = usages
+    return {'providers': providers, 'allocations': allocations}
+
+
+# ---------------------------------------------------------------------------
+# the report data
+
+def _node_entry(record, names):
+    record = dict(record or {})
+    node = record.get('node') or record.get('provider') or '?'
+    status = record.get('status') or 'unreached'
+    if status not in STATUSES:
+        status = 'failed' if record.get('failed') else status
+    after = normalize_tree(record.get('after') or record.get('before'))
+    before = normalize_tree(record.get('before')) if record.get('before') else after
+    moves = consumer_moves(before, after)
+    moved = record.get('moved') if isinstance(record.get('moved'), dict) else None
+    counted = _moved_counts(moves)
+    if moved is None:
+        moved = counted
+    else:
+        moved = {'consumers': int(moved.get('consumers', counted['consumers']) or 0),
+                 'allocations': int(moved.get('allocations', counted['allocations']) or 0)}
+    duration = record.get('duration')
+    if duration is None and record.get('started') is not None and record.get('finished') is not None:
+        duration = float(record['finished']) - float(record['started'])
+    created = sorted(set(after['providers']) - set(before['providers']),
+                     key=lambda u: after['providers'][u]['name'])
+    removed = sorted(set(before['providers']) - set(after['providers']),
+                     key=lambda u: before['providers'][u]['name'])
+    for tree in (before, after):
+        for uuid, prov in tree['providers'].items():
+            names.setdefault(uuid, prov['name'])
+    for uuid, name in (record.get('names') or {}).items():
+        names.setdefault(uuid, name)
+    verification = [dict(check=v.get('check', '?'), passed=bool(v.get('passed')), detail=v.get('detail', ''))
+                    for v in (record.get('verification') or []) if isinstance(v, dict)]
+    return {
+        'node': node,
+        'provider': record.get('provider') or node,
+        'status': status,
+        'reason': record.get('reason') or '',
+        'started': record.get('started'),
+        'finished': record.get('finished'),
+        'duration': duration,
+        'before': before,
+        'after': after,
+        'changed_tree': bool(moves or created or removed or _inventories_differ(before, after)),
+        'moves': moves,
+        'moved': moved,
+        'created': created,
+        'removed': removed,
+        'verification': verification,
+        'snapshot': record.get('snapshot') or '',
+        'retries': int(record.get('retries') or 0),
+        'warnings': [str(w) for w in (record.get('warnings') or [])],
+    }
+
+
+def _inventories_differ(before, after):
+    for uuid in set(before['providers']) | set(after['providers']):
+        old = before['providers'].get(uuid, {}).get('inventories')
+        new = after['providers'].get(uuid, {}).get('inventories')
+        if old != new:
+            return True
+    return False
+
+
+def build_report(records, hosts=None, title='Rolling reshape report', mode='apply', started=None,
+                 finished=None, run_id=None, stopped=None):
+    """Assemble the report data (a JSON-serialisable dict).
+
+    ``records``: node records (see the module docstring), any order, or a dict
+    ``{node: record}``.  ``hosts``: every target node in roll order; a host
+    without a record is ``unreached``.  ``mode``: ``apply`` or ``plan`` (check
+    mode).  ``stopped``: ``{"node", "reason"}`` when the roll stopped early.
+    """
+    if isinstance(records, dict):
+        records = [dict(r, node=r.get('node') or n) for n, r in records.items()]
+    by_node = {}
+    for rec in records or []:
+        if rec:
+            by_node[rec.get('node') or rec.get('provider')] = rec
+    order = list(hosts or [])
+    for node in sorted(by_node):
+        if node not in order:
+            order.append(node)
+    names = {}
+    nodes = []
+    for node in order:
+        rec = by_node.get(node) or {'node': node, 'status': 'unreached'}
+        nodes.append(_node_entry(rec, names))
+    for entry in nodes:
+        for move in entry['moves']:
+            for side in ('from', 'to'):
+                for pair in move[side]:
+                    names.setdefault(pair[0], _short(pair[0]))
+    counts = dict((s, 0) for s in STATUSES)
+    for entry in nodes:
+        counts[entry['status']] = counts.get(entry['status'], 0) + 1
+    starts = [e['started'] for e in nodes if e['started'] is not None]
+    ends = [e['finished'] for e in nodes if e['finished'] is not None]
+    if started is None and starts:
+        started = min(starts)
+    if finished is None and ends:
+        finished = max(ends)
+    failed = [e for e in nodes if e['status'] == 'failed']
+    if stopped is None and failed:
+        stopped = {'node': failed[0]['node'], 'reason': failed[0]['reason']}
+    totals = {
+        'nodes': len(nodes),
+        'statuses': counts,
+        'consumers_moved': sum(e['moved']['consumers'] for e in nodes),
+        'allocations_moved': sum(e['moved']['allocations'] for e in nodes),
+        'providers_created': sum(len(e['created']) for e in nodes),
+        'retries': sum(e['retries'] for e in nodes),
+        'duration': (float(finished) - float(started)) if started is not None and finished is not None else None,
+    }
+    return {
+        'title': title,
+        'mode': 'plan' if mode in ('plan', 'check') else mode,
+        'run_id': run_id or '',
+        'started': started,
+        'finished': finished,
+        'generated': time.time(),
+        'stopped': stopped,
+        'totals': totals,
+        'nodes': nodes,
+        'names': names,
+        'deferred': [{'node': e['node'], 'reason': e['reason']} for e in nodes if e['status'] == 'deferred'],
+        'unreached': [e['node'] for e in nodes if e['status'] == 'unreached'],
+        'failed': [{'node': e['node'], 'reason': e['reason']} for e in failed],
+    }
+
+
+def summary(report):
+    """The machine-readable summary (summary.json): totals and per-node outcome, no trees."""
+    return {
+        'title': report['title'],
+        'mode': report['mode'],
+        'run_id': report['run_id'],
+        'started': report['started'],
+        'finished': report['finished'],
+        'stopped': report['stopped'],
+        'totals': report['totals'],
+        'deferred': report['deferred'],
+        'failed': report['failed'],
+        'unreached': report['unreached'],
+        'nodes': [dict(node=e['node'], provider=e['provider'], status=e['status'], reason=e['reason'],
+                       duration=e['duration'], moved=e['moved'], snapshot=e['snapshot'],
+                       retries=e['retries'],
+                       created=[e['after']['providers'][u]['name'] for u in e['created']],
+                       verification_failed=[v['check'] for v in e['verification'] if not v['passed']])
+                  for e in report['nodes']],
+    }
+
+
+def summary_line(report):
+    """One line an operator reads at the end of the run."""
+    totals = report['totals']
+    counts = totals['statuses']
+    parts = []
+    if report['mode'] == 'plan':
+        parts.append('%d would reshape' % counts.get('planned', 0))
+    else:
+        parts.append('%d reshaped' % counts.get('reshaped', 0))
+    parts.append('%d skipped' % counts.get('noop', 0))
+    parts.append('%d deferred' % counts.get('deferred', 0))
+    parts.append('%d failed' % counts.get('failed', 0))
+    for status in ('rolled_back', 'verified', 'unreached'):
+        if counts.get(status):
+            parts.append('%d %s' % (counts[status], STATUS_LABELS[status]))
+    text = '%d nodes: %s; %d allocations of %d consumers %s' % (
+        totals['nodes'], ', '.join(parts), totals['allocations_moved'], totals['consumers_moved'],
+        'to move' if report['mode'] == 'plan' else 'moved')
+    if totals['duration'] is not None:
+        text += '; %s' % format_duration(totals['duration'])
+    return text
+
+
+# ---------------------------------------------------------------------------
+# Markdown
+
+def _inv_text(tree, uuid):
+    prov = tree['providers'][uuid]
+    parts = []
+    for rc in sorted(prov['inventories']):
+        inv = prov['inventories'][rc]
+        parts.append('%s %s/%s' % (rc, _number(usage_of(tree, uuid, rc)), _number(model.capacity(inv))))
+    return ', '.join(parts) if parts else 'no inventory'
+
+
+def _md_tree(tree, created=()):
+    lines = []
+    for uuid, depth in tree_order(tree['providers']):
+        prov = tree['providers'][uuid]
+        mark = ' (new)' if uuid in created else ''
+        lines.append('%s- **%s**%s: %s' % ('  ' * depth, _md(prov['name']), mark, _md(_inv_text(tree, uuid))))
+    return lines or ['- (no providers)']
+
+
+def _single_caption(entry):
+    if entry['status'] == 'rolled_back':
+        return 'provider tree after the rollback'
+    if entry['status'] in ('failed', 'deferred'):
+        return 'provider tree (left as it was)'
+    return 'provider tree (unchanged)'
+
+
+def _pairs_text(pairs, names, fmt):
+    return ', '.join('%s: %s' % (fmt(names.get(rp, _short(rp))), _number(n)) for rp, n in pairs) or '-'
+
+
+def render_markdown(report):
+    names = report['names']
+    totals = report['totals']
+    counts = totals['statuses']
+    out = ['# %s' % _md(report['title']), '']
+    if report['mode'] == 'plan':
+        out += ['**Plan only (check mode): nothing was changed.**', '']
+    out += [
+        '| | |', '|---|---|',
+        '| run | %s |' % _md(report['run_id'] or '-'),
+        '| started | %s |' % format_time(report['started']),
+        '| finished | %s |' % format_time(report['finished']),
+        '| time taken | %s |' % format_duration(totals['duration']),
+        '| nodes | %d |' % totals['nodes'],
+    ]
+    for status in STATUSES:
+        if counts.get(status):
+            out.append('| %s | %d |' % (STATUS_LABELS[status], counts[status]))
+    out += [
+        '| consumers moved | %d |' % totals['consumers_moved'],
+        '| allocations moved | %d |' % totals['allocations_moved'],
+        '| child providers created | %d |' % totals['providers_created'],
+        '| generation-conflict retries | %d |' % totals['retries'],
+        '',
+        summary_line(report),
+        '',
+    ]
+    if report['stopped']:
+        out += ['**The roll stopped at %s: %s**' % (_md(report['stopped'].get('node')),
+                                                    _md(report['stopped'].get('reason'))), '']
+    if report['deferred']:
+        out += ['## Deferred nodes', '']
+        out += ['- %s: %s' % (_md(d['node']), _md(d['reason'])) for d in report['deferred']]
+        out.append('')
+    if report['unreached']:
+        out += ['## Nodes not reached', '', ', '.join(_md(n) for n in report['unreached']), '']
+    out += ['## Nodes', '', '| node | status | consumers moved | allocations moved | time | detail |',
+            '|---|---|---:|---:|---:|---|']
+    for entry in report['nodes']:
+        out.append('| %s | %s | %d | %d | %s | %s |' % (
+            _md(entry['node']), STATUS_LABELS.get(entry['status'], entry['status']),
+            entry['moved']['consumers'], entry['moved']['allocations'],
+            format_duration(entry['duration']), _md(entry['reason']) or ''))
+    out.append('')
+    for entry in report['nodes']:
+        out += ['## %s: %s' % (_md(entry['node']), STATUS_LABELS.get(entry['status'], entry['status'])), '']
+        if entry['reason']:
+            out += ['Reason: %s' % _md(entry['reason']), '']
+        if entry['status'] == 'unreached':
+            out += ['Not touched: the roll did not reach this node.', '']
+            continue
+        if not entry['before']['providers']:
+            out += ['No provider tree recorded.', '']
+            continue
+        if entry['changed_tree']:
+            out += ['Provider tree before:', ''] + _md_tree(entry['before']) + ['']
+            out += ['Provider tree after%s:' % (' (planned)' if report['mode'] == 'plan' else ''), '']
+            out += _md_tree(entry['after'], entry['created']) + ['']
+        else:
+            out += ['%s:' % _single_caption(entry).capitalize(), ''] + _md_tree(entry['after']) + ['']
+        if entry['moves']:
+            out += ['| consumer | class | from | to |', '|---|---|---|---|']
+            for move in entry['moves']:
+                out.append('| %s | %s | %s | %s |' % (
+                    _md(move['consumer']), _md(move['resource_class']),
+                    _pairs_text(move['from'], names, _md), _pairs_text(move['to'], names, _md)))
+            out.append('')
+        if entry['verification']:
+            failed = [v for v in entry['verification'] if not v['passed']]
+            out.append('Verification: %d of %d checks passed.' % (
+                len(entry['verification']) - len(failed), len(entry['verification'])))
+            for check in failed:
+                out.append('- FAILED %s: %s' % (_md(check['check']), _md(check['detail'])))
+            out.append('')
+        if entry['snapshot']:
+            out += ['Snapshot: `%s`' % entry['snapshot'].replace('`', "'"), '']
+        for warning in entry['warnings']:
+            out.append('- warning: %s' % _md(warning))
+        if entry['warnings']:
+            out.append('')
+    return '\n'.join(out).rstrip('\n') + '\n'
+
+
+# ---------------------------------------------------------------------------
+# SVG pictures of a provider tree
+
+BOX_W = 272
+HEAD_H = 24
+ROW_H = 17
+GAP_X = 18
+GAP_Y = 34
+PAD = 10
+BAR_X = 96
+BAR_W = 72
+
+
+def _box_height(prov):
+    rows = max(len(prov['inventories']), 1)
+    return HEAD_H + rows * ROW_H + 6
+
+
+def _clip(text, width_chars):
+    text = str(text)
+    if len(text) <= width_chars:
+        return text
+    return text[:width_chars - 1] + '\u2026'
+
+
+def _layout_tree(providers):
+    """x/y positions: leaves side by side, a parent centred over its children."""
+    pos = {}
+    levels = {}
+    for uuid, depth in tree_order(providers):
+        levels[uuid] = depth
+    slot = [0]
+
+    def place(uuid, seen):
+        seen.add(uuid)
+        kids = [k for k in tree_children(providers, uuid) if k not in seen]
+        if not kids:
+            x = slot[0] * (BOX_W + GAP_X)
+            slot[0] += 1
+        else:
+            xs = [place(k, seen) for k in kids]
+            x = (xs[0] + xs[-1]) / 2.0
+        pos[uuid] = x
+        return x
+
+    seen = set()
+    for root in tree_roots(providers):
+        place(root, seen)
+    for uuid in sorted(providers):
+        if uuid not in seen:
+            place(uuid, seen)
+    depth_h = {}
+    for uuid, depth in levels.items():
+        depth_h[depth] = max(depth_h.get(depth, 0), _box_height(providers[uuid]))
+    ys = {}
+    y = 0
+    for depth in sorted(depth_h):
+        ys[depth] = y
+        y += depth_h[depth] + GAP_Y
+    return dict((u, (pos[u], ys[levels.get(u, 0)])) for u in providers), slot[0], y - GAP_Y
+
+
+def _bar_colour(used, cap):
+    if cap <= 0:
+        return '#cf222e' if used > 0 else '#d0d7de'
+    ratio = float(used) / cap
+    if ratio > 1:
+        return '#cf222e'
+    if ratio >= 0.8:
+        return '#bf8700'
+    return '#2da44e'
+
+
+def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
+    """An inline SVG drawing one provider tree with a usage bar per resource class.
+
+    ``created`` providers get a green outline, ``removed`` a red dashed one.
+    ``external``: ``{rp uuid: {RC: n}}`` amounts the tree's consumers hold on
+    providers outside the tree (a sharing DISK_GB pool), drawn as dashed boxes.
+    """
+    providers = tree['providers']
+    names = names or {}
+    external = external or {}
+    if not providers:
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" role="img" '
+                'aria-label="no providers"><text x="8" y="24" class="t-muted">no providers</text></svg>')
+    pos, slots, height = _layout_tree(providers)
+    width = slots * (BOX_W + GAP_X) - GAP_X
+    ext_items = sorted(external.items(), key=lambda kv: names.get(kv[0], kv[0]))
+    ext_y = height + GAP_Y if ext_items else height
+    ext_h = 0
+    for rp, resources in ext_items:
+        ext_h = max(ext_h, HEAD_H + max(len(resources), 1) * ROW_H + 6)
+    if ext_items:
+        width = max(width, len(ext_items) * (BOX_W + GAP_X) - GAP_X)
+        height = ext_y + ext_h
+    total_w = int(width + 2 * PAD)
+    total_h = int(height + 2 * PAD)
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="tree" width="%d" height="%d" viewBox="0 0 %d %d" '
+             'role="img" aria-label="%s">' % (total_w, total_h, total_w, total_h, _h(label or 'provider tree'))]
+    # edges first, so boxes are drawn over them
+    for uuid, prov in providers.items():
+        parent = prov.get('parent')
+        if parent in pos:
+            px, py = pos[parent]
+            cx, cy = pos[uuid]
+            x1 = PAD + px + BOX_W / 2.0
+            y1 = PAD + py + _box_height(providers[parent])
+            x2 = PAD + cx + BOX_W / 2.0
+            y2 = PAD + cy
+            mid = (y1 + y2) / 2.0
+            parts.append('<path class="edge" d="M%.1f %.1f V%.1f H%.1f V%.1f"/>' % (x1, y1, mid, x2, y2))
+    for uuid, depth in tree_order(providers):
+        prov = providers[uuid]
+        x, y = pos[uuid]
+        x += PAD
+        y += PAD
+        h = _box_height(prov)
+        cls = 'box'
+        if uuid in created:
+            cls += ' created'
+        if uuid in removed:
+            cls += ' removed'
+        parts.append('<g class="provider" data-uuid="%s">' % _h(uuid))
+        parts.append('<title>%s (%s)%s</title>' % (
+            _h(prov['name']), _h(uuid), _h(' traits: ' + ', '.join(prov['traits'])) if prov['traits'] else ''))
+        parts.append('<rect class="%s" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (cls, x, y, BOX_W, h))
+        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(prov['name'], 34))))
+        rows = sorted(prov['inventories'])
+        if not rows:
+            parts.append('<text class="t-muted" x="%.1f" y="%.1f">no inventory</text>' % (x + 8, y + HEAD_H + 12))
+        for i, rc in enumerate(rows):
+            inv = prov['inventories'][rc]
+            cap = model.capacity(inv)
+            used = usage_of(tree, uuid, rc)
+            ry = y + HEAD_H + i * ROW_H
+            frac = 0.0 if cap <= 0 else min(float(used) / cap, 1.0)
+            parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(_clip(rc, 12))))
+            parts.append('<rect class="bar-bg" x="%.1f" y="%.1f" width="%d" height="9" rx="2"/>'
+                         % (x + BAR_X, ry + 3, BAR_W))
+            if frac > 0:
+                parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="9" rx="2" fill="%s"/>'
+                             % (x + BAR_X, ry + 3, max(BAR_W * frac, 1.5), _bar_colour(used, cap)))
+            parts.append('<text class="t-num" x="%.1f" y="%.1f">%s/%s</text>'
+                         % (x + BAR_X + BAR_W + 6, ry + 11, _number(used), _number(cap)))
+        parts.append('</g>')
+    for i, (rp, resources) in enumerate(ext_items):
+        x = PAD + i * (BOX_W + GAP_X)
+        y = PAD + ext_y
+        h = HEAD_H + max(len(resources), 1) * ROW_H + 6
+        name = names.get(rp, _short(rp))
+        parts.append('<g class="provider external" data-uuid="%s">' % _h(rp))
+        parts.append('<title>%s (%s): outside this tree; amounts held by this node\'s consumers</title>'
+                     % (_h(name), _h(rp)))
+        parts.append('<rect class="box ext" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (x, y, BOX_W, h))
+        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(name, 24) + ' (shared)')))
+        for j, rc in enumerate(sorted(resources)):
+            ry = y + HEAD_H + j * ROW_H
+            parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(rc)))
+            parts.append('<text class="t-num" x="%.1f" y="%.1f">%s held here</text>'
+                         % (x + BAR_X, ry + 11, _number(resources[rc])))
+        parts.append('</g>')
+    parts.append('</svg>')
+    return ''.join(parts)
+
+
+def external_holdings(tree):
+    """{rp: {RC: n}} the tree's consumers hold on providers outside the tree."""
+    out = {}
+    for allocs in tree['allocations'].values():
+        for rp, resources in allocs.items():
+            if rp in tree['providers']:
+                continue
+            slot = out.setdefault(rp, {})
+            for rc, n in resources.items():
+                slot[rc] = slot.get(rc, 0) + n
+    return out
+
+
+# ---------------------------------------------------------------------------
+# HTML
+
+_CSS = """
+:root{--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#ffffff;--soft:#f6f8fa}
+*{box-sizing:border-box}
+body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);
+margin:0;padding:24px 32px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);
+padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
+.meta{color:var(--muted);margin-bottom:16px}
+.banner{padding:10px 14px;border-radius:6px;margin:12px 0;font-weight:600}
+.banner.plan{background:#ddf4ff;border:1px solid #54aeff}
+.banner.stop{background:#ffebe9;border:1px solid #ff8182}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}
+.card{border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:120px;background:var(--soft)}
+.card b{display:block;font-size:22px}.card span{color:var(--muted);font-size:12px}
+table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;
+vertical-align:top}th{background:var(--soft)}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.badge{display:inline-block;border-radius:10px;padding:1px 9px;color:#fff;font-size:12px;font-weight:600}
+.trees{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
+.trees figure{margin:0;overflow-x:auto;max-width:100%}
+.trees figcaption{font-weight:600;margin-bottom:4px}
+.arrow{font-size:28px;color:var(--muted);align-self:center}
+svg.tree{background:#fff;font:12px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif}
+svg .box{fill:#f6f8fa;stroke:#8c959f;stroke-width:1}
+svg .box.created{fill:#dafbe1;stroke:#1a7f37;stroke-width:2}
+svg .box.removed{fill:#ffebe9;stroke:#cf222e;stroke-dasharray:5 3}
+svg .box.ext{fill:#fff8c5;stroke:#9a6700;stroke-dasharray:5 3}
+svg .edge{fill:none;stroke:#8c959f;stroke-width:1.5}
+svg .bar-bg{fill:#eaeef2}
+svg .t-name{font-weight:600;fill:#1f2328}svg .t-rc{fill:#424a53}svg .t-num{fill:#1f2328}
+svg .t-muted{fill:#6e7781}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
+.fail{color:#cf222e}.ok{color:#1a7f37}
+details{margin:6px 0}summary{cursor:pointer;color:var(--muted)}
+"""
+
+
+def _badge(status):
+    return '<span class="badge" style="background:%s">%s</span>' % (
+        STATUS_COLOURS.get(status, '#57606a'), _h(STATUS_LABELS.get(status, status)))
+
+
+def _anchor(node):
+    safe = ''.join(c if c.isalnum() or c in '-_.' else '-' for c in str(node))
+    return 'node-' + safe
+
+
+def _inventory_table(entry, names):
+    before, after = entry['before'], entry['after']
+    rows = []
+    for uuid, _depth in tree_order(after['providers']):
+        prov = after['providers'][uuid]
+        for rc in sorted(prov['inventories']):
+            inv = prov['inventories'][rc]
+            old = before['providers'].get(uuid, {}).get('inventories', {}).get(rc)
+            was = '-' if old is None else '%s' % _number(old['total'])
+            rows.append('<tr><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td>'
+                        '<td class="n">%d</td><td class="n">%s</td><td class="n">%s/%s</td></tr>' % (
+                            _h(prov['name']), _h(rc), was, _number(inv['total']), inv['reserved'],
+                            inv['max_unit'], _number(inv['allocation_ratio']),
+                            _number(usage_of(after, uuid, rc)), _number(model.capacity(inv))))
+    for uuid, _depth in tree_order(before['providers']):
+        prov = before['providers'][uuid]
+        for rc in sorted(prov['inventories']):
+            if rc in after['providers'].get(uuid, {}).get('inventories', {}):
+                continue
+            rows.append('<tr><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">removed</td><td></td>'
+                        '<td></td><td></td><td></td></tr>' % (
+                            _h(prov['name']), _h(rc), _number(prov['inventories'][rc]['total'])))
+    if not rows:
+        return ''
+    return ('<table class="inv"><tr><th>provider</th><th>class</th><th>total before</th><th>total</th>'
+            '<th>reserved</th><th>max_unit</th><th>ratio</th><th>used/capacity</th></tr>%s</table>'
+            % ''.join(rows))
+
+
+def _moves_table(entry, names):
+    if not entry['moves']:
+        return ''
+    rows = []
+    for move in entry['moves']:
+        rows.append('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            _h(move['consumer']), _h(move['resource_class']),
+            _pairs_text(move['from'], names, _h), _pairs_text(move['to'], names, _h)))
+    return ('<table class="moves"><tr><th>consumer</th><th>class</th><th>from</th><th>to</th></tr>%s</table>'
+            % ''.join(rows))
+
+
+def _verification_html(entry):
+    checks = entry['verification']
+    if not checks:
+        return ''
+    failed = [c for c in checks if not c['passed']]
+    head = '<p class="%s">Verification: %d of %d checks passed.</p>' % (
+        'fail' if failed else 'ok', len(checks) - len(failed), len(checks))
+    items = ''.join('<li class="%s">%s %s%s</li>' % (
+        'ok' if c['passed'] else 'fail', '&#10003;' if c['passed'] else '&#10007;', _h(c['check']),
+        (': ' + _h(c['detail'])) if c['detail'] else '') for c in checks)
+    return head + '<details><summary>all checks</summary><ul>%s</ul></details>' % items
+
+
+def _node_html(entry, report):
+    names = report['names']
+    out = ['<section class="node" id="%s">' % _anchor(entry['node'])]
+    out.append('<h2>%s %s</h2>' % (_h(entry['node']), _badge(entry['status'])))
+    facts = []
+    if entry['provider'] != entry['node']:
+        facts.append('root provider <code>%s</code>' % _h(entry['provider']))
+    if entry['duration'] is not None:
+        facts.append('took %s' % format_duration(entry['duration']))
+    if entry['moved']['allocations']:
+        facts.append('%d allocations of %d consumers %s' % (
+            entry['moved']['allocations'], entry['moved']['consumers'],
+            'to move' if report['mode'] == 'plan' else 'moved'))
+    if entry['retries']:
+        facts.append('%d generation-conflict retries' % entry['retries'])
+    if facts:
+        out.append('<p class="meta">%s</p>' % ' &middot; '.join(facts))
+    if entry['reason']:
+        out.append('<p><b>Reason:</b> %s</p>' % _h(entry['reason']))
+    if entry['status'] == 'unreached':
+        out.append('<p>Not touched: the roll did not reach this node.</p></section>')
+        return ''.join(out)
+    if not entry['before']['providers']:
+        out.append('<p>No provider tree recorded.</p></section>')
+        return ''.join(out)
+    ext_before = external_holdings(entry['before'])
+    ext_after = external_holdings(entry['after'])
+    if entry['changed_tree']:
+        out.append('<div class="trees"><figure><figcaption>before</figcaption>%s</figure>'
+                   '<div class="arrow">&#8594;</div><figure><figcaption>after%s</figcaption>%s</figure></div>' % (
+                       tree_svg(entry['before'], removed=entry['removed'], external=ext_before, names=names,
+                                label='%s before' % entry['node']),
+                       ' (planned)' if report['mode'] == 'plan' else '',
+                       tree_svg(entry['after'], created=entry['created'], external=ext_after, names=names,
+                                label='%s after' % entry['node'])))
+    else:
+        out.append('<div class="trees"><figure><figcaption>%s</figcaption>%s</figure></div>'
+                   % (_h(_single_caption(entry)),
+                      tree_svg(entry['after'], external=ext_after, names=names, label=entry['node'])))
+    moves = _moves_table(entry, names)
+    if moves:
+        out.append('<h3>Where the allocations moved</h3>' + moves)
+    inv = _inventory_table(entry, names)
+    if inv:
+        out.append('<details%s><summary>inventories</summary>%s</details>'
+                   % (' open' if entry['changed_tree'] else '', inv))
+    out.append(_verification_html(entry))
+    if entry['snapshot']:
+        out.append('<p class="meta">snapshot <code>%s</code></p>' % _h(entry['snapshot']))
+    for warning in entry['warnings']:
+        out.append('<p class="meta">warning: %s</p>' % _h(warning))
+    out.append('</section>')
+    return ''.join(out)
+
+
+def render_html(report):
+    totals = report['totals']
+    counts = totals['statuses']
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           '<title>%s</title><style>%s</style></head><body>' % (_h(report['title']), _CSS)]
+    out.append('<h1>%s</h1>' % _h(report['title']))
+    out.append('<p class="meta">run %s &middot; started %s &middot; finished %s &middot; time taken %s</p>' % (
+        _h(report['run_id'] or '-'), format_time(report['started']), format_time(report['finished']),
+        format_duration(totals['duration'])))
+    if report['mode'] == 'plan':
+        out.append('<div class="banner plan">Plan only (check mode): nothing was changed.</div>')
+    if report['stopped']:
+        out.append('<div class="banner stop">The roll stopped at %s: %s</div>' % (
+            _h(report['stopped'].get('node')), _h(report['stopped'].get('reason'))))
+    cards = [('nodes', totals['nodes'])]
+    for status in STATUSES:
+        if counts.get(status) or status in ('noop', 'deferred', 'failed'):
+            cards.append((STATUS_LABELS[status], counts.get(status, 0)))
+    cards += [('consumers moved', totals['consumers_moved']), ('allocations moved', totals['allocations_moved']),
+              ('child providers created', totals['providers_created'])]
+    out.append('<div class="cards">%s</div>' % ''.join(
+        '<div class="card"><b>%d</b><span>%s</span></div>' % (n, _h(label)) for label, n in cards))
+    out.append('<p>%s</p>' % _h(summary_line(report)))
+    if report['deferred']:
+        out.append('<h3>Deferred nodes</h3><ul>%s</ul>' % ''.join(
+            '<li><a href="#%s">%s</a>: %s</li>' % (_anchor(d['node']), _h(d['node']), _h(d['reason']))
+            for d in report['deferred']))
+    rows = []
+    for entry in report['nodes']:
+        rows.append('<tr><td><a href="#%s">%s</a></td><td>%s</td><td class="n">%d</td><td class="n">%d</td>'
+                    '<td class="n">%s</td><td>%s</td></tr>' % (
+                        _anchor(entry['node']), _h(entry['node']), _badge(entry['status']),
+                        entry['moved']['consumers'], entry['moved']['allocations'],
+                        format_duration(entry['duration']), _h(entry['reason'])))
+    out.append('<h2>Fleet</h2><table class="fleet"><tr><th>node</th><th>status</th><th>consumers moved</th>'
+               '<th>allocations moved</th><th>time</th><th>detail</th></tr>%s</table>' % ''.join(rows))
+    for entry in report['nodes']:
+        out.append(_node_html(entry, report))
+    out.append('<p class="meta">generated %s by placement.upgrade</p></body></html>' % format_time(report['generated']))
+    return '\n'.join(out) + '\n'
+
+
+# ---------------------------------------------------------------------------
+# files
+
+def _atomic_write(path, text, mode=0o644):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=folder)
+    try:
+        with os.fdopen(fd, 'w') as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_report(dest, report):
+    """Write report.md, report.html and summary.json into ``dest`` (created 0750); return the paths."""
+    if not os.path.isdir(dest):
+        os.makedirs(dest, 0o750)
+    paths = {
+        'markdown': os.path.join(dest, 'report.md'),
+        'html': os.path.join(dest, 'report.html'),
+        'summary': os.path.join(dest, 'summary.json'),
+    }
+    _atomic_write(paths['markdown'], render_markdown(report))
+    _atomic_write(paths['html'], render_html(report))
+    _atomic_write(paths['summary'], json.dumps(summary(report), indent=2, sort_keys=True) + '\n')
+    return paths
+
+
+def save_record(dest, record):
+    """Store one node record as ``dest/nodes/<node>.json`` (atomic, 0600); return the path."""
+    folder = os.path.join(dest, 'nodes')
+    if not os.path.isdir(folder):
+        os.makedirs(folder, 0o750)
+    node = str(record.get('node') or record.get('provider') or 'unknown')
+    safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in node)
+    path = os.path.join(folder, '%s.json' % safe)
+    _atomic_write(path, json.dumps(record, indent=1, sort_keys=True, default=str) + '\n', mode=0o600)
+    return path
+
+
+def load_records(dest):
+    """Every node record stored under ``dest/nodes`` (unreadable files are skipped and named)."""
+    folder = os.path.join(dest, 'nodes')
+    records, problems = [], []
+    if not os.path.isdir(folder):
+        return records, problems
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith('.json') or name.startswith('.'):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with open(path) as handle:
+                records.append(json.load(handle))
+        except (OSError, IOError, ValueError) as exc:
+            problems.append('%s: %s' % (path, exc))
+    return records, problems
+
+
+# ---------------------------------------------------------------------------
+# node records from the roll's task results (reads Placement)
+
+def _status_of(record, mode):
+    result = record.get('reshape') or {}
+    status = record.get('status') or result.get('status') or 'unreached'
+    if mode == 'plan' and status == 'reshaped':
+        status = 'planned'
+    return status
+
+
+def collect_record(backend, record, mode='apply'):
+    """Turn what the roll recorded for one node into a node record with trees.
+
+    ``record``: ``{"node", "provider", "status", "reason", "started", "finished",
+    "reshape": <the reshape task's result>}``.  The node's tree is read from
+    Placement now (``backend``, may be None to skip reading); the tree before is
+    the snapshot the reshape wrote (``reshaped``), the plan applied to the tree
+    (``planned``, check mode), or the tree as it is (nothing changed).
+    Returns ``(record, warnings)``.
+    """
+    # local imports: rendering alone (write_report) must not need the reshape core
+    from . import ops
+    from . import reshaper
+    from . import snapshot as _snapshot
+
+    warnings = []
+    result = record.get('reshape') or {}
+    status = _status_of(record, mode)
+    node = record.get('node') or record.get('provider')
+    out = {
+        'node': node,
+        'provider': record.get('provider') or node,
+        'status': status,
+        'reason': record.get('reason') or result.get('deferred_reason') or '',
+        'started': record.get('started'),
+        'finished': record.get('finished'),
+        'moved': result.get('moved') if status in ('reshaped', 'planned', 'rolled_back') else None,
+        'verification': result.get('verification') or [],
+        'snapshot': result.get('snapshot') or '',
+        'retries': result.get('retries') or 0,
+        'warnings': list(result.get('warnings') or []),
+        'names': {},
+    }
+    if out['moved'] is None:
+        out['moved'] = {'consumers': 0, 'allocations': 0}
+    state = None
+    if backend is not None:
+        prov = ops.find_provider(backend, out['provider'])
+        if prov is None:
+            warnings.append('%s: root provider %s not found in Placement' % (node, out['provider']))
+        else:
+            root_uuid = prov.get('root_provider_uuid') or prov['uuid']
+            state, foreign = reshaper.read_node(backend, root_uuid)
+            for rp, info in foreign.items():
+                if info.get('name'):
+                    out['names'][rp] = info['name']
+    before, after = state, state
+    if status == 'planned' and state is not None:
+        after = apply_plan(state, result.get('plan'))
+    elif status == 'reshaped' and out['snapshot']:
+        try:
+            snap = _snapshot.load_snapshot(out['snapshot'])
+        except _snapshot.SnapshotError as exc:
+            warnings.append('%s: %s' % (node, exc.detail))
+        else:
+            before = snap['state']
+            for rp, info in (snap.get('foreign') or {}).items():
+                if info.get('name'):
+                    out['names'].setdefault(rp, info['name'])
+    elif status == 'rolled_back':
+        before = None
+    out['before'] = before
+    out['after'] = after
+    return out, warnings

@@ -1,0 +1,510 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Build a simulated fleet of compute nodes for the demo, the molecule scenarios and tests.
+
+One call (:func:`build`) makes, under an output directory::
+
+    hosts/<node>/sys/...                 fake sysfs of each node (tools/fakehost.py)
+    hosts/<node>/etc/libvirt/qemu/*.xml  the guests' libvirt domain XML
+    placement.db                         the embedded Placement, seeded with the LEGACY
+                                         flat layout (or any Backend given to seed())
+    inventory.yml                        an Ansible inventory: group ``compute``, one
+                                         local-connection host per node
+    fleet.json                           what was built and what the roll should do
+
+The default fleet (12 nodes) is what an operator of a vGPU cloud has before the
+upgrade, and covers every path of the roll:
+
+* GPU nodes (``kind: gpu``): 1 to 3 physical GPUs with mdevs held by guests (one
+  guest with mdevs on two GPUs), some unheld mdevs, CPU-only guests next to them;
+  Placement has ``VGPU: N`` on the root provider and every guest's VGPU allocation
+  on the root (nova before Stein).  The roll reshapes them.
+* one SR-IOV node (``kind: sriov``): an X710 PF with VFs held by guests and a
+  passthrough GPU; its VF and GPU classes sit flat on the root.  Reshaped.
+* one node already reshaped (``kind: reshaped``): seeded flat, then reshaped by the
+  collection's own core while the fleet is built.  The roll skips it.
+* a migration in flight (``kind: migrating`` + ``kind: plain`` target): one guest of
+  a GPU node also holds VCPU/MEMORY_MB on another node's root.  Both nodes are
+  deferred.
+* one shared DISK_GB pool (trait MISC_SHARES_VIA_AGGREGATE, same aggregate as every
+  node): every guest's DISK_GB lives there and must be carried along.
+
+``unmapped=[node]`` adds, on a GPU node, a VGPU consumer that no guest's domain XML
+explains (an allocation leaked by a deleted guest): with the strict ownership
+policy the roll must stop at that node.
+
+Everything is deterministic (uuid5 names, a seeded random generator), so two
+builds give the same fleet.  ``prefix`` is put in front of every provider name and
+host name, so several fleets can share one (real) Placement.
+
+Command line::
+
+    python tools/simfleet.py OUT [--nodes 12] [--unmapped compute-03] [--prefix P]
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import uuid as _uuid
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+import fakehost  # noqa: E402  (tools/fakehost.py, next to this file)
+
+NAMESPACE = _uuid.uuid5(_uuid.NAMESPACE_DNS, 'simfleet.placement-upgrade.invalid')
+PROJECT_ID = 'f0a1c2d3e4f5461788a9b0c1d2e3f4a5'
+USER_ID = '0b1c2d3e4f5a46b7a8c9d0e1f2a3b4c5'
+POOL_NAME = 'shared-storage-pool'
+POOL_DISK_GB = 40000
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+
+# Physical GPU models and one vGPU type each: (vendor, product, mdev type, type name, max instances)
+GPU_MODELS = [
+    ('10de', '1eb8', 'nvidia-222', 'GRID T4-2Q', 8),
+    ('10de', '2236', 'nvidia-592', 'NVIDIA A10-4Q', 6),
+]
+SRIOV_VF_CLASS = 'CUSTOM_PCI_8086_154C'
+PASSTHROUGH_GPU = {'vendor_id': '10de', 'product_id': '25b6'}
+PASSTHROUGH_CLASS = 'CUSTOM_PCI_10DE_25B6'
+
+
+def stable_uuid(*parts):
+    return str(_uuid.uuid5(NAMESPACE, ':'.join(str(p) for p in parts)))
+
+
+# ---------------------------------------------------------------------------
+# the plan of the fleet (pure data)
+
+def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
+    """The list of node specs: ``[{name, kind, spec, guests, ...}]`` (no files written).
+
+    Roles by position: the last node is the plain migration target, the one before it
+    the migrating GPU node, then the already-reshaped node, then the SR-IOV node; the
+    rest are GPU nodes.  Fewer than 5 nodes gives GPU nodes only (plus what fits).
+    """
+    if nodes < 1:
+        raise ValueError('a fleet needs at least one node')
+    rng = random.Random(seed)
+    names = ['%scompute-%02d' % (prefix, i + 1) for i in range(nodes)]
+    kinds = ['gpu'] * nodes
+    if nodes >= 5:
+        kinds[-1] = 'plain'
+        kinds[-2] = 'migrating'
+        kinds[-3] = 'reshaped'
+        kinds[-4] = 'sriov'
+    elif nodes >= 3:
+        kinds[-1] = 'reshaped'
+    unmapped = set(unmapped or ())
+    for name in unmapped:
+        if name not in names:
+            raise ValueError('unmapped node %s is not in the fleet (%s)' % (name, ', '.join(names)))
+        if kinds[names.index(name)] not in ('gpu', 'migrating'):
+            raise ValueError('unmapped node %s must be a GPU node, it is %s' % (name, kinds[names.index(name)]))
+    specs = []
+    gpu_index = 0
+    for name, kind in zip(names, kinds):
+        if kind in ('gpu', 'migrating', 'reshaped'):
+            spec = _gpu_spec(name, gpu_index, rng)
+            gpu_index += 1
+        elif kind == 'sriov':
+            spec = fakehost.default_sriov_host(name)
+        else:
+            spec = fakehost.default_plain_host(name)
+        extra = ['instance-%08x' % (0x100 + i) for i in range(rng.randint(1, 2))]
+        spec.setdefault('instances', [])
+        spec['instances'] = list(spec['instances']) + [{'name': guest} for guest in extra]
+        specs.append({'name': name, 'kind': kind, 'spec': spec, 'cpu_only': extra,
+                      'unmapped': name in unmapped})
+    if nodes >= 5:
+        specs[-2]['migrates_to'] = specs[-1]['name']
+    return specs
+
+
+def _gpu_spec(name, index, rng):
+    vendor, product, mdev_type, type_name, max_inst = GPU_MODELS[index % len(GPU_MODELS)]
+    gpu_count = (2, 1, 3)[index % 3]
+    types = {mdev_type: {'name': type_name, 'max_instances': max_inst, 'device_api': 'vfio-pci',
+                         'description': 'num_heads=4, frl_config=60'}}
+    gpus = []
+    for g in range(gpu_count):
+        gpus.append({'address': '0000:%02x:00.0' % (0x84 + g), 'vendor_id': vendor, 'product_id': product,
+                     'numa_node': g % 2, 'mdev_types': types, 'mdevs': []})
+    guests = []
+    serial = 1
+    # guest 1 on GPU A with two mdevs; a guest spanning GPU A and B when there are two;
+    # then one or two single-mdev guests per further GPU
+    plan = [[(0, 2)]]
+    if gpu_count >= 2:
+        plan.append([(0, 1), (1, 1)])
+    for g in range(1, gpu_count):
+        for _i in range(rng.randint(1, 2)):
+            plan.append([(g, 1)])
+    if gpu_count == 1:
+        plan.append([(0, 1)])
+    for holds in plan:
+        guest = 'instance-%08x' % serial
+        serial += 1
+        guests.append(guest)
+        for g, count in holds:
+            for _i in range(count):
+                gpus[g]['mdevs'].append({'type': mdev_type, 'holder': guest})
+    # an unheld mdev left behind by a deleted guest, on every other node
+    if index % 2 == 1:
+        gpus[0]['mdevs'].append({'type': mdev_type, 'holder': None})
+    return {
+        'hostname': name,
+        'gpus': gpus,
+        'numa_cells': [dict(c) for c in fakehost.DEFAULT_NUMA],
+        'instances': [{'name': g} for g in guests],
+    }
+
+
+# ---------------------------------------------------------------------------
+# files
+
+def build_hosts(out_dir, specs):
+    """Write every node's fake host; return {node: fakehost result}."""
+    built = {}
+    for item in specs:
+        root = os.path.join(out_dir, 'hosts', item['name'])
+        built[item['name']] = fakehost.build_host(root, item['spec'], clean=True)
+    return built
+
+
+def write_inventory(out_dir, fleet, extra_vars=None):
+    """inventory.yml: group compute, one local-connection host per node, plus the fleet's vars."""
+    hosts = {}
+    for node in fleet['nodes']:
+        host = {
+            'rolling_reshape_sysfs_root': node['sysfs_root'],
+            'rolling_reshape_domain_xml_glob': node['domain_xml_glob'],
+        }
+        if node['provider'] != node['name']:
+            host['rolling_reshape_provider_name'] = node['provider']
+        if node.get('pci_filters'):
+            host['rolling_reshape_pci_filters'] = node['pci_filters']
+        hosts[node['name']] = host
+    group_vars = {
+        'ansible_connection': 'local',
+        'ansible_python_interpreter': '{{ ansible_playbook_python }}',
+    }
+    group_vars.update(extra_vars or {})
+    doc = {'all': {'children': {'compute': {'hosts': hosts, 'vars': group_vars}}}}
+    path = os.path.join(out_dir, 'inventory.yml')
+    with open(path, 'w') as handle:
+        handle.write('# Generated by tools/simfleet.py: a simulated fleet of %d compute nodes.\n'
+                     % len(fleet['nodes']))
+        handle.write(_yaml(doc))
+    return path
+
+
+def _yaml(doc):
+    try:
+        import yaml
+    except ImportError:   # JSON is YAML
+        return json.dumps(doc, indent=2, sort_keys=True) + '\n'
+    return yaml.safe_dump(doc, default_flow_style=False, sort_keys=True)
+
+
+# ---------------------------------------------------------------------------
+# placement
+
+def _inv(total, **fields):
+    rec = {'total': total, 'reserved': 0, 'min_unit': 1, 'max_unit': total, 'step_size': 1,
+           'allocation_ratio': 1.0}
+    rec.update(fields)
+    return rec
+
+
+def _gpu_units(spec):
+    total = 0
+    for gpu in spec.get('gpus', []):
+        for info in gpu['mdev_types'].values():
+            total += int(info.get('max_instances', 8))
+    return total
+
+
+def _provider(backend, name, uuid, parent=None):
+    found = backend.list_providers(name=name)
+    if found:
+        return found[0]
+    return backend.create_provider(name, uuid=uuid, parent_provider_uuid=parent)
+
+
+def _set_inventories(backend, uuid, inventories):
+    gen = backend.get_inventories(uuid)['resource_provider_generation']
+    backend.set_inventories(uuid, gen, inventories)
+
+
+def _set_traits(backend, uuid, traits):
+    gen = backend.get_provider_traits(uuid)['resource_provider_generation']
+    backend.set_provider_traits(uuid, gen, sorted(traits))
+
+
+def _set_aggregates(backend, uuid, aggregates):
+    gen = backend.get_aggregates(uuid)['resource_provider_generation']
+    backend.set_aggregates(uuid, gen, sorted(aggregates))
+
+
+def _put(backend, consumer, allocations):
+    current = backend.get_allocations(consumer)
+    backend.put_allocations(consumer, {
+        'allocations': allocations,
+        'project_id': PROJECT_ID,
+        'user_id': USER_ID,
+        'consumer_generation': current.get('consumer_generation') if current.get('allocations') else None,
+        'consumer_type': 'INSTANCE',
+    })
+
+
+def seed_placement(backend, fleet, log=None):
+    """Seed ``backend`` (any Backend: embedded or a real Placement) with the legacy layout.
+
+    Returns the fleet with the provider uuids filled in.  The ``reshaped`` node is
+    reshaped at the end with the collection's core (snapshots into
+    ``fleet['build_snapshot_dir']``).
+    """
+    log = log or (lambda _msg: None)
+    rng = random.Random(fleet.get('seed', 7))
+    prefix = fleet.get('prefix', '')
+    aggregate = stable_uuid(prefix, 'aggregate', 'storage')
+    for rc in (SRIOV_VF_CLASS, PASSTHROUGH_CLASS):
+        backend.ensure_resource_class(rc)
+    pool = _provider(backend, prefix + POOL_NAME, stable_uuid(prefix, 'provider', POOL_NAME))
+    _set_inventories(backend, pool['uuid'], {'DISK_GB': _inv(POOL_DISK_GB, max_unit=2000, reserved=100)})
+    _set_traits(backend, pool['uuid'], [SHARING_TRAIT])
+    _set_aggregates(backend, pool['uuid'], [aggregate])
+    fleet['pool'] = {'name': pool['name'], 'uuid': pool['uuid'], 'aggregate': aggregate}
+    roots = {}
+    for node in fleet['nodes']:
+        root = _provider(backend, node['provider'], stable_uuid(prefix, 'provider', node['provider']))
+        roots[node['name']] = root['uuid']
+        node['uuid'] = root['uuid']
+        cpus = sum(len(_cpus(c['cpus'])) for c in node['spec'].get('numa_cells', [])) or 32
+        memory = sum(int(c['memory_mb']) for c in node['spec'].get('numa_cells', [])) or 65536
+        inventories = {
+            'VCPU': _inv(cpus, allocation_ratio=4.0, max_unit=cpus),
+            'MEMORY_MB': _inv(memory, reserved=4096, max_unit=memory, allocation_ratio=1.0),
+        }
+        units = _gpu_units(node['spec'])
+        if units:
+            inventories['VGPU'] = _inv(units)
+        if node['kind'] == 'sriov':
+            vfs = sum(int(pf.get('num_vfs', 0)) for pf in node['spec'].get('sriov_pfs', []))
+            inventories[SRIOV_VF_CLASS] = _inv(vfs)
+            inventories[PASSTHROUGH_CLASS] = _inv(len(node['spec'].get('pci_devices', [])))
+        _set_inventories(backend, root['uuid'], inventories)
+        _set_traits(backend, root['uuid'], ['COMPUTE_NODE'])
+        _set_aggregates(backend, root['uuid'], [aggregate])
+        log('seeded provider %s (%s)' % (node['provider'], ', '.join(
+            '%s %d' % (rc, inv['total']) for rc, inv in sorted(inventories.items()))))
+    for node in fleet['nodes']:
+        root_uuid = roots[node['name']]
+        held = _held_units(node)
+        consumers = []
+        for guest, consumer in sorted(node['instances'].items()):
+            resources = {'VCPU': rng.choice((2, 4, 8)), 'MEMORY_MB': rng.choice((4096, 8192, 16384))}
+            for rc, n in held.get(guest, {}).items():
+                resources[rc] = n
+            allocations = {root_uuid: {'resources': resources},
+                           pool['uuid']: {'resources': {'DISK_GB': rng.choice((20, 40, 80))}}}
+            if node.get('migrates_to') and guest == node['migrating_guest']:
+                allocations[roots[node['migrates_to']]] = {'resources': {'VCPU': resources['VCPU'],
+                                                                        'MEMORY_MB': resources['MEMORY_MB']}}
+            _put(backend, consumer, allocations)
+            consumers.append(consumer)
+        if node.get('unmapped'):
+            ghost = stable_uuid(prefix, 'ghost', node['name'])
+            _put(backend, ghost, {root_uuid: {'resources': {'VCPU': 2, 'MEMORY_MB': 2048, 'VGPU': 1}},
+                                  pool['uuid']: {'resources': {'DISK_GB': 20}}})
+            node['ghost_consumer'] = ghost
+            consumers.append(ghost)
+        node['consumers'] = consumers
+        log('seeded %d consumers on %s' % (len(consumers), node['provider']))
+    for node in fleet['nodes']:
+        if node['kind'] == 'reshaped':
+            _reshape_now(backend, node, fleet, log)
+    return fleet
+
+
+def _cpus(text):
+    out = []
+    for part in str(text).split(','):
+        if '-' in part:
+            low, high = part.split('-')
+            out.extend(range(int(low), int(high) + 1))
+        elif part.strip():
+            out.append(int(part))
+    return out
+
+
+def _held_units(node):
+    """{guest name: {RC: units}} the guest's devices stand for, from the spec."""
+    held = {}
+    spec = node['spec']
+    for gpu in spec.get('gpus', []):
+        for mdev in gpu.get('mdevs', []):
+            if mdev.get('holder'):
+                slot = held.setdefault(mdev['holder'], {})
+                slot['VGPU'] = slot.get('VGPU', 0) + 1
+    for pf in spec.get('sriov_pfs', []):
+        for _index, guest in (pf.get('vf_holders') or {}).items():
+            slot = held.setdefault(guest, {})
+            slot[SRIOV_VF_CLASS] = slot.get(SRIOV_VF_CLASS, 0) + 1
+    for dev in spec.get('pci_devices', []):
+        if dev.get('holder'):
+            slot = held.setdefault(dev['holder'], {})
+            slot[PASSTHROUGH_CLASS] = slot.get(PASSTHROUGH_CLASS, 0) + 1
+    return held
+
+
+def _reshape_now(backend, node, fleet, log):
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
+    devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
+                                 pci_filters=node.get('pci_filters'), hostname=node['provider'])
+    result = reshaper.reshape_node(backend, node['provider'], devices,
+                                   snapshot_dir=fleet['build_snapshot_dir'], log=log)
+    if result['status'] != 'reshaped' or not result.get('verified'):
+        raise RuntimeError('could not pre-reshape %s: %s' % (node['provider'], result.get('msg')))
+    log('pre-reshaped %s (the roll must skip it)' % node['provider'])
+
+
+# ---------------------------------------------------------------------------
+# the whole thing
+
+def describe(out_dir, specs, built, prefix='', seed=7):
+    """The fleet description (fleet.json) from the specs and the built hosts."""
+    nodes = []
+    for item in specs:
+        host = built[item['name']]
+        instances = dict(host['instances'])
+        node = {
+            'name': item['name'],
+            'provider': item['name'],
+            'kind': item['kind'],
+            'sysfs_root': host['sysfs_root'],
+            'domain_xml_glob': host['domain_xml_glob'],
+            'instances': instances,
+            'spec': item['spec'],
+            'unmapped': item['unmapped'],
+            'gpus': len(item['spec'].get('gpus', [])),
+            'vgpu_held': sum(n.get('VGPU', 0) for n in _held_units({'spec': item['spec']}).values()),
+        }
+        if item['kind'] == 'sriov':
+            node['pci_filters'] = [dict(PASSTHROUGH_GPU)]
+        if item.get('migrates_to'):
+            node['migrates_to'] = item['migrates_to']
+            node['migrating_guest'] = sorted(host['instances'])[0]
+        nodes.append(node)
+    expected = {}
+    targets = set(n['migrates_to'] for n in nodes if n.get('migrates_to'))
+    stop = None
+    for node in nodes:
+        if stop:
+            expected[node['name']] = 'unreached'
+        elif node['unmapped']:
+            expected[node['name']] = 'failed'
+            stop = node['name']
+        elif node.get('migrates_to') or node['name'] in targets:
+            expected[node['name']] = 'deferred'
+        elif node['kind'] in ('gpu', 'sriov'):
+            expected[node['name']] = 'reshaped'
+        else:
+            expected[node['name']] = 'noop'
+    return {
+        'format': 1,
+        'out_dir': out_dir,
+        'prefix': prefix,
+        'seed': seed,
+        'nodes': nodes,
+        'expected': expected,
+        'embedded_db': os.path.join(out_dir, 'placement.db'),
+        'build_snapshot_dir': os.path.join(out_dir, 'build-snapshots'),
+        'inventory': os.path.join(out_dir, 'inventory.yml'),
+    }
+
+
+def build(out_dir, nodes=12, prefix='', unmapped=(), seed=7, backend=None, clean=True,
+          inventory_vars=None, log=None):
+    """Build the fleet under ``out_dir`` and seed Placement; return the fleet description.
+
+    ``backend``: where to seed (default: a new embedded store at ``out_dir/placement.db``).
+    ``inventory_vars``: extra group variables for inventory.yml (e.g. ``placement_backend``).
+    """
+    out_dir = os.path.abspath(out_dir)
+    if clean:
+        for sub in ('hosts', 'build-snapshots'):
+            path = os.path.join(out_dir, sub)
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+        for name in ('placement.db', 'placement.db-wal', 'placement.db-shm', 'inventory.yml', 'fleet.json'):
+            path = os.path.join(out_dir, name)
+            if os.path.exists(path):
+                os.unlink(path)
+    if not os.path.isdir(out_dir):
+        os.makedirs(out_dir)
+    specs = fleet_plan(nodes=nodes, prefix=prefix, unmapped=unmapped, seed=seed)
+    built = build_hosts(out_dir, specs)
+    fleet = describe(out_dir, specs, built, prefix=prefix, seed=seed)
+    own = backend is None
+    if own:
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+        backend = EmbeddedBackend(fleet['embedded_db'])
+    else:
+        fleet['embedded_db'] = None
+    try:
+        seed_placement(backend, fleet, log=log)
+    finally:
+        if own:
+            backend.close()
+    group_vars = {}
+    if fleet['embedded_db']:
+        group_vars['placement_backend'] = {'embedded_db': fleet['embedded_db']}
+    group_vars.update(inventory_vars or {})
+    write_inventory(out_dir, fleet, group_vars)
+    with open(os.path.join(out_dir, 'fleet.json'), 'w') as handle:
+        json.dump(_public(fleet), handle, indent=1, sort_keys=True)
+        handle.write('\n')
+    return fleet
+
+
+def _public(fleet):
+    out = dict(fleet)
+    out['nodes'] = [dict((k, v) for k, v in n.items() if k != 'spec') for n in fleet['nodes']]
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description='Build a simulated fleet of compute nodes (fake sysfs, '
+                                                 'libvirt XML, embedded Placement in the legacy layout).')
+    parser.add_argument('out', help='output directory')
+    parser.add_argument('--nodes', type=int, default=12)
+    parser.add_argument('--prefix', default='', help='prefix of every provider and host name')
+    parser.add_argument('--unmapped', action='append', default=[],
+                        help='a GPU node that gets a VGPU consumer no guest explains (repeatable)')
+    parser.add_argument('--seed', type=int, default=7)
+    parser.add_argument('-q', '--quiet', action='store_true')
+    args = parser.parse_args(argv)
+    log = None if args.quiet else (lambda msg: sys.stderr.write('simfleet: %s\n' % msg))
+    try:
+        fleet = build(args.out, nodes=args.nodes, prefix=args.prefix, unmapped=args.unmapped,
+                      seed=args.seed, log=log)
+    except (ValueError, OSError) as exc:
+        parser.exit(2, 'simfleet: %s\n' % exc)
+    print(json.dumps({'inventory': fleet['inventory'], 'embedded_db': fleet['embedded_db'],
+                      'expected': fleet['expected']}, indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
