@@ -64,6 +64,8 @@ Command-line (the child): ``python placement_server.py --serve CONFIG_DIR PORT_F
 
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import argparse
 import json
 import os
@@ -76,8 +78,6 @@ import threading
 import time
 
 from urllib.request import Request, urlopen
-
-__metaclass__ = type
 
 LOOPBACK = '127.0.0.1'
 
@@ -377,6 +377,7 @@ def main(argv=None):
         return 0
     server = PlacementServer(workdir=args.workdir,
                              reshape_policy=None if args.default_policy else RESHAPE_POLICY)
+
     def _stop(signum, frame):
         raise KeyboardInterrupt()
 

@@ -125,12 +125,16 @@ def test_uses_min_of_server_max_and_1_39_on_every_call(server_max, expected):
 
 # -- error parsing ----------------------------------------------------------------
 def backend_with(key, *answers):
+    return RestBackend(FakeAdapter(script={key: list(answers)}))
+
+
+def backend_and_adapter(key, *answers):
     adapter = FakeAdapter(script={key: list(answers)})
     return RestBackend(adapter), adapter
 
 
 def test_concurrent_update_is_typed_with_code_detail_and_request_id():
-    backend, _ = backend_with(
+    backend = backend_with(
         ('PUT', '/resource_providers/rp1/inventories'),
         placement_error(409, errors.CONCURRENT_UPDATE,
                         'resource provider generation conflict', request_id='req-abc'))
@@ -145,9 +149,9 @@ def test_concurrent_update_is_typed_with_code_detail_and_request_id():
 
 @pytest.mark.parametrize('header', ['x-openstack-request-id', 'OpenStack-Request-ID'])
 def test_request_id_from_header_when_body_has_none(header):
-    backend, _ = backend_with(('GET', '/resource_providers/rp1'),
-                              placement_error(404, errors.DEFAULT, 'No resource provider with uuid rp1 found',
-                                              request_id=None, headers={header: 'req-hdr'}))
+    backend = backend_with(('GET', '/resource_providers/rp1'),
+                           placement_error(404, errors.DEFAULT, 'No resource provider with uuid rp1 found',
+                                           request_id=None, headers={header: 'req-hdr'}))
     with pytest.raises(errors.NotFound) as info:
         backend.get_provider('rp1')
     assert info.value.request_id == 'req-hdr'
@@ -162,14 +166,14 @@ def test_request_id_from_header_when_body_has_none(header):
     (errors.PROVIDER_CANNOT_DELETE_PARENT, errors.CannotDeleteParent),
 ])
 def test_409_codes_map_to_their_types(code, cls):
-    backend, _ = backend_with(('POST', '/allocations'), placement_error(409, code, 'nope'))
+    backend = backend_with(('POST', '/allocations'), placement_error(409, code, 'nope'))
     with pytest.raises(cls) as info:
         backend.post_allocations({})
     assert info.value.code == code
 
 
 def test_401_is_a_clear_auth_error():
-    backend, _ = backend_with(('GET', '/traits'), FakeResponse(401, text='Unauthorized'))
+    backend = backend_with(('GET', '/traits'), FakeResponse(401, text='Unauthorized'))
     with pytest.raises(errors.Unauthorized) as info:
         backend.list_traits()
     assert info.value.status == 401
@@ -177,9 +181,9 @@ def test_401_is_a_clear_auth_error():
 
 
 def test_403_on_reshaper_names_the_service_role():
-    backend, _ = backend_with(('POST', '/reshaper'),
-                              placement_error(403, errors.DEFAULT,
-                                              'Policy does not allow placement:reshaper:reshape to be performed.'))
+    backend = backend_with(('POST', '/reshaper'),
+                           placement_error(403, errors.DEFAULT,
+                                           'Policy does not allow placement:reshaper:reshape to be performed.'))
     with pytest.raises(errors.Forbidden) as info:
         backend.reshape({'inventories': {}, 'allocations': {}})
     detail = info.value.detail
@@ -189,16 +193,16 @@ def test_403_on_reshaper_names_the_service_role():
 
 
 def test_403_elsewhere_keeps_placement_detail_only():
-    backend, _ = backend_with(('GET', '/resource_classes'),
-                              placement_error(403, errors.DEFAULT, 'Policy does not allow x'))
+    backend = backend_with(('GET', '/resource_classes'),
+                           placement_error(403, errors.DEFAULT, 'Policy does not allow x'))
     with pytest.raises(errors.Forbidden) as info:
         backend.list_resource_classes()
     assert info.value.detail == 'Policy does not allow x'
 
 
 def test_non_json_5xx_becomes_service_unavailable_with_status():
-    backend, adapter = backend_with(('POST', '/resource_providers'),
-                                    FakeResponse(502, text='<html>bad gateway</html>', reason='Bad Gateway'))
+    backend, adapter = backend_and_adapter(('POST', '/resource_providers'),
+                                           FakeResponse(502, text='<html>bad gateway</html>', reason='Bad Gateway'))
     with pytest.raises(errors.ServiceUnavailable) as info:
         backend.create_provider('n')
     assert info.value.status == 502 and info.value.title == 'Bad Gateway'
@@ -208,23 +212,23 @@ def test_non_json_5xx_becomes_service_unavailable_with_status():
 
 # -- retries ----------------------------------------------------------------------
 def test_get_is_retried_on_503_then_succeeds():
-    backend, adapter = backend_with(('GET', '/resource_classes'),
-                                    FakeResponse(503, text='busy'),
-                                    FakeResponse(200, {'resource_classes': [{'name': 'VGPU', 'links': []}]}))
+    backend, adapter = backend_and_adapter(('GET', '/resource_classes'),
+                                           FakeResponse(503, text='busy'),
+                                           FakeResponse(200, {'resource_classes': [{'name': 'VGPU', 'links': []}]}))
     assert backend.list_resource_classes() == ['VGPU']
     assert adapter.count('GET', '/resource_classes') == 2
 
 
 def test_get_retries_are_bounded():
-    backend, adapter = backend_with(('GET', '/resource_classes'), FakeResponse(504, text='gw timeout'))
+    backend, adapter = backend_and_adapter(('GET', '/resource_classes'), FakeResponse(504, text='gw timeout'))
     with pytest.raises(errors.ServiceUnavailable):
         backend.list_resource_classes()
     assert adapter.count('GET', '/resource_classes') == 1 + RestBackend.retries
 
 
 def test_connection_failure_on_get_is_retried_then_names_endpoint():
-    backend, adapter = backend_with(('GET', '/resource_providers/rp1/usages'),
-                                    ks_exc.ConnectFailure('Unable to establish connection'))
+    backend, adapter = backend_and_adapter(('GET', '/resource_providers/rp1/usages'),
+                                           ks_exc.ConnectFailure('Unable to establish connection'))
     with pytest.raises(errors.ServiceUnavailable) as info:
         backend.get_usages('rp1')
     assert ENDPOINT in str(info.value) and 'could not be reached' in str(info.value)
@@ -232,7 +236,7 @@ def test_connection_failure_on_get_is_retried_then_names_endpoint():
 
 
 def test_timeout_on_write_is_not_retried_and_says_it_may_have_applied():
-    backend, adapter = backend_with(('PUT', '/allocations/c1'), ks_exc.ConnectTimeout('timed out'))
+    backend, adapter = backend_and_adapter(('PUT', '/allocations/c1'), ks_exc.ConnectTimeout('timed out'))
     with pytest.raises(errors.ServiceUnavailable) as info:
         backend.put_allocations('c1', {'allocations': {}})
     assert 'may or may not have been applied' in info.value.detail
@@ -241,7 +245,7 @@ def test_timeout_on_write_is_not_retried_and_says_it_may_have_applied():
 
 @pytest.mark.parametrize('status', [409, 400])
 def test_4xx_is_never_retried(status):
-    backend, adapter = backend_with(('GET', '/allocations/c1'), placement_error(status, errors.DEFAULT, 'x'))
+    backend, adapter = backend_and_adapter(('GET', '/allocations/c1'), placement_error(status, errors.DEFAULT, 'x'))
     with pytest.raises(errors.PlacementError):
         backend.get_allocations('c1')
     assert adapter.count('GET', '/allocations/c1') == 1
@@ -265,16 +269,16 @@ def test_idempotent_trait_and_class_puts_are_retried_and_report_creation():
 def test_list_providers_is_one_get_with_params_and_strips_links():
     prov = {'uuid': 'u', 'name': 'n', 'generation': 0, 'parent_provider_uuid': None,
             'root_provider_uuid': 'u', 'links': [{'rel': 'self', 'href': '/x'}]}
-    backend, adapter = backend_with(('GET', '/resource_providers'),
-                                    FakeResponse(200, {'resource_providers': [prov]}))
+    backend, adapter = backend_and_adapter(('GET', '/resource_providers'),
+                                           FakeResponse(200, {'resource_providers': [prov]}))
     assert backend.list_providers(in_tree='u') == [dict((k, v) for k, v in prov.items() if k != 'links')]
     calls = [c for c in adapter.calls if c[1] == '/resource_providers']
     assert len(calls) == 1 and calls[0][2]['params'] == {'in_tree': 'u'}
 
 
 def test_delete_inventory_with_stale_generation_does_not_delete():
-    backend, adapter = backend_with(('GET', '/resource_providers/rp1/inventories'),
-                                    FakeResponse(200, {'resource_provider_generation': 5, 'inventories': {}}))
+    backend, adapter = backend_and_adapter(('GET', '/resource_providers/rp1/inventories'),
+                                           FakeResponse(200, {'resource_provider_generation': 5, 'inventories': {}}))
     with pytest.raises(errors.ConcurrentUpdate) as info:
         backend.delete_inventory('rp1', 'VGPU', generation=4)
     assert info.value.code == errors.CONCURRENT_UPDATE
@@ -282,16 +286,16 @@ def test_delete_inventory_with_stale_generation_does_not_delete():
 
 
 def test_delete_inventories_with_generation_is_a_generation_checked_put():
-    backend, adapter = backend_with(('PUT', '/resource_providers/rp1/inventories'),
-                                    FakeResponse(200, {'resource_provider_generation': 8, 'inventories': {}}))
+    backend, adapter = backend_and_adapter(('PUT', '/resource_providers/rp1/inventories'),
+                                           FakeResponse(200, {'resource_provider_generation': 8, 'inventories': {}}))
     backend.delete_inventories('rp1', generation=7)
     method, url, kwargs = adapter.calls[-1]
     assert kwargs['json'] == {'resource_provider_generation': 7, 'inventories': {}}
 
 
 def test_update_provider_always_sends_the_parent():
-    backend, adapter = backend_with(('PUT', '/resource_providers/rp1'),
-                                    FakeResponse(200, {'uuid': 'rp1', 'name': 'm', 'links': []}))
+    backend, adapter = backend_and_adapter(('PUT', '/resource_providers/rp1'),
+                                           FakeResponse(200, {'uuid': 'rp1', 'name': 'm', 'links': []}))
     assert backend.update_provider('rp1', 'm') == {'uuid': 'rp1', 'name': 'm'}
     assert adapter.calls[-1][2]['json'] == {'name': 'm', 'parent_provider_uuid': None}
 
@@ -352,15 +356,14 @@ def test_closed_backend_refuses_calls():
         backend.list_traits()
 
 
-
 # -- set_inventory: Placement's PUT of one class only updates ------------------------
 INV_PATH = '/resource_providers/rp1/inventories'
 VCPU = {'total': 8, 'reserved': 0, 'min_unit': 1, 'max_unit': 8, 'step_size': 1, 'allocation_ratio': 1.0}
 
 
 def test_set_inventory_updates_an_existing_class_in_one_call():
-    backend, adapter = backend_with(('PUT', INV_PATH + '/VCPU'),
-                                    FakeResponse(200, dict(VCPU, resource_provider_generation=4)))
+    backend, adapter = backend_and_adapter(('PUT', INV_PATH + '/VCPU'),
+                                           FakeResponse(200, dict(VCPU, resource_provider_generation=4)))
     assert backend.set_inventory('rp1', 'VCPU', 3, {'total': 8, 'max_unit': 8}) == dict(
         VCPU, resource_provider_generation=4)
     assert adapter.calls[-1][2]['json'] == {'total': 8, 'max_unit': 8, 'resource_provider_generation': 3}
