@@ -135,12 +135,12 @@ def numa_source(state, root_uuid, devices, options):
 
 # -- the plan ---------------------------------------------------------------------
 
-def plan_from_devices(state, root_uuid, devices, options=None, policy=POLICY_STRICT,
+def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POLICY_STRICT,
                       ownership_overrides=None, allow_foreign_allocations=False, foreign=None):
     """Build the layout and the ownership map from a device report, then plan."""
     root = find_root(state, root_uuid)
-    lay = _layout.build_layout(root['name'], devices, options,
-                               numa_source=numa_source(state, root_uuid, devices, options))
+    lay = _layout.build_layout(root['name'], devices, layout_options,
+                               numa_source=numa_source(state, root_uuid, devices, layout_options))
     owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership_overrides)
     return plan_reshape(state, root_uuid, lay, owners, policy=policy,
                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign)
@@ -251,15 +251,20 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                 continue
             used[root_uuid][rc] -= amount
             targets = [c for c in children if rc in c['inventories']]
-            plan_rc, reason = _by_ownership(consumer, rc, amount, targets, owned, allocs)
-            if plan_rc is not None:
-                for child_uuid, n in plan_rc.items():
+            want, reason = _by_ownership(rc, amount, targets, owned, allocs)
+            owned_total = sum(want.values())
+            if reason is None:
+                for child_uuid, n in want.items():
                     _add(allocs, used, child_uuid, rc, n)
                 assignments.setdefault(consumer, {})[rc] = {
                     'how': 'ownership', 'amount': amount,
-                    'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(plan_rc.items()))}
+                    'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(want.items()))}
             elif policy == POLICY_PACK:
-                to_pack.append((consumer, rc, amount, targets, reason))
+                # what ownership does place stays there; the rest is packed
+                partial = want if owned_total < amount else {}
+                for child_uuid, n in partial.items():
+                    _add(allocs, used, child_uuid, rc, n)
+                to_pack.append((consumer, rc, amount, targets, reason, partial))
             else:
                 unmapped.append((consumer, rc, amount, reason))
         if not root_entry['resources']:
@@ -271,14 +276,17 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             'choose the pack policy.'
             % '; '.join('consumer %s: %d %s (%s)' % (c, n, rc, why) for c, rc, n, why in unmapped),
             consumers=[c for c, _rc, _n, _w in unmapped])
-    for consumer, rc, amount, targets, reason in to_pack:
+    for consumer, rc, amount, targets, reason, partial in to_pack:
         allocs = new_allocs[consumer]
-        placed = _pack(consumer, rc, amount, targets, allocs, used, inv_after)
+        placed = _pack(consumer, rc, amount - sum(partial.values()), targets, allocs, used, inv_after)
         for child_uuid, n in placed.items():
             _add(allocs, used, child_uuid, rc, n)
+        to = dict(partial)
+        for child_uuid, n in placed.items():
+            to[child_uuid] = to.get(child_uuid, 0) + n
         assignments.setdefault(consumer, {})[rc] = {
-            'how': 'pack', 'amount': amount, 'reason': reason,
-            'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(placed.items()))}
+            'how': 'ownership+pack' if partial else 'pack', 'amount': amount, 'reason': reason,
+            'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(to.items()))}
 
     _check_children(children, new_allocs, used, used_before, inv_after)
     return _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
@@ -292,10 +300,10 @@ def _add(allocs, used, rp, rc, n):
     used[rp][rc] = used[rp].get(rc, 0) + n
 
 
-def _by_ownership(consumer, rc, amount, targets, owned, allocs):
-    """{child uuid: units} from ownership, or (None, why not)."""
+def _by_ownership(rc, amount, targets, owned, allocs):
+    """({child uuid: units} ownership places, None) or (what it places, why that is not all)."""
     if not owned:
-        return None, 'no device ownership known for it'
+        return {}, 'no device ownership known for it'
     want = {}
     for child in targets:
         units = _layout.owned_units(owned.get(child['device'], 0), rc)
@@ -305,7 +313,7 @@ def _by_ownership(consumer, rc, amount, targets, owned, allocs):
     total = sum(want.values())
     if total != amount:
         devices = ', '.join('%s=%s' % (d, n) for d, n in sorted(owned.items())) or 'none'
-        return None, ('it owns %d unit(s) of %s on the devices of this layout (%s) but holds %d '
+        return want, ('it owns %d unit(s) of %s on the devices of this layout (%s) but holds %d '
                       'on the root' % (total, rc, devices, amount))
     return want, None
 
