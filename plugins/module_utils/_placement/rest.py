@@ -339,9 +339,9 @@ class RestBackend(Backend):
         if ks is not None:
             if isinstance(exc, ks.ConnectionError):
                 what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
+                # a reset or a read timeout can come after the server applied a write
                 sent = '' if method in ('GET', 'HEAD') else (
-                    ' The %s may or may not have been applied: re-read before retrying.' % method
-                    if isinstance(exc, ks.ConnectTimeout) else '')
+                    ' The %s may or may not have been applied: re-read before retrying.' % method)
                 err = errors.ServiceUnavailable(
                     'Placement at %s %s (%s %s): %s.%s' % (self.endpoint, what, method, path, exc, sent))
             elif isinstance(exc, ks.EndpointNotFound):
