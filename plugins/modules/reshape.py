@@ -1,0 +1,367 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: reshape
+short_description: Reshape a compute node's Placement tree into per-device child providers
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - Moves inventory such as C(VGPU) from a compute node's root resource provider to one child
+    provider per device (the names and classes nova itself uses), together with every
+    allocation of that inventory, in ONE atomic C(POST /reshaper) call.
+  - The layout comes from the compute node's device report (the C(devices) result of
+    M(placement.upgrade.device_info)); each consumer's moved allocation goes to the child of
+    the device it uses (an instance with two mdevs on GPU A and one on GPU B gets 2 on A and 1
+    on B).
+  - Before the reshape, the node's tree and the full allocations of its consumers are saved
+    as a JSON snapshot in O(snapshot_dir); O(state=rolled_back) restores it.
+  - After a reshape or a rollback the tree is read again and verified; a failed check fails
+    the task. O(state=verified) runs the checks alone.
+  - Runs where Placement is reached (use C(delegate_to) the controller); it does not touch
+    the compute node itself.
+  - See C(docs/reshape.md) in the collection for the plan, the ownership rules, verification
+    and rollback, with a worked example.
+options:
+  root_provider:
+    description:
+      - Name or UUID of the compute node's ROOT resource provider (nova names it after the
+        hypervisor hostname).
+    type: str
+    required: true
+    aliases: [compute_node]
+  devices:
+    description:
+      - The device report of the node, as returned in RV(placement.upgrade.device_info#module:devices)
+        (the whole registered result is accepted too).
+      - Required for O(state=reshaped) and O(state=verified).
+    type: dict
+  layout:
+    description:
+      - Per device kind (C(gpu), C(pci), C(sriov), C(numa)) overrides of the default layout.
+      - Every kind takes C(enabled), C(resource_class), C(traits), C(name_template),
+        C(reserved), C(allocation_ratio). C(gpu) also takes C(mdev_types) (like nova's
+        C([devices]/enabled_mdev_types)); C(sriov) takes C(class_style)
+        (C(pci) for C(CUSTOM_PCI_<VENDOR>_<VF PRODUCT>), C(sriov_net_vf) for C(SRIOV_NET_VF));
+        C(numa) takes C(resource_classes) and is disabled by default.
+      - Name templates may use C({root}), C({address}), C({ADDRESS}), C({address_underscored}),
+        C({libvirt_name}), C({vendor_id}), C({product_id}), C({numa_node}) (C({id}) for NUMA).
+      - C(reserved) and C(allocation_ratio) left unset keep the value an existing child already
+        has in Placement (Placement's default for a new child).
+    type: dict
+    default: {}
+  ownership_policy:
+    description:
+      - V(strict) fails the task, changing nothing, when a consumer's moved allocation cannot
+        be matched to devices it owns (no guest/mdev known for it, or owned units that do not
+        add up); the message names the consumers.
+      - V(pack) places what ownership cannot, first-fit over the children sorted by name,
+        respecting capacity, C(min_unit), C(max_unit) and C(step_size).
+    type: str
+    choices: [strict, pack]
+    default: strict
+  ownership:
+    description:
+      - Explicit ownership, merged over what the device report says, device by device:
+        C({consumer uuid: {device address: units}}), or C({device: {RESOURCE_CLASS: units}})
+        (NUMA cells are named C(NUMA0), C(NUMA1), ...).
+    type: dict
+    default: {}
+  allow_foreign_allocations:
+    description:
+      - A consumer of this node that also holds allocations on another compute node's tree (a
+        provider outside the tree without the C(MISC_SHARES_VIA_AGGREGATE) trait: a migration
+        in flight) makes the node C(deferred): nothing changes and the task does not fail.
+      - V(true) reshapes anyway, carrying those allocations along unchanged.
+    type: bool
+    default: false
+  state:
+    description:
+      - V(reshaped) plans and applies the reshape (a node that already has the layout is left
+        alone, C(changed=false)).
+      - V(rolled_back) restores the snapshot (O(snapshot), or the latest one of the node in
+        O(snapshot_dir)) with one reverse reshape.
+      - V(verified) only runs the verification checks.
+    type: str
+    choices: [reshaped, rolled_back, verified]
+    default: reshaped
+  snapshot_dir:
+    description:
+      - Directory of the snapshots (created with mode C(0700) if missing; files are C(0600)).
+      - Required to apply a reshape (not in check mode) and, unless O(snapshot) is given, to
+        roll back. With O(state=verified), the latest snapshot there (if any) is the baseline
+        of the consumer-totals check.
+    type: path
+  snapshot:
+    description:
+      - A specific snapshot file to roll back to (or to verify against), instead of the
+        latest one (C(<root name>.latest.json) in O(snapshot_dir)).
+    type: path
+  remove_children:
+    description:
+      - With O(state=rolled_back), delete the layout's child providers that are empty in the
+        snapshot (those the reshape created) instead of leaving them with no inventory.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.auth.ATTRIBUTES
+  - placement.upgrade.auth.ACTIONGROUP
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Returns the full plan and the diff of the tree, with the UUIDs the new children will
+        get (they are deterministic), and changes nothing (no snapshot is written).
+  diff_mode:
+    support: full
+    details:
+      - Before/after of every provider and every consumer the reshape touches.
+  idempotent:
+    support: full
+notes:
+  - C(POST /reshaper) needs the C(service) role under Placement's default policy; a 403
+    fails the task with a message saying so.
+  - A generation conflict (another writer between the read and the reshape) re-reads, re-plans
+    and retries, at most O(conflict_retries) times; RV(retries) says how many it took.
+seealso:
+  - module: placement.upgrade.device_info
+  - module: placement.upgrade.resource_provider_info
+'''
+
+EXAMPLES = r'''
+- name: Discover the devices of the compute node
+  placement.upgrade.device_info:
+  register: node_devices
+
+- name: Show what the reshape would do
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: "{{ inventory_hostname }}"
+    devices: "{{ node_devices.devices }}"
+  check_mode: true
+  diff: true
+  delegate_to: localhost
+
+- name: Reshape the node (VGPU to one child per physical GPU)
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: "{{ inventory_hostname }}"
+    devices: "{{ node_devices.devices }}"
+    snapshot_dir: /var/lib/placement-upgrade/snapshots
+  delegate_to: localhost
+  register: reshape
+
+- name: Nodes with a migration in flight come back later
+  ansible.builtin.debug:
+    msg: "{{ inventory_hostname }} deferred: {{ reshape.deferred_reason }}"
+  when: reshape.status == 'deferred'
+
+- name: SR-IOV as SRIOV_NET_VF, a custom VGPU class per mdev type, NUMA children
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: compute-07
+    devices: "{{ node_devices.devices }}"
+    layout:
+      gpu: {resource_class: CUSTOM_VGPU_T4_2Q, mdev_types: [nvidia-222]}
+      sriov: {class_style: sriov_net_vf}
+      numa: {enabled: true}
+    ownership_policy: pack
+    snapshot_dir: /var/lib/placement-upgrade/snapshots
+  delegate_to: localhost
+
+- name: Roll the node back to its last snapshot and delete the children
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: compute-07
+    state: rolled_back
+    snapshot_dir: /var/lib/placement-upgrade/snapshots
+    remove_children: true
+  delegate_to: localhost
+
+- name: Check a node (fails when a check fails)
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: compute-07
+    devices: "{{ node_devices.devices }}"
+    state: verified
+  delegate_to: localhost
+'''
+
+RETURN = r'''
+status:
+  description:
+    - V(reshaped) (would be, in check mode), V(noop) (the node already has the layout, or
+      already matches the snapshot), V(deferred) (migration in flight, nothing changed, not a
+      failure), V(rolled_back) or V(verified).
+  returned: always
+  type: str
+  sample: reshaped
+plan:
+  description:
+    - The plan, plain data. For a reshape it holds C(status) (C(planned), C(noop), C(deferred)),
+      C(root), C(moved_classes), C(children) (name, uuid, kind, device, inventories, traits,
+      exists), C(create_children), C(set_traits), C(providers) (the final inventory of every
+      provider of the tree), C(inventory_changes), C(allocations) (the full final allocations
+      of every consumer it moves), C(assignments) (per consumer and class, where the units go
+      and why), C(moved), C(deferred_reason), C(warnings) and C(diff).
+    - For a rollback it holds C(inventories), C(allocations), C(restored), C(gone),
+      C(remove_children) and C(diff).
+  returned: always
+  type: dict
+diff:
+  description: Before and after of every provider (by name) and consumer the task changes.
+  returned: when diff mode is on
+  type: dict
+  sample:
+    before: {providers: {compute-01: {inventories: {VGPU: {total: 16}}}}, consumers: {}}
+    after: {providers: {compute-01: {inventories: {}}}, consumers: {}}
+retries:
+  description: How many times the reshape was re-read and re-planned after a generation conflict.
+  returned: always
+  type: int
+  sample: 1
+verification:
+  description: Every check run after the reshape/rollback (or on demand), with its outcome.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    check:
+      description: Name of the check.
+      type: str
+      sample: allocations_on_owned_devices
+    passed:
+      description: Whether it passed.
+      type: bool
+    detail:
+      description: What was checked, or what is wrong.
+      type: str
+verified:
+  description: Whether every check passed (V(null) when none ran, e.g. in check mode).
+  returned: always
+  type: bool
+snapshot:
+  description: Path of the snapshot written (reshape) or used (rollback, verification).
+  returned: always
+  type: str
+  sample: /var/lib/placement-upgrade/snapshots/compute-01.20260101T101500.123456Z.json
+moved:
+  description: How many consumers and allocations the task moved (and, for a reshape, units per class).
+  returned: always
+  type: dict
+  sample: {consumers: 3, allocations: 3, units: {VGPU: 5}}
+deferred_reason:
+  description: Why the node was deferred (the consumers and providers of the migration in flight).
+  returned: always
+  type: str
+warnings:
+  description: Layout and planning remarks (also emitted as warnings).
+  returned: always
+  type: list
+  elements: str
+msg:
+  description: One line saying what happened.
+  returned: always
+  type: str
+log:
+  description: Conflicts retried and objects created on the way.
+  returned: always
+  type: list
+  elements: str
+error:
+  description: Placement's error (C(status), C(code), C(title), C(detail), C(request_id)) when the task failed on one.
+  returned: failure
+  type: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    conflict_attempts,
+    placement_argument_spec,
+    placement_module_kwargs,
+    run_module,
+)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
+
+
+def _devices(params):
+    devices = params.get('devices')
+    if devices is None:
+        raise ConfigurationError('devices (the device_info result of the node) is required with '
+                                 'state=%s' % params['state'])
+    # the whole registered device_info result is accepted too
+    if 'devices' in devices and isinstance(devices['devices'], dict) and 'gpus' not in devices:
+        devices = devices['devices']
+    return devices
+
+
+def _run(module, backend, log):
+    params = module.params
+    attempts = conflict_attempts(params)
+    messages = []
+
+    def keep(message):
+        messages.append(message)
+        log(message)
+
+    state = params['state']
+    if state == 'rolled_back':
+        result = reshaper.rollback_node(
+            backend, params['root_provider'], snapshot_dir=params['snapshot_dir'],
+            snapshot_file=params['snapshot'], remove_children=params['remove_children'],
+            check_mode=module.check_mode, attempts=attempts, log=keep)
+    elif state == 'verified':
+        result = reshaper.verify_node(
+            backend, params['root_provider'], _devices(params), layout_options=params['layout'],
+            policy=params['ownership_policy'], ownership=params['ownership'],
+            snapshot_dir=params['snapshot_dir'], snapshot_file=params['snapshot'])
+    else:
+        result = reshaper.reshape_node(
+            backend, params['root_provider'], _devices(params), layout_options=params['layout'],
+            policy=params['ownership_policy'], ownership=params['ownership'],
+            allow_foreign_allocations=params['allow_foreign_allocations'],
+            snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
+            attempts=attempts, log=keep)
+    for warning in result.get('warnings') or []:
+        module.warn(warning)
+    if result.get('verified') is False:
+        failed = dict(result)
+        failed['log'] = messages
+        if not getattr(module, '_diff', False):
+            failed.pop('diff', None)
+        module.fail_json(**failed)
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=placement_argument_spec(
+            root_provider=dict(type='str', required=True, aliases=['compute_node']),
+            devices=dict(type='dict'),
+            layout=dict(type='dict', default={}),
+            ownership_policy=dict(type='str', default='strict', choices=['strict', 'pack']),
+            ownership=dict(type='dict', default={}),
+            allow_foreign_allocations=dict(type='bool', default=False),
+            state=dict(type='str', default='reshaped', choices=['reshaped', 'rolled_back', 'verified']),
+            snapshot_dir=dict(type='path'),
+            snapshot=dict(type='path'),
+            remove_children=dict(type='bool', default=False),
+        ),
+        **placement_module_kwargs(required_if=[('state', 'reshaped', ('devices',)),
+                                               ('state', 'verified', ('devices',))])
+    )
+    run_module(module, _run)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The placement.upgrade.reshape module's main() on an embedded_db (argument handling,
+result keys, check mode, failure mapping)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import uuid as _uuid
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.modules import reshape
+
+from test_reshaper_support import comparable, flat_gpu_node, gpu_report, put
+
+RESULT_KEYS = {'changed', 'plan', 'retries', 'verification', 'verified', 'snapshot', 'status', 'moved',
+               'deferred_reason', 'warnings', 'msg', 'log'}
+
+
+@pytest.fixture
+def env(tmp_path):
+    db = str(tmp_path / 'placement.db')
+    store = EmbeddedBackend(db)
+    report = gpu_report(tmp_path / 'host', 'compute-01')
+    node = flat_gpu_node(store, 'compute-01', report)
+    node.update(store=store, db=db, report=report, snapdir=str(tmp_path / 'snaps'))
+    try:
+        yield node
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def run(capsys, env):
+    def call(args, check=False, diff=False):
+        args = dict(args)
+        args.setdefault('embedded_db', env['db'])
+        if check:
+            args['_ansible_check_mode'] = True
+        if diff:
+            args['_ansible_diff'] = True
+        with patch_module_args(args):
+            with pytest.raises(SystemExit) as info:
+                reshape.main()
+        out = capsys.readouterr().out
+        assert 'Traceback' not in out
+        return info.value.code, json.loads(out)
+    return call
+
+
+def test_check_mode_then_apply_then_noop(run, env):
+    before = comparable(provider_tree_state(env['store'], env['root']))
+    args = {'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir']}
+    rc, res = run(args, check=True, diff=True)
+    assert rc == 0, res
+    assert res['changed'] is True and res['status'] == 'reshaped'
+    assert RESULT_KEYS <= set(res) and 'diff' in res
+    assert set(res['diff']['after']['providers']) == {'compute-01', 'compute-01_pci_0000_84_00_0',
+                                                      'compute-01_pci_0000_85_00_0'}
+    assert comparable(provider_tree_state(env['store'], env['root'])) == before
+
+    rc, res = run(args)
+    assert rc == 0, res
+    assert res['changed'] is True and res['status'] == 'reshaped' and res['verified'] is True
+    assert 'diff' not in res                                 # not in diff mode
+    assert all(c['passed'] for c in res['verification']) and len(res['verification']) == 6
+    assert res['moved'] == {'consumers': 3, 'allocations': 3, 'units': {'VGPU': 5}}
+    assert res['snapshot'].startswith(env['snapdir'])
+
+    rc, res = run(args)
+    assert rc == 0 and res['changed'] is False and res['status'] == 'noop'
+    assert res['plan']['allocations'] == {}
+
+
+def test_whole_device_info_result_is_accepted(run, env):
+    registered = {'changed': False, 'devices': env['report'], 'ownership': {}}
+    rc, res = run({'root_provider': env['root'], 'devices': registered}, check=True)
+    assert rc == 0 and res['plan']['moved_classes'] == ['VGPU']
+
+
+def test_unmapped_consumer_fails_with_its_name(run, env):
+    stray = str(_uuid.uuid4())
+    put(env['store'], stray, {env['root']: {'resources': {'VGPU': 1}}})
+    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir']})
+    assert rc == 1 and res['failed'] is True
+    assert stray in res['msg'] and 'pack' in res['msg']
+    assert res['error']['code'] == 'placement_upgrade.plan'
+    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+                   'ownership': {stray: {'0000:85:00.0': 1}}})
+    assert rc == 0 and res['verified'] is True
+
+
+def test_deferred_is_not_a_failure(run, env):
+    other = str(_uuid.uuid4())
+    env['store'].create_provider('compute-02', uuid=other)
+    env['store'].set_inventories(other, 0, {'VCPU': {'total': 8}})
+    consumer = sorted(env['consumers'])[0]
+    allocs = dict((rp, {'resources': e['resources']})
+                  for rp, e in env['store'].get_allocations(consumer)['allocations'].items())
+    allocs[other] = {'resources': {'VCPU': 1}}
+    put(env['store'], consumer, allocs)
+    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir']})
+    assert rc == 0 and res['changed'] is False and res['status'] == 'deferred'
+    assert consumer in res['deferred_reason']
+
+
+def test_rollback_and_verify_states(run, env):
+    args = {'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir']}
+    assert run(args)[0] == 0
+    rc, res = run({'root_provider': 'compute-01', 'state': 'verified', 'devices': env['report'],
+                   'snapshot_dir': env['snapdir']})
+    assert rc == 0 and res['status'] == 'verified' and res['changed'] is False and res['verified'] is True
+    rc, res = run({'root_provider': 'compute-01', 'state': 'rolled_back', 'snapshot_dir': env['snapdir'],
+                   'remove_children': True})
+    assert rc == 0 and res['status'] == 'rolled_back' and res['changed'] is True, res
+    assert res['verified'] is True
+    # a node without the layout fails verification, listing the failed checks
+    rc, res = run({'root_provider': 'compute-01', 'state': 'verified', 'devices': env['report']})
+    assert rc == 1 and res['failed'] is True
+    failed = [c['check'] for c in res['verification'] if not c['passed']]
+    assert 'layout_applied' in failed and 'layout_applied' in res['msg']
+
+
+def test_argument_errors(run, env):
+    rc, res = run({'root_provider': 'compute-01'})
+    assert rc == 1 and 'devices' in res['msg']
+    rc, res = run({'root_provider': 'compute-01', 'devices': env['report']})
+    assert rc == 1 and 'snapshot_dir' in res['msg']
+    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'layout': {'fpga': {}}},
+                  check=True)
+    assert rc == 1 and 'fpga' in res['msg']
+    rc, res = run({'root_provider': 'nope', 'devices': env['report']}, check=True)
+    assert rc == 1 and res['error']['status'] == 404
+    rc, res = run({'root_provider': 'compute-01', 'state': 'rolled_back', 'snapshot_dir': env['snapdir']})
+    assert rc == 1 and 'no snapshot of compute-01' in res['msg']
