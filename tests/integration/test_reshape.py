@@ -1,0 +1,338 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The reshape against the REAL Placement on 127.0.0.1 (session fixture).
+
+Every test builds its own compute node (unique names; consumer uuids derive from the
+host name), so the shared database of the session is never assumed empty.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+import uuid as _uuid
+
+import pytest
+
+_UNIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit')
+if _UNIT not in sys.path:
+    sys.path.insert(0, _UNIT)
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (  # noqa: E402
+    provider_tree_state,
+)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import Forbidden  # noqa: E402
+
+from test_reshaper_support import (  # noqa: E402
+    comparable,
+    flat_gpu_node,
+    gpu_report,
+    make_provider,
+    put,
+    report_for,
+)
+
+pytestmark = pytest.mark.real
+
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLECTIONS = os.path.join(ROOT_DIR, '.venv', 'collections')
+
+
+@pytest.fixture
+def node(rest_backend, unique_name, tmp_path):
+    name = unique_name('cn')
+    report = gpu_report(tmp_path / 'host', name)
+    built = flat_gpu_node(rest_backend, name, report)
+    built.update(name=name, report=report, snapdir=str(tmp_path / 'snapshots'))
+    return built
+
+
+def _child(backend, name):
+    found = backend.list_providers(name=name)
+    assert len(found) == 1, name
+    return found[0]
+
+
+def _vgpu_on(backend, consumer):
+    allocs = backend.get_allocations(consumer)['allocations']
+    return dict((rp, e['resources']['VGPU']) for rp, e in allocs.items() if 'VGPU' in e['resources'])
+
+
+def _by_name(report):
+    return dict((info['name'], uuid) for uuid, info in report['instances'].items())
+
+
+def test_gpu_node_reshape_rerun_and_rollback(rest_backend, node):
+    backend = rest_backend
+    name = node['name']
+    original = comparable(provider_tree_state(backend, node['root']))
+    result = reshaper.reshape_node(backend, name, node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['verification']
+    a = _child(backend, name + '_pci_0000_84_00_0')
+    b = _child(backend, name + '_pci_0000_85_00_0')
+    instances = _by_name(node['report'])
+    assert _vgpu_on(backend, instances['instance-00000001']) == {a['uuid']: 2}
+    assert _vgpu_on(backend, instances['instance-00000002']) == {a['uuid']: 1, b['uuid']: 1}
+    assert _vgpu_on(backend, instances['instance-00000003']) == {b['uuid']: 1}
+    for consumer in node['consumers']:
+        body = backend.get_allocations(consumer)
+        assert body['allocations'][node['pool']]['resources'] == {'DISK_GB': 20}
+        assert body['consumer_type'] == 'INSTANCE'
+    assert 'VGPU' not in backend.get_inventories(node['root'])['inventories']
+    assert backend.get_usages(a['uuid'])['usages'] == {'VGPU': 3}
+
+    again = reshaper.reshape_node(backend, name, node['report'], snapshot_dir=node['snapdir'])
+    assert again['changed'] is False and again['status'] == 'noop'
+
+    snap_state = comparable(snapshot.load_snapshot(result['snapshot'])['state'])
+    back = reshaper.rollback_node(backend, name, snapshot_dir=node['snapdir'])
+    assert back['verified'] is True, back['verification']
+    assert comparable(provider_tree_state(backend, node['root'])) == snap_state
+    gone = reshaper.rollback_node(backend, name, snapshot_dir=node['snapdir'], remove_children=True)
+    assert gone['verified'] is True, gone['verification']
+    assert comparable(provider_tree_state(backend, node['root'])) == original
+
+
+def test_unmapped_consumer_fails_and_leaves_the_node_untouched(rest_backend, node):
+    stray = str(_uuid.uuid4())
+    put(rest_backend, stray, {node['root']: {'resources': {'VGPU': 1}}})
+    before = comparable(provider_tree_state(rest_backend, node['root']))
+    with pytest.raises(planner.PlanError) as info:
+        reshaper.reshape_node(rest_backend, node['name'], node['report'], snapshot_dir=node['snapdir'])
+    assert info.value.consumers == [stray]
+    assert comparable(provider_tree_state(rest_backend, node['root'])) == before
+    assert rest_backend.list_providers(name=node['name'] + '_pci_0000_84_00_0') == []
+
+
+def test_migration_in_flight_defers(rest_backend, node, unique_name):
+    other = make_provider(rest_backend, unique_name('cn'), {'VCPU': {'total': 8}})
+    moving = _by_name(node['report'])['instance-00000002']
+    allocs = dict((rp, {'resources': e['resources']})
+                  for rp, e in rest_backend.get_allocations(moving)['allocations'].items())
+    allocs[other] = {'resources': {'VCPU': 2}}
+    put(rest_backend, moving, allocs)
+    before = comparable(provider_tree_state(rest_backend, node['root']))
+    result = reshaper.reshape_node(rest_backend, node['name'], node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'deferred' and result['changed'] is False
+    assert moving in result['deferred_reason']
+    assert comparable(provider_tree_state(rest_backend, node['root'])) == before
+
+
+def test_concurrent_allocation_is_retried_and_kept(rest_backend, node):
+    newcomer = str(_uuid.uuid4())
+
+    class WritesOnce(object):
+        def __init__(self, inner):
+            self.inner = inner
+            self.calls = 0
+
+        def __getattr__(self, attr):
+            return getattr(self.inner, attr)
+
+        def reshape(self, body):
+            self.calls += 1
+            if self.calls == 1:
+                put(self.inner, newcomer, {node['root']: {'resources': {'VCPU': 2, 'MEMORY_MB': 512}},
+                                           node['pool']: {'resources': {'DISK_GB': 3}}})
+            return self.inner.reshape(body)
+
+    backend = WritesOnce(rest_backend)
+    result = reshaper.reshape_node(backend, node['name'], node['report'], snapshot_dir=node['snapdir'],
+                                   backoff=0)
+    assert result['retries'] == 1 and backend.calls == 2
+    assert result['verified'] is True, result['verification']
+    allocs = rest_backend.get_allocations(newcomer)['allocations']
+    assert allocs[node['root']]['resources'] == {'VCPU': 2, 'MEMORY_MB': 512}
+    assert allocs[node['pool']]['resources'] == {'DISK_GB': 3}
+
+
+def test_sriov_and_pci_layout(rest_backend, unique_name, tmp_path):
+    import fakehost
+
+    name = unique_name('cn')
+    report = report_for(tmp_path / 'host', fakehost.default_sriov_host(name=name),
+                        pci_filters=[{'vendor_id': '10de'}])
+    vf_class = 'CUSTOM_PCI_8086_154C'
+    rest_backend.ensure_resource_class(vf_class)
+    root = make_provider(rest_backend, name, {'VCPU': {'total': 16}, vf_class: {'total': 4, 'max_unit': 4}})
+    holders = []
+    for pf in report['sriov_pfs']:
+        holders.extend(vf['instance_uuid'] for vf in pf['vfs'] if vf['instance_uuid'])
+    for consumer in holders:
+        put(rest_backend, consumer, {root: {'resources': {'VCPU': 1, vf_class: 1}}})
+    result = reshaper.reshape_node(rest_backend, name, report, snapshot_dir=str(tmp_path / 'snap'))
+    assert result['verified'] is True, result['verification']
+    pf_child = _child(rest_backend, name + '_0000:81:00.0')
+    pci_child = _child(rest_backend, name + '_0000:3B:00.0')
+    assert rest_backend.get_inventories(pf_child['uuid'])['inventories'][vf_class]['total'] == 4
+    assert set(rest_backend.get_provider_traits(pci_child['uuid'])['traits']) == {
+        'COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'}
+    for consumer in holders:
+        allocs = rest_backend.get_allocations(consumer)['allocations']
+        assert allocs[pf_child['uuid']]['resources'] == {vf_class: 1}
+    assert reshaper.reshape_node(rest_backend, name, report,
+                                 snapshot_dir=str(tmp_path / 'snap'))['status'] == 'noop'
+
+
+@pytest.fixture(scope='module')
+def stock_policy_server():
+    from placement_server import PlacementServer
+
+    server = PlacementServer(reshape_policy=None)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_reshape_without_the_service_role_says_so(stock_policy_server, tmp_path):
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+
+    backend = RestBackend(stock_policy_server.adapter(token='admin', roles=('admin',)))
+    try:
+        report = gpu_report(tmp_path / 'host', 'cn-policy')
+        node = flat_gpu_node(backend, 'cn-policy', report)
+        with pytest.raises(Forbidden) as info:
+            reshaper.reshape_node(backend, 'cn-policy', report, snapshot_dir=str(tmp_path / 'snap'))
+        assert info.value.status == 403 and '"service" role' in info.value.detail
+        assert 'VGPU' in backend.get_inventories(node['root'])['inventories']
+    finally:
+        backend.close()
+
+
+PLAYBOOK = r'''
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    group/placement.upgrade.placement: "{{ placement_backend }}"
+  tasks:
+    - name: plan (check mode, diff)
+      placement.upgrade.reshape:
+        root_provider: "{{ node }}"
+        devices: "{{ devices }}"
+      check_mode: true
+      diff: true
+      register: planned
+    - ansible.builtin.assert:
+        that:
+          - planned is changed
+          - planned.status == 'reshaped'
+          - planned.plan.create_children | length == 2
+          - planned.diff.after.providers | length == 3
+          - planned.verification == []
+
+    - name: reshape
+      placement.upgrade.reshape:
+        root_provider: "{{ node }}"
+        devices: "{{ devices }}"
+        snapshot_dir: "{{ snapdir }}"
+      register: done
+    - ansible.builtin.assert:
+        that:
+          - done is changed
+          - done.status == 'reshaped'
+          - done.verified
+          - done.verification | selectattr('passed') | list | length == 6
+          - done.moved.consumers == 3
+          - done.plan.children | map(attribute='uuid') | list == planned.plan.children | map(attribute='uuid') | list
+          - done.snapshot is match(snapdir ~ '/')
+
+    - name: rerun
+      placement.upgrade.reshape:
+        root_provider: "{{ node }}"
+        devices: "{{ devices }}"
+        snapshot_dir: "{{ snapdir }}"
+      register: rerun
+    - ansible.builtin.assert:
+        that:
+          - rerun is not changed
+          - rerun.status == 'noop'
+
+    - name: verify on demand
+      placement.upgrade.reshape:
+        root_provider: "{{ node }}"
+        devices: "{{ devices }}"
+        state: verified
+        snapshot_dir: "{{ snapdir }}"
+      register: checked
+    - ansible.builtin.assert:
+        that:
+          - checked is not changed
+          - checked.verified
+
+    - name: roll back and remove the children
+      placement.upgrade.reshape:
+        root_provider: "{{ node }}"
+        state: rolled_back
+        snapshot_dir: "{{ snapdir }}"
+        remove_children: true
+      register: back
+    - ansible.builtin.assert:
+        that:
+          - back is changed
+          - back.status == 'rolled_back'
+          - back.verified
+          - back.plan.remove_children | length == 2
+
+    - name: a consumer the report does not know fails the task, naming it
+      block:
+        - placement.upgrade.allocation:
+            consumer_uuid: "{{ stray }}"
+            project_id: "{{ stray }}"
+            user_id: "{{ stray }}"
+            allocations:
+              - resource_provider: "{{ node }}"
+                resources: {VGPU: 1}
+        - placement.upgrade.reshape:
+            root_provider: "{{ node }}"
+            devices: "{{ devices }}"
+            snapshot_dir: "{{ snapdir }}"
+          register: refused
+        - ansible.builtin.fail:
+            msg: should not be reached
+      rescue:
+        - ansible.builtin.assert:
+            that:
+              - refused is failed
+              - stray in refused.msg
+'''
+
+
+def _run_playbook(tmp_path, backend_vars, node_name, report):
+    extra = {
+        'placement_backend': backend_vars,
+        'node': node_name,
+        'devices': report,
+        'snapdir': str(tmp_path / 'snapshots'),
+        'stray': str(_uuid.uuid4()),
+        'ansible_python_interpreter': sys.executable,
+    }
+    (tmp_path / 'extra.json').write_text(json.dumps(extra))
+    (tmp_path / 'reshape.yml').write_text(PLAYBOOK)
+    env = dict(os.environ)
+    env.update({'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS, 'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'tmp'),
+                'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0'})
+    for var in ('OS_CLOUD', 'OS_AUTH_URL'):
+        env.pop(var, None)
+    cmd = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,',
+           '-c', 'local', '-e', '@%s' % (tmp_path / 'extra.json'), str(tmp_path / 'reshape.yml')]
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=600)
+    return proc.returncode, proc.stdout
+
+
+@pytest.mark.slow
+def test_reshape_module_playbook_real(placement_server, rest_backend, node, tmp_path):
+    rc, out = _run_playbook(tmp_path, placement_server.module_auth(), node['name'], node['report'])
+    assert rc == 0, out[-6000:]
+    assert 'failed=0' in out and 'rescued=1' in out, out[-3000:]
+    assert 'Traceback' not in out
