@@ -1022,6 +1022,14 @@ def _status_of(record, mode):
     return status
 
 
+def _without_created(state, created_names):
+    """The snapshot's tree without the (still empty) children this pass created before it."""
+    created = set(created_names)
+    providers = dict((u, p) for u, p in (state.get('providers') or {}).items()
+                     if not (p.get('name') in created and not p.get('inventories')))
+    return {'providers': providers, 'allocations': state.get('allocations') or {}}
+
+
 def collect_record(backend, record, mode='apply'):
     """Turn what the roll recorded for one node into a node record with trees.
 
@@ -1077,7 +1085,7 @@ def collect_record(backend, record, mode='apply'):
         except _snapshot.SnapshotError as exc:
             warnings.append('%s: %s' % (node, exc.detail))
         else:
-            before = snap['state']
+            before = _without_created(snap['state'], snap.get('created_children') or [])
             for rp, info in (snap.get('foreign') or {}).items():
                 if info.get('name'):
                     out['names'].setdefault(rp, info['name'])

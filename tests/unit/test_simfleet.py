@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""tools/simfleet.py: the simulated fleet is seeded in the legacy layout and plans as expected."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, planner, reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+
+import simfleet
+
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'tools')
+
+
+@pytest.fixture(scope='module')
+def fleet(tmp_path_factory):
+    return simfleet.build(str(tmp_path_factory.mktemp('fleet')), nodes=12)
+
+
+def _devices(node):
+    return discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
+                              pci_filters=node.get('pci_filters'), hostname=node['provider'])
+
+
+def test_fleet_plan_roles():
+    specs = simfleet.fleet_plan(12)
+    assert [s['kind'] for s in specs] == ['gpu'] * 8 + ['sriov', 'reshaped', 'migrating', 'plain']
+    assert specs[10]['migrates_to'] == 'compute-12'
+    assert [s['kind'] for s in simfleet.fleet_plan(4)] == ['gpu', 'gpu', 'gpu', 'reshaped']
+    assert [s['name'] for s in simfleet.fleet_plan(2, prefix='x-')] == ['x-compute-01', 'x-compute-02']
+    with pytest.raises(ValueError, match='not in the fleet'):
+        simfleet.fleet_plan(4, unmapped=['compute-09'])
+    with pytest.raises(ValueError, match='must be a GPU node'):
+        simfleet.fleet_plan(12, unmapped=['compute-09'])
+    with pytest.raises(ValueError):
+        simfleet.fleet_plan(0)
+
+
+def test_files_and_inventory(fleet):
+    out = fleet['out_dir']
+    assert os.path.isfile(os.path.join(out, 'placement.db'))
+    with open(fleet['inventory']) as handle:
+        inv = yaml.safe_load(handle)
+    group = inv['all']['children']['compute']
+    assert sorted(group['hosts']) == ['compute-%02d' % i for i in range(1, 13)]
+    assert group['vars']['ansible_connection'] == 'local'
+    assert group['vars']['ansible_python_interpreter'] == '{{ ansible_playbook_python }}'
+    assert group['vars']['placement_backend'] == {'embedded_db': fleet['embedded_db']}
+    for name, host in group['hosts'].items():
+        assert os.path.isdir(host['rolling_reshape_sysfs_root'])
+        assert host['rolling_reshape_sysfs_root'].startswith(os.path.join(out, 'hosts', name))
+    assert group['hosts']['compute-09']['rolling_reshape_pci_filters'] == [{'vendor_id': '10de',
+                                                                          'product_id': '25b6'}]
+    with open(os.path.join(out, 'fleet.json')) as handle:
+        described = json.load(handle)
+    assert described['expected'] == fleet['expected']
+
+
+def test_legacy_layout_is_seeded(fleet):
+    pool = fleet['pool']['uuid']
+    with EmbeddedBackend(fleet['embedded_db']) as backend:
+        assert backend.get_provider_traits(pool)['traits'] == ['MISC_SHARES_VIA_AGGREGATE']
+        for node in fleet['nodes']:
+            tree = backend.list_providers(in_tree=node['uuid'])
+            assert backend.get_aggregates(node['uuid'])['aggregates'] == [fleet['pool']['aggregate']]
+            inv = backend.get_inventories(node['uuid'])['inventories']
+            if node['kind'] == 'gpu':
+                assert len(tree) == 1, 'a legacy node has no children'
+                gpus = node['spec']['gpus']
+                assert inv['VGPU']['total'] == sum(
+                    t['max_instances'] for g in gpus for t in g['mdev_types'].values())
+                assert backend.get_usages(node['uuid'])['usages']['VGPU'] == node['vgpu_held']
+            for consumer in node['consumers']:
+                allocs = backend.get_allocations(consumer)['allocations']
+                assert pool in allocs and 'DISK_GB' in allocs[pool]['resources']
+                assert node['uuid'] in allocs
+        reshaped = [n for n in fleet['nodes'] if n['kind'] == 'reshaped'][0]
+        assert 'VGPU' not in backend.get_inventories(reshaped['uuid'])['inventories']
+        assert len(backend.list_providers(in_tree=reshaped['uuid'])) == 1 + reshaped['gpus']
+
+
+def test_every_node_plans_as_expected(fleet):
+    with EmbeddedBackend(fleet['embedded_db']) as backend:
+        seen = {}
+        for node in fleet['nodes']:
+            result = reshaper.reshape_node(backend, node['provider'], _devices(node), check_mode=True)
+            seen[node['name']] = result['status']
+            if node['kind'] == 'gpu':
+                # every held mdev's VGPU unit moves to a GPU child
+                assert result['moved']['units'] == {'VGPU': node['vgpu_held']}
+    assert seen == fleet['expected']
+    assert list(seen.values()).count('reshaped') == 9
+    assert list(seen.values()).count('noop') == 1
+    assert list(seen.values()).count('deferred') == 2
+
+
+def test_unmapped_consumer_stops_the_plan(tmp_path):
+    small = simfleet.build(str(tmp_path / 'f'), nodes=4, unmapped=['compute-02'])
+    assert small['expected'] == {'compute-01': 'reshaped', 'compute-02': 'failed',
+                                 'compute-03': 'unreached', 'compute-04': 'unreached'}
+    node = small['nodes'][1]
+    with EmbeddedBackend(small['embedded_db']) as backend:
+        with pytest.raises(planner.PlanError) as err:
+            reshaper.reshape_node(backend, node['provider'], _devices(node), check_mode=True)
+    assert node['ghost_consumer'] in err.value.detail
+
+
+def test_builds_are_reproducible(tmp_path):
+    first = simfleet.build(str(tmp_path / 'a'), nodes=5)
+    second = simfleet.build(str(tmp_path / 'b'), nodes=5)
+    for a, b in zip(first['nodes'], second['nodes']):
+        assert a['uuid'] == b['uuid'] and a['instances'] == b['instances'] and a['consumers'] == b['consumers']
+    with EmbeddedBackend(first['embedded_db']) as one, EmbeddedBackend(second['embedded_db']) as two:
+        for node in first['nodes']:
+            for consumer in node['consumers']:
+                assert one.get_allocations(consumer)['allocations'].keys() == \
+                    two.get_allocations(consumer)['allocations'].keys()
+
+
+def test_command_line(tmp_path):
+    out = str(tmp_path / 'cli')
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, 'simfleet.py'), out, '--nodes', '3', '-q'],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert printed['inventory'] == os.path.join(out, 'inventory.yml')
+    assert sorted(printed['expected']) == ['compute-01', 'compute-02', 'compute-03']
+    bad = subprocess.run([sys.executable, os.path.join(TOOLS, 'simfleet.py'), out, '--nodes', '3',
+                          '--unmapped', 'compute-07'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, check=False)
+    assert bad.returncode == 2 and 'compute-07 is not in the fleet' in bad.stderr
