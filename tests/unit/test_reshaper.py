@@ -462,6 +462,20 @@ def test_sriov_and_pci_layout(embedded_backend, tmp_path):
     again = reshaper.reshape_node(backend, 'compute-05', report, layout_options=options,
                                   snapshot_dir=str(tmp_path / 'snap'))
     assert again['status'] == 'noop'
+    # a trait lost meanwhile is put back (a change, though nothing is reshaped)
+    gen = backend.get_provider(gpu_child['uuid'])['generation']
+    backend.ensure_trait('CUSTOM_OPERATOR_TAG')
+    backend.set_provider_traits(gpu_child['uuid'], gen, ['OWNER_NOVA', 'CUSTOM_OPERATOR_TAG'])
+    fixed = reshaper.reshape_node(backend, 'compute-05', report, layout_options=options,
+                                  snapshot_dir=str(tmp_path / 'snap'))
+    assert fixed['changed'] is True and fixed['status'] == 'reshaped' and fixed['verified'] is True
+    assert 'nothing to move' in fixed['msg']
+    assert fixed['diff']['after']['providers']['compute-05_0000:3B:00.0']['traits'] == [
+        'COMPUTE_MANAGED_PCI_DEVICE', 'CUSTOM_OPERATOR_TAG', 'OWNER_NOVA']
+    assert set(backend.get_provider_traits(gpu_child['uuid'])['traits']) == {
+        'COMPUTE_MANAGED_PCI_DEVICE', 'CUSTOM_OPERATOR_TAG', 'OWNER_NOVA'}
+    assert reshaper.reshape_node(backend, 'compute-05', report, layout_options=options,
+                                 snapshot_dir=str(tmp_path / 'snap'))['changed'] is False
 
 
 def test_numa_layout_with_pack(embedded_backend, node):

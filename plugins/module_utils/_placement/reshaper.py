@@ -142,7 +142,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     root_uuid = root_prov['uuid']
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
-    ctx = {'created': [], 'snapshot': None, 'before': None, 'attempt': 0}
+    ctx = {'created': [], 'snapshot': None, 'before': None, 'attempt': 0, 'prepared': False,
+           'first_diff': None}
 
     def plan_now():
         state, foreign = read_node(backend, root_uuid)
@@ -156,6 +157,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         ctx['attempt'] += 1
         state, foreign, plan = plan_now()
         ctx['before'] = state
+        if ctx['first_diff'] is None:
+            ctx['first_diff'] = plan['diff']
         if plan['status'] != planner.STATUS_PLANNED or check_mode:
             return plan
         prepared = False
@@ -178,6 +181,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                                 attempts=attempts, log=log)
             prepared = True
         if prepared:
+            ctx['prepared'] = True
             state, foreign, plan = plan_now()
             ctx['before'] = state
             if plan['status'] != planner.STATUS_PLANNED:
@@ -196,8 +200,13 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                                         what='reshape of %s' % root_prov['name'], backoff=backoff)
     status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
               planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
-    applied = plan['status'] == planner.STATUS_PLANNED and not check_mode
-    result = _result(status, plan['status'] == planner.STATUS_PLANNED, plan=plan, diff=plan['diff'],
+    diff = plan['diff']
+    if ctx['prepared'] and plan['status'] == planner.STATUS_NOOP:
+        # only children / traits were missing: they were created, nothing to reshape
+        status = STATUS_RESHAPED
+        diff = ctx['first_diff']
+    applied = status == STATUS_RESHAPED and not check_mode
+    result = _result(status, status == STATUS_RESHAPED, plan=plan, diff=diff,
                      retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
                      deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']))
     if status == STATUS_DEFERRED:
@@ -213,8 +222,12 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     checks = _verify.verify_reshape(plan, ctx['before'], after)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
+    what = planner.summary(plan)
+    if plan['status'] == planner.STATUS_NOOP:
+        what = ('node %s: created the missing children (%s) or traits; nothing to move'
+                % (root_prov['name'], ', '.join(ctx['created']) or 'none'))
     result['msg'] = 'reshaped: %s%s; verification %s' % (
-        planner.summary(plan),
+        what,
         ' after %d retr%s on generation conflicts' % (retries, 'y' if retries == 1 else 'ies') if retries else '',
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))

@@ -53,8 +53,12 @@ def safe_name(root_name):
     return name.lstrip('.') or 'provider'
 
 
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
 def utc_stamp(now=None):
-    now = now or datetime.datetime.utcnow()
+    now = now or _utcnow()
     return now.strftime('%Y%m%dT%H%M%S.%fZ')
 
 
@@ -106,7 +110,8 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
             os.makedirs(snapshot_dir, 0o700)
     except OSError as exc:
         raise SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
-    created_at = (now or datetime.datetime.utcnow()).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
+    now = now or _utcnow()
+    created_at = now.strftime('%Y-%m-%dT%H:%M:%S.%fZ')
     doc = {
         'format': FORMAT,
         'kind': KIND,
