@@ -37,6 +37,13 @@ demo: venv
 		echo "make demo: the demo is not built yet (tools/demo.py does not exist)"; \
 	fi
 
+# Benchmarks (NOT part of `make test`): embedded vs real Placement, see docs/benchmarks.md.
+#   make bench                       full run (~3 min);  make bench BENCH_ARGS="--quick"  (~30-60 s)
+#   make bench BENCH_ARGS="--json out/bench.json"
+.PHONY: bench
+bench: venv
+	$(BIN)/python benchmarks/bench_backends.py $(BENCH_ARGS)
+
 # ---------------------------------------------------------------- make test
 test: venv
 	@mkdir -p $(dir $(SUMMARY)); : > $(SUMMARY); start=$$(date +%s); \
