@@ -280,7 +280,8 @@ def _run(module, backend, log):
                                                   'user_id', 'consumer_type', 'state'))
     result = ops.ensure_allocations(backend, [request], multi=False,
                                     check_mode=module.check_mode, attempts=attempts, log=log)
-    (consumer, view), = result['consumers'].items()
+    consumer = next(iter(result['consumers']))
+    view = result['consumers'][consumer]
     result['consumer_uuid'] = consumer
     for key in VIEW_KEYS:
         result[key] = view[key]

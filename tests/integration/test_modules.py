@@ -54,7 +54,8 @@ def run_playbook(tmp_path, backend_vars, playbook=PLAYBOOK):
     cmd = [os.path.join(bindir, 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
            '-e', '@%s' % extra_file, playbook]
     proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=600,
+                          check=False)
     return proc.returncode, proc.stdout
 
 

@@ -741,8 +741,8 @@ def _ensure_allocations_once(backend, reqs, multi, check_mode):
     if multi:
         backend.post_allocations(bodies)
     else:
-        (consumer, body), = bodies.items()
-        backend.put_allocations(consumer, body)
+        consumer = writes[0]['consumer']
+        backend.put_allocations(consumer, bodies[consumer])
     for plan in plans:
         consumers[plan['consumer']] = consumer_view(backend.get_allocations(plan['consumer']))
     result['diff']['after'] = dict(consumers)

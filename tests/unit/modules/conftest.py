@@ -19,6 +19,7 @@ import json
 
 import pytest
 
+from ansible.module_utils.common import warnings as ansible_warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
@@ -50,6 +51,9 @@ def run_module(capsys, db_path):
             args['_ansible_check_mode'] = True
         if diff:
             args['_ansible_diff'] = True
+        # A real module run is a fresh process: start without the warnings of earlier runs.
+        ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
+        ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
         with patch_module_args(args):
             with pytest.raises(SystemExit) as info:
                 module.main()
@@ -58,4 +62,3 @@ def run_module(capsys, db_path):
         assert 'Traceback' not in out
         return info.value.code, result
     return run
-

@@ -169,15 +169,19 @@ class RacingBackend(EmbeddedBackend):
 
     races = 1
 
-    def set_inventories(self, rp_uuid, generation, inventories):
+    def set_inventories(self, uuid, generation, inventories):  # pylint: disable=redefined-outer-name
         if RacingBackend.races > 0:
             RacingBackend.races -= 1
             other = EmbeddedBackend(self.path)
             try:
-                other.set_aggregates(rp_uuid, other.get_provider(rp_uuid)['generation'], [str(uuid.uuid4())])
+                other.set_aggregates(uuid, other.get_provider(uuid)['generation'], [_new_uuid()])
             finally:
                 other.close()
-        return super(RacingBackend, self).set_inventories(rp_uuid, generation, inventories)
+        return super(RacingBackend, self).set_inventories(uuid, generation, inventories)
+
+
+def _new_uuid():
+    return str(uuid.uuid4())
 
 
 @pytest.fixture
