@@ -336,7 +336,7 @@ class FreshProcess(Op):
         cmd = [sys.executable, '-c', _FRESH_SNIPPET]
 
         def timed():
-            proc = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            proc = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
             if proc.returncode != 0 and self.failed is None:
                 self.failed = proc.stdout.decode()[-800:]
         return timed
@@ -576,7 +576,7 @@ def run_op(op_cls, kind, ctx, iterations, warmup):
     try:
         op.prepare(be)
         calls = []
-        for _ in range(warmup):
+        for _warm in range(warmup):
             timed = op.setup(counter)
             counter.calls = 0
             counter.counting = True
@@ -585,7 +585,7 @@ def run_op(op_cls, kind, ctx, iterations, warmup):
             calls.append(counter.calls)
             getattr(op, 'after', lambda: None)()
         samples = []
-        for _ in range(iterations):
+        for _iteration in range(iterations):
             timed = op.setup(be)
             gc_was = gc.isenabled()
             gc.disable()
@@ -672,17 +672,17 @@ def run_contention(kind, ctx, procs, duration):
     ready, results, start = mp.Queue(), mp.Queue(), mp.Event()
     workers = [mp.Process(target=_contention_worker,
                           args=(kind, options, rp['uuid'], ready, start, duration, results))
-               for _ in range(procs)]
+               for _proc in range(procs)]
     for w in workers:
         w.start()
     try:
-        for _ in workers:
+        for _worker in workers:
             msg = ready.get(timeout=120)
             if msg != 'ready':
                 raise BenchError('contention worker: %s' % msg)
         t0 = time.perf_counter()
         start.set()
-        outs = [results.get(timeout=duration + 120) for _ in workers]
+        outs = [results.get(timeout=duration + 120) for _worker in workers]
         wall = time.perf_counter() - t0
     finally:
         for w in workers:
@@ -764,7 +764,7 @@ def _fmt(value, digits=2):
 
 
 def _table(headers, rows):
-    widths = [max(len(str(h)), max([len(str(r[i])) for r in rows] or [0])) for i, h in enumerate(headers)]
+    widths = [max([len(str(h))] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
     lines = [' | '.join(str(h).ljust(widths[i]) for i, h in enumerate(headers)).rstrip(),
              '-|-'.join('-' * w for w in widths)]
     for r in rows:
@@ -843,7 +843,7 @@ def _run_playbook(ctx, task):
     cmd = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
            '-e', 'ansible_python_interpreter=%s' % sys.executable, path]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=_playbook_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.run(cmd, env=_playbook_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise BenchError('ansible-playbook rc %d: %s' % (proc.returncode, proc.stdout.decode()[-1500:]))
