@@ -73,7 +73,7 @@ options:
     default: 1
   allocation_ratio:
     description:
-      - Overcommit ratio of O(resource_class); capacity is C(int((total - reserved) * allocation_ratio)).
+      - Overcommit ratio of O(resource_class); the capacity is (total - reserved) times the ratio, rounded down.
     type: float
     default: 1.0
   inventories:
