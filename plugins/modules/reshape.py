@@ -69,16 +69,17 @@ options:
     default: strict
   ownership:
     description:
-      - Explicit ownership, merged over what the device report says, device by device:
+      - "Explicit ownership, merged over what the device report says, device by device, as
         C({consumer uuid: {device address: units}}), or C({device: {RESOURCE_CLASS: units}})
-        (NUMA cells are named C(NUMA0), C(NUMA1), ...).
+        for several classes (NUMA cells are named C(NUMA0), C(NUMA1), ...)."
     type: dict
     default: {}
   allow_foreign_allocations:
     description:
       - A consumer of this node that also holds allocations on another compute node's tree (a
-        provider outside the tree without the C(MISC_SHARES_VIA_AGGREGATE) trait: a migration
-        in flight) makes the node C(deferred): nothing changes and the task does not fail.
+        provider outside the tree without the C(MISC_SHARES_VIA_AGGREGATE) trait, that is a
+        migration in flight) makes the node C(deferred); nothing changes and the task does not
+        fail.
       - V(true) reshapes anyway, carrying those allocations along unchanged.
     type: bool
     default: false

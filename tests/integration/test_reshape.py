@@ -326,7 +326,7 @@ def _run_playbook(tmp_path, backend_vars, node_name, report):
     cmd = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,',
            '-c', 'local', '-e', '@%s' % (tmp_path / 'extra.json'), str(tmp_path / 'reshape.yml')]
     proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=600)
+                          universal_newlines=True, timeout=600, check=False)
     return proc.returncode, proc.stdout
 
 

@@ -376,8 +376,8 @@ def test_rollback_refuses_a_snapshot_of_another_node(embedded_backend, node, tmp
     reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
     make_provider(backend, 'compute-09', {'VCPU': {'total': 4}})
     with pytest.raises(snapshot.SnapshotError):
-        reshaper.rollback_node(backend, 'compute-09', snapshot_file=snapshot.latest_path(node['snapdir'],
-                                                                                          'compute-01'))
+        reshaper.rollback_node(backend, 'compute-09',
+                               snapshot_file=snapshot.latest_path(node['snapdir'], 'compute-01'))
     with pytest.raises(snapshot.SnapshotError) as info:
         reshaper.rollback_node(backend, 'compute-09', snapshot_dir=node['snapdir'])
     assert 'no snapshot of compute-09' in info.value.detail

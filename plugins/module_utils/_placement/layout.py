@@ -397,7 +397,7 @@ def split_proportional(total, weights):
     """
     wsum = sum(weights)
     if wsum <= 0 or total <= 0:
-        return [0 for _ in weights]
+        return [0] * len(weights)
     parts = [total * w // wsum for w in weights]
     rest = total - sum(parts)
     order = sorted(range(len(weights)), key=lambda i: (-((total * weights[i]) % wsum), i))
@@ -413,7 +413,7 @@ def _numa_children(root_name, cells, opts, source, warnings):
         return []
     cpu_w = [len(c.get('cpus') or []) for c in cells]
     mem_w = [int(c.get('memory_mb') or 0) for c in cells]
-    per_cell = [{} for _ in cells]
+    per_cell = [{} for _cell in cells]
     for rc in opts.get('resource_classes') or []:
         if rc not in source:
             continue

@@ -213,8 +213,8 @@ def unowned_allocations(after, children, ownership, policy):
                 continue
             want = dict((c['uuid'], _layout.owned_units(owned.get(c['device'], 0), rc)) for c in carriers)
             if sum(want.values()) == held:
-                expected.setdefault(consumer, {})[rc] = {'how': 'ownership', 'to': want,
-                                                        'pool': [c['uuid'] for c in carriers]}
+                pool = [c['uuid'] for c in carriers]
+                expected.setdefault(consumer, {})[rc] = {'how': 'ownership', 'to': want, 'pool': pool}
             elif policy != 'pack':
                 problems.append('consumer %s holds %d %s on the children but owns %d unit(s) of it '
                                 'by the device report' % (consumer, held, rc, sum(want.values())))
@@ -335,8 +335,8 @@ def _fmt_inv(inv):
 
 
 def _fmt_named(per_rp, names):
-    return ', '.join('%s=%d' % (names.get(rp, rp), n) for rp, n in sorted(per_rp.items(),
-                                                                             key=lambda i: names.get(i[0], i[0])))
+    items = sorted(per_rp.items(), key=lambda i: names.get(i[0], i[0]))
+    return ', '.join('%s=%d' % (names.get(rp, rp), n) for rp, n in items)
 
 
 def _fmt_allocs(allocs, names):
