@@ -82,15 +82,15 @@ VGPU_OWNERSHIP = ({0: 3}, {0: 1, 1: 2}, {1: 2})
 
 # per operation: (iterations full, iterations quick)
 ITERATIONS = {
-    'fresh_process': (8, 4),
+    'fresh_process': (8, 3),
     'open_backend': (40, 10),
     'create_tree': (60, 15),
     'put_inventories': (80, 20),
     'put_allocations_new': (80, 20),
     'move_consumer': (80, 20),
     'provider_tree_state': (40, 10),
-    'reshape_post': (25, 6),
-    'reshape_node': (15, 4),
+    'reshape_post': (25, 5),
+    'reshape_node': (15, 3),
 }
 WARMUP = (3, 1)
 MODULE_ITERATIONS = (6, 2)
@@ -567,50 +567,101 @@ def stats(samples_s):
     }
 
 
-def run_op(op_cls, kind, ctx, iterations, warmup):
-    """Warm up (counting calls), time ``iterations`` runs, check. Returns a result dict."""
-    be = ctx['backends'].open(kind)
-    counter = CountingBackend(be)
-    opctx = dict(ctx, kind=kind)
-    op = op_cls(opctx)
-    try:
-        op.prepare(be)
-        calls = []
-        for _warm in range(warmup):
-            timed = op.setup(counter)
-            counter.calls = 0
-            counter.counting = True
-            timed()
-            counter.counting = False
-            calls.append(counter.calls)
-            getattr(op, 'after', lambda: None)()
-        samples = []
-        for _iteration in range(iterations):
-            timed = op.setup(be)
-            gc_was = gc.isenabled()
-            gc.disable()
-            try:
-                t0 = time.perf_counter()
-                timed()
-                t1 = time.perf_counter()
-            finally:
-                if gc_was:
-                    gc.enable()
-            samples.append(t1 - t0)
-            getattr(op, 'after', lambda: None)()
-        op.check(be)
-        out = stats(samples)
-        if op.fixed_calls == 'count':
-            out['calls_per_op'] = (sum(calls) / float(len(calls))) if calls else None
+# A broken (or still unfinished) core function is reported in its row; the rest is still measured.
+_OP_ERRORS = (BenchError, errors.PlacementError, ImportError, AttributeError, KeyError, TypeError, ValueError)
+
+
+class Series(object):
+    """The measurements of one operation on one backend."""
+
+    def __init__(self, op_cls, kind, ctx):
+        self.kind = kind
+        self.error = None
+        self.samples = []
+        self.calls = []
+        self.elapsed = 0.0
+        self.be = None
+        self.op = None
+        t0 = time.perf_counter()
+        try:
+            self.be = ctx['backends'].open(kind)
+            self.counter = CountingBackend(self.be)
+            self.op = op_cls(dict(ctx, kind=kind))
+            self.op.prepare(self.be)
+        except _OP_ERRORS as exc:
+            self._fail(exc)
+        self.elapsed += time.perf_counter() - t0
+
+    def _fail(self, exc):
+        self.error = {'error': '%s: %s' % (type(exc).__name__, exc), 'traceback': traceback.format_exc()}
+
+    def step(self, warmup):
+        """One iteration: setup (untimed), the timed call, cleanup (untimed).
+
+        Warm-up iterations go through the counting proxy and are not timed.
+        """
+        if self.error:
+            return
+        t_start = time.perf_counter()
+        try:
+            if warmup:
+                timed = self.op.setup(self.counter)
+                self.counter.calls = 0
+                self.counter.counting = True
+                try:
+                    timed()
+                finally:
+                    self.counter.counting = False
+                self.calls.append(self.counter.calls)
+            else:
+                timed = self.op.setup(self.be)
+                gc_was = gc.isenabled()
+                gc.disable()
+                try:
+                    t0 = time.perf_counter()
+                    timed()
+                    t1 = time.perf_counter()
+                finally:
+                    if gc_was:
+                        gc.enable()
+                self.samples.append(t1 - t0)
+            getattr(self.op, 'after', lambda: None)()
+        except _OP_ERRORS as exc:
+            self._fail(exc)
+        self.elapsed += time.perf_counter() - t_start
+
+    def finish(self):
+        t0 = time.perf_counter()
+        try:
+            if not self.error:
+                self.op.check(self.be)
+        except _OP_ERRORS as exc:
+            self._fail(exc)
+        finally:
+            if self.be is not None:
+                self.be.close()
+        self.elapsed += time.perf_counter() - t0
+        if self.error:
+            out = dict(self.error)
         else:
-            out['calls_per_op'] = op.fixed_calls
-        out['samples_ms'] = [round(s * 1000.0, 4) for s in samples]
+            out = stats(self.samples)
+            if self.op.fixed_calls == 'count':
+                out['calls_per_op'] = (sum(self.calls) / float(len(self.calls))) if self.calls else None
+            else:
+                out['calls_per_op'] = self.op.fixed_calls
+            out['samples_ms'] = [round(x * 1000.0, 4) for x in self.samples]
+        out['elapsed_s'] = round(self.elapsed, 2)
         return out
-    except (BenchError, errors.PlacementError, ImportError, AttributeError, KeyError, TypeError) as exc:
-        # a broken (or still unfinished) core function: report it, keep measuring the rest
-        return {'error': '%s: %s' % (type(exc).__name__, exc), 'traceback': traceback.format_exc()}
-    finally:
-        be.close()
+
+
+def run_op(op_cls, ctx, iterations, warmup):
+    """Both backends, iterations INTERLEAVED (embedded, real, embedded, ...) so that load
+    from elsewhere on the machine hits both series alike.  Returns {kind: result}."""
+    series = [Series(op_cls, kind, ctx) for kind in ('embedded', 'rest')]
+    for i in range(warmup + iterations):
+        for one in series:
+            one.step(warmup=i < warmup)
+    return dict((one.kind, one.finish()) for one in series)
 
 
 # ---------------------------------------------------------------------------
@@ -755,6 +806,11 @@ def machine_info(server, db_url):
         'embedded': 'EmbeddedBackend defaults (WAL, synchronous=FULL, busy_timeout 30 s), file in %s'
                     % tempfile.gettempdir(),
     }
+
+
+def _short(text, limit=230):
+    text = ' '.join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + ' ...'
 
 
 def _fmt(value, digits=2):
@@ -974,12 +1030,10 @@ def main(argv=None):
                 continue
             iterations = ITERATIONS[op.name][q]
             entry = {'label': op.label}
+            entry.update(run_op(op, ctx, iterations, WARMUP[q]))
             for kind in ('embedded', 'rest'):
-                t0 = time.perf_counter()
-                entry[kind] = run_op(op, kind, ctx, iterations, WARMUP[q])
-                entry[kind]['elapsed_s'] = round(time.perf_counter() - t0, 2)
                 if 'error' in entry[kind]:
-                    print('  %s [%s]: ERROR %s' % (op.name, kind, entry[kind]['error']))
+                    print('  %s [%s]: ERROR %s' % (op.name, kind, _short(entry[kind]['error'], 400)))
             report['operations'][op.name] = entry
             sys.stdout.write('  done %-22s embedded %5.1fs, rest %5.1fs\n'
                              % (op.name, entry['embedded']['elapsed_s'], entry['rest']['elapsed_s']))
@@ -1004,7 +1058,7 @@ def main(argv=None):
                         print('  contention %s x%d: %d LOST UPDATES' % (kind, procs, res['lost_updates']))
                     if res.get('failures'):
                         print('  contention %s x%d: %d failed increments, first: %s'
-                              % (kind, procs, res['failures'], res['first_failure']))
+                              % (kind, procs, res['failures'], _short(res['first_failure'])))
             print('\nContention: N processes x %.1f s of read-compute-write increments on ONE provider, '
                   'retry.with_conflict_retry (attempts %d, backoff 0.05 s x attempt); "op" = one successful '
                   'increment incl. its retries; lost updates: %s'
