@@ -102,6 +102,8 @@ def test_reshape_moves_vgpu_to_the_gpu_each_instance_uses(embedded_backend, node
         'moved_classes_gone_from_root', 'tree_matches_layout', 'allocations_on_owned_devices'}
     assert result['moved']['consumers'] == 3
     assert result['moved']['units'] == {'VGPU': 5}
+    assert result['msg'] == ('node compute-01: created 2 child(ren), changed the inventory of 3 provider(s), '
+                             'moved 5 VGPU of 3 consumer(s); verification passed')
 
     a = _child(backend, 'compute-01_pci_0000_84_00_0')
     b = _child(backend, 'compute-01_pci_0000_85_00_0')
@@ -143,6 +145,8 @@ def test_check_mode_predicts_and_changes_nothing(embedded_backend, node):
     result = reshaper.reshape_node(backend, node['root'], node['report'], check_mode=True)
     assert result['changed'] is True and result['status'] == 'reshaped'
     assert result['snapshot'] is None and result['verification'] == []
+    assert result['msg'] == ('check mode: node compute-01: 2 child(ren) to create, inventory of 3 '
+                             'provider(s) to change, 5 VGPU of 3 consumer(s) to move')
     assert comparable(provider_tree_state(backend, node['root'])) == before
     assert not os.path.exists(node['snapdir'])
     plan = result['plan']

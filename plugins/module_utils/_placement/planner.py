@@ -258,7 +258,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                     _add(allocs, used, child_uuid, rc, n)
                 assignments.setdefault(consumer, {})[rc] = {
                     'how': 'ownership', 'amount': amount,
-                    'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(want.items()))}
+                    'to': _named_units(want, child_by_uuid)}
             elif policy == POLICY_PACK:
                 # what ownership does place stays there; the rest is packed
                 partial = want if owned_total < amount else {}
@@ -286,11 +286,15 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             to[child_uuid] = to.get(child_uuid, 0) + n
         assignments.setdefault(consumer, {})[rc] = {
             'how': 'ownership+pack' if partial else 'pack', 'amount': amount, 'reason': reason,
-            'to': dict((child_by_uuid[u]['name'], n) for u, n in sorted(to.items()))}
+            'to': _named_units(to, child_by_uuid)}
 
     _check_children(children, new_allocs, used, used_before, inv_after)
     return _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
                    assignments, policy, warnings, names, None, current)
+
+
+def _named_units(per_uuid, child_by_uuid):
+    return dict(sorted((child_by_uuid[u]['name'], n) for u, n in per_uuid.items()))
 
 
 def _add(allocs, used, rp, rc, n):
@@ -530,17 +534,25 @@ def reshape_body(plan):
     return {'inventories': inventories, 'allocations': allocations}
 
 
-def summary(plan):
-    """One line for logs and the module's msg."""
+def summary(plan, created=None):
+    """One line for logs and the module's msg.
+
+    ``created`` (names of the children created on the way) switches to the past
+    tense: the plan was applied.
+    """
+    name = plan['root']['name']
     if plan['status'] == STATUS_DEFERRED:
-        return 'deferred: %s' % plan['deferred_reason']
+        return 'node %s deferred: %s' % (name, plan['deferred_reason'])
     if plan['status'] == STATUS_NOOP:
-        return 'node %s already has the layout: nothing to do' % plan['root']['name']
-    return ('node %s: create %d child(ren), change inventory of %d provider(s), move %s of %d '
-            'consumer(s)' % (plan['root']['name'], len(plan['create_children']),
-                             len(plan['inventory_changes']),
-                             ', '.join('%d %s' % (n, rc) for rc, n in sorted(plan['moved']['units'].items()))
-                             or 'nothing', plan['moved']['consumers']))
+        return 'node %s already has the layout: nothing to do' % name
+    units = ', '.join('%d %s' % (n, rc) for rc, n in sorted(plan['moved']['units'].items())) or 'nothing'
+    if created is None:
+        return ('node %s: %d child(ren) to create, inventory of %d provider(s) to change, %s of %d '
+                'consumer(s) to move' % (name, len(plan['create_children']), len(plan['inventory_changes']),
+                                         units, plan['moved']['consumers']))
+    return ('node %s: created %d child(ren), changed the inventory of %d provider(s), moved %s of %d '
+            'consumer(s)' % (name, len(created), len(plan['inventory_changes']), units,
+                             plan['moved']['consumers']))
 
 
 # -- rollback ---------------------------------------------------------------------------

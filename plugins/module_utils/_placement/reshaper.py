@@ -216,17 +216,17 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         result['msg'] = planner.summary(plan)
         return result
     if not applied:
-        result['msg'] = 'check mode: would %s' % planner.summary(plan)
+        result['msg'] = 'check mode: %s' % planner.summary(plan)
         return result
     after, _foreign = read_node(backend, root_uuid)
     checks = _verify.verify_reshape(plan, ctx['before'], after)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
-    what = planner.summary(plan)
+    what = planner.summary(plan, created=ctx['created'])
     if plan['status'] == planner.STATUS_NOOP:
         what = ('node %s: created the missing children (%s) or traits; nothing to move'
                 % (root_prov['name'], ', '.join(ctx['created']) or 'none'))
-    result['msg'] = 'reshaped: %s%s; verification %s' % (
+    result['msg'] = '%s%s; verification %s' % (
         what,
         ' after %d retr%s on generation conflicts' % (retries, 'y' if retries == 1 else 'ies') if retries else '',
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
