@@ -35,12 +35,22 @@ fi
 
 cd "$target"
 export PATH="$BIN:$PATH"
+# pip's progress chatter from the per-test venv installs is dropped (its errors are kept);
+# SANITY_VERBOSE=1 shows everything.
+pip_chatter='^(Collecting |Downloading |  Downloading |Processing |Installing collected |Successfully installed |Looking in |WARNING: Location |  Using cached |  Attempting uninstall|    Found existing|    Uninstalling|      Successfully uninstalled|Requirement already|Using cached pip |     [^ ])'
 status=0
-"$BIN/ansible-test" sanity --venv --python "$PYVER" --color no "$@" || status=$?
+if [[ ${SANITY_VERBOSE:-0} == 1 ]]; then
+  "$BIN/ansible-test" sanity --venv --python "$PYVER" --color no "$@" || status=$?
+else
+  set +e
+  "$BIN/ansible-test" sanity --venv --python "$PYVER" --color no "$@" 2>&1 | grep -Ev "$pip_chatter"
+  status=${PIPESTATUS[0]}
+  set -e
+fi
 if [[ $status -ne 0 && -d tests/output ]]; then
   rm -rf "$root/tests/output/sanity"
   mkdir -p "$root/tests/output/sanity"
   cp -r tests/output/. "$root/tests/output/sanity/" 2>/dev/null || true
   echo "sanity: ansible-test output kept in tests/output/sanity/" >&2
 fi
-exit $status
+exit "$status"
