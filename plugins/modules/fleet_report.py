@@ -152,19 +152,19 @@ summary_line:
   returned: success
   type: str
   sample: "12 nodes: 8 reshaped, 2 skipped, 2 deferred, 0 failed; 24 allocations of 21 consumers moved; 18.2 s"
-deferred:
+deferred_nodes:
   description: Deferred nodes with the reason.
   returned: success
   type: list
   elements: dict
   sample: [{node: compute-11, reason: "migration in flight: ..."}]
-failed:
-  description: Failed nodes with the reason.
+failed_nodes:
+  description: Failed nodes with the reason (the node the roll stopped at).
   returned: success
   type: list
   elements: dict
   sample: []
-unreached:
+unreached_nodes:
   description: Nodes of O(hosts) without a record (the roll did not reach them).
   returned: success
   type: list
@@ -265,7 +265,7 @@ def run(module, log):
                 log('cannot update the latest link next to %s: %s' % (dest, exc))
     line = report.summary_line(data)
     return dict(changed=changed, paths=paths, summary=report.summary(data), summary_line=line,
-                deferred=data['deferred'], failed=data['failed'], unreached=data['unreached'],
+                deferred_nodes=data['deferred'], failed_nodes=data['failed'], unreached_nodes=data['unreached'],
                 stored=stored, msg=line)
 
 

@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify the converged simulated fleet: the nodes (testinfra ``host``) and Placement.
+
+The node side is read through testinfra (the local connection of the inventory); the
+Placement side in-process from the embedded store the roll wrote to.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+FLEET = os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'fleet')
+
+
+def _fleet():
+    with open(os.path.join(FLEET, 'fleet.json')) as handle:
+        return json.load(handle)
+
+
+def _node(host):
+    name = host.backend.get_hostname()
+    return [n for n in _fleet()['nodes'] if n['name'] == name][0]
+
+
+_CACHE = {}
+
+
+def _state(node):
+    """The node's provider tree and its consumers' allocations, read from the embedded Placement."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+
+    if node['name'] not in _CACHE:
+        with EmbeddedBackend(os.path.join(FLEET, 'placement.db')) as backend:
+            _CACHE[node['name']] = provider_tree_state(backend, node['uuid'])
+    return _CACHE[node['name']]
+
+
+def _tree(node):
+    return dict((p['name'], p) for p in _state(node)['providers'].values())
+
+
+def _snapshot(node):
+    """The snapshot of the node's tree before its reshape (the roll's, or the fleet build's)."""
+    for folder in ('snapshots', 'build-snapshots'):
+        path = os.path.join(FLEET, folder, '%s.latest.json' % node['provider'])
+        if os.path.exists(path):
+            with open(path) as handle:
+                return json.load(handle)
+    raise AssertionError('no snapshot of %s' % node['provider'])
+
+
+def _totals(allocations):
+    totals = {}
+    for entry in allocations.values():
+        for rc, amount in entry['resources'].items():
+            totals[rc] = totals.get(rc, 0) + amount
+    return totals
+
+
+def test_node_discovery_inputs_are_in_place(host):
+    node = _node(host)
+    assert host.file(node['sysfs_root']).is_directory
+    assert host.file(os.path.join(node['sysfs_root'], 'class', 'mdev_bus')).is_directory
+    # the post hook ran after the pre hook: nova-compute is "enabled" again everywhere
+    assert not host.file(os.path.join(os.path.dirname(node['sysfs_root']), 'nova-compute.disabled')).exists
+
+
+def test_vgpu_lives_on_one_child_per_gpu(host):
+    node = _node(host)
+    tree = _tree(node)
+    root = tree.pop(node['provider'])
+    assert 'VGPU' not in root['inventories'], 'VGPU left on the root provider'
+    assert sorted(tree) == sorted('%s_pci_0000_%02x_00_0' % (node['provider'], 0x84 + i)
+                                  for i in range(node['gpus']))
+    for child in tree.values():
+        assert child['parent_provider_uuid'] == root['uuid']
+        assert child['inventories']['VGPU']['total'] == child['inventories']['VGPU']['max_unit']
+    assert sum(c['usages']['VGPU'] for c in tree.values()) == node['vgpu_held']
+
+
+def test_every_guest_kept_its_allocations(host):
+    node = _node(host)
+    pool = _fleet()['pool']['uuid']
+    now = _state(node)['allocations']
+    before = _snapshot(node)['state']['allocations']
+    assert sorted(now) == sorted(before) == sorted(node['consumers'])
+    for consumer, view in now.items():
+        assert pool in view['allocations'], 'the shared DISK_GB allocation of %s was dropped' % consumer
+        assert _totals(view['allocations']) == _totals(before[consumer]['allocations']), consumer
+        assert view['project_id'] == before[consumer]['project_id']
+
+
+def test_snapshot_and_report(host):
+    node = _node(host)
+    summary_path = os.path.join(FLEET, 'reports', 'latest', 'summary.json')
+    assert host.file(summary_path).exists
+    summary = json.loads(host.file(summary_path).content_string)
+    status = dict((n['node'], n['status']) for n in summary['nodes'])
+    expected = _fleet()['expected'][node['name']]
+    # the second converge (idempotence) found every node in the layout already
+    assert status[node['name']] == 'noop'
+    snapshot = host.file(os.path.join(FLEET, 'snapshots', '%s.latest.json' % node['provider']))
+    if expected == 'reshaped':
+        assert snapshot.exists and snapshot.mode == 0o600
+    else:
+        assert not snapshot.exists
+    assert host.file(os.path.join(FLEET, 'reports', 'latest', 'report.html')).contains(node['name'])
