@@ -21,7 +21,7 @@ description:
   - C(microversion) - the negotiated microversion is at least O(min_microversion) (C(POST
     /reshaper) needs 1.30).
   - C(reshape_permission) - the credentials may call C(POST /reshaper). On a real Placement the
-    module sends the harmless probe C({"inventories": {}, "allocations": {}}): Placement checks
+    module sends a harmless probe, a reshape body with empty C(inventories) and C(allocations). Placement checks
     the policy before the request body, so an allowed caller gets C(400 Bad Request) (the
     schema wants at least one provider) and nothing is written, a refused one C(403
     Forbidden). The embedded store has no policy, so the check passes without a probe.
