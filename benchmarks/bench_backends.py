@@ -8,7 +8,8 @@ Usage (from the repository root)::
     make bench                                   # full run, about 2-3 minutes on 2 cores
     make bench BENCH_ARGS=--quick                # about 30 s
     .venv/bin/python benchmarks/bench_backends.py [--quick] [--json FILE]
-        [--placement-db-url URL] [--only OP[,OP...]] [--no-contention]
+        [--placement-db-url URL] [--only OP[,OP...]] [--no-contention] [--no-module]
+    .venv/bin/python benchmarks/bench_backends.py --compare run1.json run2.json
 
 Every operation runs through the collection's one backend interface
 (``plugins/module_utils/_placement/backend.py``), against
@@ -912,51 +913,52 @@ def run_module_reshape(ctx, iterations):
     Wall time of ``ansible-playbook`` running ONE task (``placement.upgrade.reshape``)
     against localhost; the node is set up beforehand through the backend and checked
     afterwards.  ``floor`` is the same playbook with one ``ansible.builtin.ping`` task.
-    Each series starts with one untimed warm-up run.
+    The three series are interleaved (ping, embedded, real, ping, ...) so that load from
+    elsewhere hits them alike; the first round is an untimed warm-up.
     """
-    out = {}
-    samples = []
-    try:
-        for i in range(iterations + 1):
-            elapsed = _run_playbook(ctx, {'name': 'ping', 'ansible.builtin.ping': {}})
-            if i:
-                samples.append(elapsed)
-        out['floor'] = stats(samples)
-    except BenchError as exc:
-        out['floor'] = {'error': str(exc)}
     snapdir = os.path.join(ctx['workdir'], 'module-snapshots')
-    for kind in ('embedded', 'rest'):
-        samples = []
+    samples = {'floor': [], 'embedded': [], 'rest': []}
+    failed = {}
+    shares = {}
+
+    def reshape_once(kind):
+        be = ctx['backends'].open(kind)
         try:
-            be = ctx['backends'].open(kind)
+            if kind not in shares:
+                shares[kind] = make_sharing_provider(be)
+            root, consumers = make_vgpu_node(be, shares[kind])
+        finally:
+            be.close()
+        args = {'root_provider': root['uuid'], 'devices': device_report(root['name'], consumers),
+                'snapshot_dir': snapdir}
+        if kind == 'embedded':
+            args['embedded_db'] = ctx['backends'].embedded_path
+        else:
+            args.update(ctx['backends'].rest_options())
+        elapsed = _run_playbook(ctx, {'name': 'reshape', 'placement.upgrade.reshape': args})
+        be = ctx['backends'].open(kind)
+        try:
+            check_reshaped(be, root['uuid'], consumers)
+        finally:
+            be.close()
+        return elapsed
+
+    for i in range(iterations + 1):
+        for kind in ('floor', 'embedded', 'rest'):
+            if kind in failed:
+                continue
             try:
-                share = make_sharing_provider(be)
-            finally:
-                be.close()
-            for i in range(iterations + 1):
-                be = ctx['backends'].open(kind)
-                try:
-                    root, consumers = make_vgpu_node(be, share)
-                finally:
-                    be.close()
-                args = {'root_provider': root['uuid'], 'devices': device_report(root['name'], consumers),
-                        'snapshot_dir': snapdir}
-                if kind == 'embedded':
-                    args['embedded_db'] = ctx['backends'].embedded_path
+                if kind == 'floor':
+                    elapsed = _run_playbook(ctx, {'name': 'ping', 'ansible.builtin.ping': {}})
                 else:
-                    args.update(ctx['backends'].rest_options())
-                elapsed = _run_playbook(ctx, {'name': 'reshape', 'placement.upgrade.reshape': args})
-                be = ctx['backends'].open(kind)
-                try:
-                    check_reshaped(be, root['uuid'], consumers)
-                finally:
-                    be.close()
-                if i:  # the first run is a warm-up (page cache, .pyc)
-                    samples.append(elapsed)
-            out[kind] = stats(samples)
-        except (BenchError, errors.PlacementError) as exc:
-            out[kind] = {'error': str(exc)}
-    return out
+                    elapsed = reshape_once(kind)
+            except (BenchError, errors.PlacementError) as exc:
+                failed[kind] = str(exc)
+                continue
+            if i:  # round 0 is the warm-up (page cache, .pyc)
+                samples[kind].append(elapsed)
+    return dict((kind, {'error': failed[kind]} if kind in failed else stats(samples[kind]))
+                for kind in ('floor', 'embedded', 'rest'))
 
 
 def module_table(mod):
@@ -983,6 +985,54 @@ def module_table(mod):
     return _table(headers, rows)
 
 
+def compare(paths):
+    """Medians of several --json runs side by side, with the spread (max/min - 1) per figure."""
+    runs = []
+    for path in paths:
+        with open(path) as fh:
+            runs.append(json.load(fh))
+    headers = ['figure'] + ['run %d' % (i + 1) for i in range(len(runs))] + ['spread']
+    rows = []
+
+    def add(label, values, digits=2):
+        vals = [v for v in values if v is not None]
+        spread = '%.0f%%' % (100.0 * (max(vals) / min(vals) - 1)) if len(vals) > 1 and min(vals) > 0 else '-'
+        rows.append([label] + [_fmt(v, digits) for v in values] + [spread])
+
+    for op in OPS:
+        for kind, short in (('embedded', 'emb'), ('rest', 'REST')):
+            vals = [((r.get('operations') or {}).get(op.name) or {}).get(kind, {}).get('median_ms') for r in runs]
+            if any(v is not None for v in vals):
+                add('%s %s median ms' % (op.name, short), vals)
+        ratios = []
+        for r in runs:
+            e = ((r.get('operations') or {}).get(op.name) or {})
+            ok = 'median_ms' in e.get('embedded', {}) and 'median_ms' in e.get('rest', {})
+            ratios.append(e['rest']['median_ms'] / e['embedded']['median_ms'] if ok else None)
+        if any(v is not None for v in ratios):
+            add('%s ratio' % op.name, ratios, 1)
+    for kind, short in (('embedded', 'emb'), ('rest', 'REST')):
+        for procs in CONTENTION_PROCS:
+            vals = []
+            for r in runs:
+                c = next((x for x in ((r.get('contention') or {}).get(kind) or []) if x.get('procs') == procs), {})
+                vals.append(c.get('ops_per_s'))
+            if any(v is not None for v in vals):
+                add('contention %s x%d ops/s' % (short, procs), vals, 1)
+    for kind in ('floor', 'embedded', 'rest'):
+        vals = [((r.get('module_reshape') or {}).get(kind) or {}).get('median_ms') for r in runs]
+        if any(v is not None for v in vals):
+            add('module %s median s' % kind, [v / 1000.0 if v is not None else None for v in vals], 3)
+    print(_table(headers, rows))
+    for i, r in enumerate(runs):
+        m = r.get('machine') or {}
+        print('run %d: %s, %s mode, load at start %s, at end %s, %s s' % (
+            i + 1, r.get('started'), r.get('mode'),
+            ' '.join('%.2f' % x for x in m.get('loadavg_at_start') or ()),
+            ' '.join('%.2f' % x for x in m.get('loadavg_at_end') or ()), r.get('elapsed_s')))
+    return 0
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -997,7 +1047,11 @@ def main(argv=None):
     parser.add_argument('--placement-db-url', metavar='URL',
                         help='SQLAlchemy URL for the real Placement\'s database (default: a SQLite file)')
     parser.add_argument('--keep', action='store_true', help='keep the temp dir (databases, server log)')
+    parser.add_argument('--compare', nargs='+', metavar='JSON',
+                        help='do not measure: print the medians of these --json files side by side')
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare(args.compare)
 
     q = 1 if args.quick else 0
     only = set(args.only.split(',')) if args.only else None
