@@ -172,8 +172,8 @@ def print_summary(fleet, summary, report_dir, seconds, check=False):
     if counts.get('unreached'):
         lines.append('  not reached          %4d' % counts['unreached'])
     lines += [
-        '  allocations %s  %4d  (of %d consumers)' % ('to move' if check else 'moved  ', totals['allocations_moved'],
-                                                       totals['consumers_moved']),
+        '  allocations %s  %4d  (of %d consumers)' % (
+            'to move' if check else 'moved  ', totals['allocations_moved'], totals['consumers_moved']),
         '  child providers      %4d  %s' % (totals['providers_created'], 'to create' if check else 'created'),
         '  time taken           %s (roll) / %s (whole demo)' % (
             _seconds(totals['duration']), _seconds(seconds)),

@@ -319,8 +319,8 @@ def seed_placement(backend, fleet, log=None):
             allocations = {root_uuid: {'resources': resources},
                            pool['uuid']: {'resources': {'DISK_GB': rng.choice((20, 40, 80))}}}
             if node.get('migrates_to') and guest == node['migrating_guest']:
-                allocations[roots[node['migrates_to']]] = {'resources': {'VCPU': resources['VCPU'],
-                                                                        'MEMORY_MB': resources['MEMORY_MB']}}
+                elsewhere = {'VCPU': resources['VCPU'], 'MEMORY_MB': resources['MEMORY_MB']}
+                allocations[roots[node['migrates_to']]] = {'resources': elsewhere}
             _put(backend, consumer, allocations)
             consumers.append(consumer)
         if node.get('unmapped'):

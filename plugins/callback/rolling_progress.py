@@ -208,9 +208,9 @@ class CallbackModule(CallbackBase):
             done = len(roll.done)
             elapsed = time.time() - roll.started
             failed = [h for h in roll.done if roll.outcome.get(h) == 'failed']
-            self._say('%s: %d/%d nodes in %s (%s)' % (roll.name, done, total, _duration(elapsed),
-                                                     self._counts_text(roll)),
-                      color=C.COLOR_ERROR if failed else C.COLOR_OK)
+            text = '%s: %d/%d nodes in %s (%s)' % (roll.name, done, total, _duration(elapsed),
+                                                   self._counts_text(roll))
+            self._say(text, color=C.COLOR_ERROR if failed else C.COLOR_OK)
             deferred = [h for h in roll.done if roll.outcome.get(h) == 'deferred']
             for host in deferred:
                 self._say('deferred %s: %s' % (host, roll.reason.get(host, '')), color=C.COLOR_WARN)

@@ -260,14 +260,10 @@ def main():
     try:
         backend = factory.get_backend(backend_options(params))
     except UnsupportedVersion as exc:
-        module.fail_json(msg='Pre-flight failed, no node was touched: microversion: %s' % format_error(exc),
-                         checks=[check('reachable', True, 'Placement answered'),
-                                 check('microversion', False, format_error(exc))],
-                         providers={}, missing=[], log=[], **_error_keys(exc))
+        module.fail_json(**_connect_failure(exc, [check('reachable', True, 'Placement answered'),
+                                                  check('microversion', False, format_error(exc))]))
     except PlacementError as exc:
-        module.fail_json(msg='Pre-flight failed, no node was touched: reachable: %s' % format_error(exc),
-                         checks=[check('reachable', False, format_error(exc))],
-                         providers={}, missing=[], log=[], **_error_keys(exc))
+        module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))]))
     try:
         result = run_checks(backend, params['providers'], params['min_microversion'],
                             params['check_reshape_permission'])
@@ -284,10 +280,12 @@ def main():
     module.exit_json(**result)
 
 
-def _error_keys(exc):
-    keys = error_result(exc)
-    keys.pop('msg', None)
-    return keys
+def _connect_failure(exc, checks):
+    """fail_json keys when Placement could not be reached (or is too old)."""
+    result = error_result(exc)
+    result.update(checks=checks, providers={}, missing=[], log=[])
+    result['msg'] = 'Pre-flight failed, no node was touched: %s: %s' % (checks[-1]['check'], format_error(exc))
+    return result
 
 
 if __name__ == '__main__':

@@ -108,8 +108,8 @@ def _records():
 def test_build_report_orders_by_hosts_and_counts():
     data = report.build_report(_records(), hosts=['compute-01', 'compute-02', 'compute-03', 'compute-04',
                                                   'compute-05'], run_id='run-1')
-    assert [n['node'] for n in data['nodes']] == ['compute-01', 'compute-02', 'compute-03', 'compute-04',
-                                                   'compute-05']
+    order = ['compute-01', 'compute-02', 'compute-03', 'compute-04', 'compute-05']
+    assert [n['node'] for n in data['nodes']] == order
     assert data['nodes'][-1]['status'] == 'unreached'
     totals = data['totals']
     assert totals['statuses']['reshaped'] == 1 and totals['statuses']['noop'] == 1

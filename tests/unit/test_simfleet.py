@@ -60,8 +60,8 @@ def test_files_and_inventory(fleet):
     for name, host in group['hosts'].items():
         assert os.path.isdir(host['rolling_reshape_sysfs_root'])
         assert host['rolling_reshape_sysfs_root'].startswith(os.path.join(out, 'hosts', name))
-    assert group['hosts']['compute-09']['rolling_reshape_pci_filters'] == [{'vendor_id': '10de',
-                                                                          'product_id': '25b6'}]
+    filters = group['hosts']['compute-09']['rolling_reshape_pci_filters']
+    assert filters == [{'vendor_id': '10de', 'product_id': '25b6'}]
     with open(os.path.join(out, 'fleet.json')) as handle:
         described = json.load(handle)
     assert described['expected'] == fleet['expected']

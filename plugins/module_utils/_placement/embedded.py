@@ -863,7 +863,11 @@ class EmbeddedBackend(Backend):
             # Placement's PUT of one class only updates (400 for a class the
             # provider does not have); the Backend contract is create-or-update,
             # which the REST backend does with a generation-checked PUT of the
-            # whole set: the same checks, the same +1.
+            # whole set: the same checks -- on EVERY record, so an existing one
+            # the reshaper accepted with a negative capacity refuses the create
+            # -- and the same +1.
+            for other, other_row in self._inventory_rows(conn, row[0]).items():
+                self._check_capacity_not_negative(self._inventory_record(other_row), other, uuid)
             conn.execute('INSERT INTO inventories (total, reserved, min_unit, max_unit, step_size,'
                          ' allocation_ratio, provider_id, rc_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
                          (inv['total'], inv['reserved'], inv['min_unit'], inv['max_unit'],

@@ -329,6 +329,7 @@ def _node_entry(record, names):
         'snapshot': record.get('snapshot') or '',
         'retries': int(record.get('retries') or 0),
         'warnings': [str(w) for w in (record.get('warnings') or [])],
+        'consumer_names': dict(record.get('consumer_names') or {}),
     }
 
 
@@ -474,6 +475,11 @@ def _md_tree(tree, created=()):
     return lines or ['- (no providers)']
 
 
+def _consumer_label(entry, consumer):
+    name = entry['consumer_names'].get(consumer)
+    return '%s (%s)' % (consumer, name) if name else consumer
+
+
 def _single_caption(entry):
     if entry['status'] == 'rolled_back':
         return 'provider tree after the rollback'
@@ -550,7 +556,7 @@ def render_markdown(report):
             out += ['| consumer | class | from | to |', '|---|---|---|---|']
             for move in entry['moves']:
                 out.append('| %s | %s | %s | %s |' % (
-                    _md(move['consumer']), _md(move['resource_class']),
+                    _md(_consumer_label(entry, move['consumer'])), _md(move['resource_class']),
                     _pairs_text(move['from'], names, _md), _pairs_text(move['to'], names, _md)))
             out.append('')
         if entry['verification']:
@@ -578,7 +584,6 @@ ROW_H = 17
 GAP_X = 18
 GAP_Y = 34
 PAD = 10
-BAR_X = 96
 BAR_W = 72
 
 
@@ -594,7 +599,7 @@ def _clip(text, width_chars):
     return text[:width_chars - 1] + '\u2026'
 
 
-def _layout_tree(providers):
+def _layout_tree(providers, box_w=BOX_W):
     """x/y positions: leaves side by side, a parent centred over its children."""
     pos = {}
     levels = {}
@@ -606,7 +611,7 @@ def _layout_tree(providers):
         seen.add(uuid)
         kids = [k for k in tree_children(providers, uuid) if k not in seen]
         if not kids:
-            x = slot[0] * (BOX_W + GAP_X)
+            x = slot[0] * (box_w + GAP_X)
             slot[0] += 1
         else:
             xs = [place(k, seen) for k in kids]
@@ -655,15 +660,20 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
     if not providers:
         return ('<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" role="img" '
                 'aria-label="no providers"><text x="8" y="24" class="t-muted">no providers</text></svg>')
-    pos, slots, height = _layout_tree(providers)
-    width = slots * (BOX_W + GAP_X) - GAP_X
+    longest = max([len(rc) for p in providers.values() for rc in p['inventories']]
+                  + [len(rc) for res in external.values() for rc in res] + [9])
+    bar_x = 14 + int(longest * 6.8)
+    box_w = max(BOX_W, bar_x + BAR_W + 96)
+    name_chars = int((box_w - 16) / 7.2)
+    pos, slots, height = _layout_tree(providers, box_w)
+    width = slots * (box_w + GAP_X) - GAP_X
     ext_items = sorted(external.items(), key=lambda kv: names.get(kv[0], kv[0]))
     ext_y = height + GAP_Y if ext_items else height
     ext_h = 0
     for rp, resources in ext_items:
         ext_h = max(ext_h, HEAD_H + max(len(resources), 1) * ROW_H + 6)
     if ext_items:
-        width = max(width, len(ext_items) * (BOX_W + GAP_X) - GAP_X)
+        width = max(width, len(ext_items) * (box_w + GAP_X) - GAP_X)
         height = ext_y + ext_h
     total_w = int(width + 2 * PAD)
     total_h = int(height + 2 * PAD)
@@ -675,9 +685,9 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
         if parent in pos:
             px, py = pos[parent]
             cx, cy = pos[uuid]
-            x1 = PAD + px + BOX_W / 2.0
+            x1 = PAD + px + box_w / 2.0
             y1 = PAD + py + _box_height(providers[parent])
-            x2 = PAD + cx + BOX_W / 2.0
+            x2 = PAD + cx + box_w / 2.0
             y2 = PAD + cy
             mid = (y1 + y2) / 2.0
             parts.append('<path class="edge" d="M%.1f %.1f V%.1f H%.1f V%.1f"/>' % (x1, y1, mid, x2, y2))
@@ -695,8 +705,8 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
         parts.append('<g class="provider" data-uuid="%s">' % _h(uuid))
         parts.append('<title>%s (%s)%s</title>' % (
             _h(prov['name']), _h(uuid), _h(' traits: ' + ', '.join(prov['traits'])) if prov['traits'] else ''))
-        parts.append('<rect class="%s" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (cls, x, y, BOX_W, h))
-        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(prov['name'], 34))))
+        parts.append('<rect class="%s" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (cls, x, y, box_w, h))
+        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(prov['name'], name_chars))))
         rows = sorted(prov['inventories'])
         if not rows:
             parts.append('<text class="t-muted" x="%.1f" y="%.1f">no inventory</text>' % (x + 8, y + HEAD_H + 12))
@@ -706,30 +716,30 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
             used = usage_of(tree, uuid, rc)
             ry = y + HEAD_H + i * ROW_H
             frac = 0.0 if cap <= 0 else min(float(used) / cap, 1.0)
-            parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(_clip(rc, 12))))
+            parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(rc)))
             parts.append('<rect class="bar-bg" x="%.1f" y="%.1f" width="%d" height="9" rx="2"/>'
-                         % (x + BAR_X, ry + 3, BAR_W))
+                         % (x + bar_x, ry + 3, BAR_W))
             if frac > 0:
                 parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="9" rx="2" fill="%s"/>'
-                             % (x + BAR_X, ry + 3, max(BAR_W * frac, 1.5), _bar_colour(used, cap)))
+                             % (x + bar_x, ry + 3, max(BAR_W * frac, 1.5), _bar_colour(used, cap)))
             parts.append('<text class="t-num" x="%.1f" y="%.1f">%s/%s</text>'
-                         % (x + BAR_X + BAR_W + 6, ry + 11, _number(used), _number(cap)))
+                         % (x + bar_x + BAR_W + 6, ry + 11, _number(used), _number(cap)))
         parts.append('</g>')
     for i, (rp, resources) in enumerate(ext_items):
-        x = PAD + i * (BOX_W + GAP_X)
+        x = PAD + i * (box_w + GAP_X)
         y = PAD + ext_y
         h = HEAD_H + max(len(resources), 1) * ROW_H + 6
         name = names.get(rp, _short(rp))
         parts.append('<g class="provider external" data-uuid="%s">' % _h(rp))
         parts.append('<title>%s (%s): outside this tree; amounts held by this node\'s consumers</title>'
                      % (_h(name), _h(rp)))
-        parts.append('<rect class="box ext" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (x, y, BOX_W, h))
-        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(name, 24) + ' (shared)')))
+        parts.append('<rect class="box ext" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (x, y, box_w, h))
+        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(name, name_chars - 9) + ' (shared)')))
         for j, rc in enumerate(sorted(resources)):
             ry = y + HEAD_H + j * ROW_H
             parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(rc)))
             parts.append('<text class="t-num" x="%.1f" y="%.1f">%s held here</text>'
-                         % (x + BAR_X, ry + 11, _number(resources[rc])))
+                         % (x + bar_x, ry + 11, _number(resources[rc])))
         parts.append('</g>')
     parts.append('</svg>')
     return ''.join(parts)
@@ -766,7 +776,8 @@ padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
 .card{border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:120px;background:var(--soft)}
 .card b{display:block;font-size:22px}.card span{color:var(--muted);font-size:12px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;
-vertical-align:top}th{background:var(--soft)}td.n{text-align:right;font-variant-numeric:tabular-nums}
+vertical-align:top}th{background:var(--soft)}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.nw{white-space:nowrap}
 .badge{display:inline-block;border-radius:10px;padding:1px 9px;color:#fff;font-size:12px;font-weight:600}
 .trees{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 .trees figure{margin:0;overflow-x:auto;max-width:100%}
@@ -831,8 +842,9 @@ def _moves_table(entry, names):
         return ''
     rows = []
     for move in entry['moves']:
-        rows.append('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
-            _h(move['consumer']), _h(move['resource_class']),
+        name = entry['consumer_names'].get(move['consumer'])
+        rows.append('<tr><td><code>%s</code>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            _h(move['consumer']), (' ' + _h(name)) if name else '', _h(move['resource_class']),
             _pairs_text(move['from'], names, _h), _pairs_text(move['to'], names, _h)))
     return ('<table class="moves"><tr><th>consumer</th><th>class</th><th>from</th><th>to</th></tr>%s</table>'
             % ''.join(rows))
@@ -936,7 +948,7 @@ def render_html(report):
             for d in report['deferred']))
     rows = []
     for entry in report['nodes']:
-        rows.append('<tr><td><a href="#%s">%s</a></td><td>%s</td><td class="n">%d</td><td class="n">%d</td>'
+        rows.append('<tr><td class="nw"><a href="#%s">%s</a></td><td class="nw">%s</td><td class="n">%d</td><td class="n">%d</td>'
                     '<td class="n">%s</td><td>%s</td></tr>' % (
                         _anchor(entry['node']), _h(entry['node']), _badge(entry['status']),
                         entry['moved']['consumers'], entry['moved']['allocations'],
@@ -983,9 +995,11 @@ def write_report(dest, report):
 
 def save_record(dest, record):
     """Store one node record as ``dest/nodes/<node>.json`` (atomic, 0600); return the path."""
+    if not os.path.isdir(dest):
+        os.makedirs(dest, 0o750)
     folder = os.path.join(dest, 'nodes')
     if not os.path.isdir(folder):
-        os.makedirs(folder, 0o750)
+        os.mkdir(folder, 0o750)
     node = str(record.get('node') or record.get('provider') or 'unknown')
     safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in node)
     path = os.path.join(folder, '%s.json' % safe)
@@ -1020,6 +1034,15 @@ def _status_of(record, mode):
     if mode == 'plan' and status == 'reshaped':
         status = 'planned'
     return status
+
+
+def consumer_names(instances):
+    """{uuid: guest name} from a device report's ``instances`` map."""
+    names = {}
+    for uuid, info in (instances or {}).items():
+        if isinstance(info, dict) and info.get('name'):
+            names[str(uuid).lower()] = str(info['name'])
+    return names
 
 
 def _without_created(state, created_names):
@@ -1062,6 +1085,7 @@ def collect_record(backend, record, mode='apply'):
         'retries': result.get('retries') or 0,
         'warnings': list(result.get('warnings') or []),
         'names': {},
+        'consumer_names': consumer_names(record.get('instances')),
     }
     if out['moved'] is None:
         out['moved'] = {'consumers': 0, 'allocations': 0}
