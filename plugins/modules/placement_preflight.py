@@ -225,7 +225,10 @@ def run_checks(backend, providers, min_microversion, check_reshape_permission):
         checks.append(check('reshape_permission', passed, detail))
     refs = [str(r) for r in providers if r is not None and str(r) != '']
     if refs:
-        found, missing, details = check_roots(backend, refs)
+        try:
+            found, missing, details = check_roots(backend, refs)
+        except PlacementError as exc:
+            found, missing, details = {}, list(refs), ['cannot list the resource providers: %s' % format_error(exc)]
         result['providers'] = found
         result['missing'] = missing
         if missing:

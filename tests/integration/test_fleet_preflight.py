@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The placement_preflight module on the embedded store and on the real Placement.
+
+The reshape-permission probe is an empty ``POST /reshaper`` body: the real service
+checks the policy first (403 for a caller without the right) and the schema second
+(400: ``inventories`` needs at least one provider), so an allowed caller gets a 400 and
+nothing is written.  Both answers are exercised here against the real service.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import uuid
+
+import pytest
+
+from ansible.module_utils.common import warnings as ansible_warnings
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.modules import placement_preflight
+
+from placement_server import PlacementServer
+
+
+@pytest.fixture
+def run(capsys):
+    def run_module(args):
+        ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
+        ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
+        with patch_module_args(dict(args)):
+            with pytest.raises(SystemExit) as info:
+                placement_preflight.main()
+        return info.value.code, json.loads(capsys.readouterr().out)
+    return run_module
+
+
+def _checks(result):
+    return dict((c['check'], c['passed']) for c in result['checks'])
+
+
+def _roots(backend, names):
+    roots = []
+    for name in names:
+        root = backend.create_provider(name, uuid=str(uuid.uuid4()))
+        backend.create_provider(name + '_pci_0000_84_00_0', uuid=str(uuid.uuid4()),
+                                parent_provider_uuid=root['uuid'])
+        roots.append(root)
+    return roots
+
+
+def test_embedded_passes_and_names_missing_and_child_providers(run, embedded_backend, tmp_path):
+    roots = _roots(embedded_backend, ['cn-1', 'cn-2'])
+    db = str(tmp_path / 'placement.db')
+    rc, res = run({'embedded_db': db, 'providers': ['cn-1', roots[1]['uuid'].upper()]})
+    assert rc == 0, res
+    assert res['changed'] is False and res['backend'] == 'embedded' and res['microversion'] == '1.39'
+    assert _checks(res) == {'reachable': True, 'microversion': True, 'reshape_permission': True,
+                            'root_providers': True}
+    assert res['providers']['cn-1']['uuid'] == roots[0]['uuid']
+    rc, res = run({'embedded_db': db, 'providers': ['cn-1', 'cn-9', 'cn-2_pci_0000_84_00_0']})
+    assert rc == 1 and res['failed'] is True
+    assert res['missing'] == ['cn-9', 'cn-2_pci_0000_84_00_0']
+    assert res['msg'].startswith('Pre-flight failed, no node was touched: root_providers: 2 of 3 not found')
+    assert "no resource provider named or with uuid 'cn-9'" in res['msg']
+    assert "'cn-2_pci_0000_84_00_0' is not a root provider (its root is 'cn-2')" in res['msg']
+    rc, res = run({'embedded_db': db, 'min_microversion': '1.40'})
+    assert rc == 1 and _checks(res)['microversion'] is False
+    assert 'negotiated 1.39 (need at least 1.40)' in res['msg']
+    rc, res = run({'embedded_db': db, 'min_microversion': 'one'})
+    assert rc == 1 and res['msg'] == "min_microversion must look like 1.30, got 'one'"
+
+
+def test_unreachable_placement_fails_before_anything(run):
+    rc, res = run({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': 'http://127.0.0.1:9'},
+                   'api_timeout': 5, 'providers': ['cn-1']})
+    assert rc == 1 and res['failed'] is True
+    assert _checks(res) == {'reachable': False}
+    assert res['msg'].startswith('Pre-flight failed, no node was touched: reachable: ')
+
+
+@pytest.mark.real
+def test_real_placement_allowed_caller(run, placement_server, rest_backend, unique_name):
+    names = [unique_name('pf'), unique_name('pf')]
+    roots = _roots(rest_backend, names)
+    before = [provider_tree_state(rest_backend, r['uuid']) for r in roots]
+    args = dict(placement_server.module_auth(), providers=names)
+    rc, res = run(args)
+    assert rc == 0, res
+    assert res['backend'] == 'rest' and res['microversion'] == '1.39'
+    assert _checks(res) == {'reachable': True, 'microversion': True, 'reshape_permission': True,
+                            'root_providers': True}
+    assert 'refused by the schema' in [c for c in res['checks'] if c['check'] == 'reshape_permission'][0]['detail']
+    # the probe wrote nothing: same trees, same generations
+    assert [provider_tree_state(rest_backend, r['uuid']) for r in roots] == before
+
+
+@pytest.mark.real
+def test_real_placement_without_the_reshape_right(run, placement_server, unique_name, tmp_path):
+    # the stock policy: placement:reshaper:reshape is role:service only, the admin token has admin only
+    stock = PlacementServer(reshape_policy=None)
+    stock.start()
+    try:
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+        with RestBackend(stock.adapter()) as backend:
+            backend.create_provider('cn-stock', uuid=str(uuid.uuid4()))
+        rc, res = run(dict(stock.module_auth(), providers=['cn-stock']))
+    finally:
+        stock.stop()
+    assert rc == 1 and res['failed'] is True
+    assert _checks(res) == {'reachable': True, 'microversion': True, 'reshape_permission': False,
+                            'root_providers': True}
+    assert 'the credentials need the `service` role' in res['msg']
+    # a user with no role at all may not even list providers: both checks fail, each said
+    rc, res = run(dict(placement_server.module_auth(token='operator:proj'), providers=['cn-x']))
+    assert rc == 1
+    assert _checks(res) == {'reachable': True, 'microversion': True, 'reshape_permission': False,
+                            'root_providers': False}
+    assert 'cannot list the resource providers: 403' in res['msg']

@@ -1,0 +1,137 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet_report module: records stored per node, the report re-rendered from all of them."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.common import warnings as ansible_warnings
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.modules import fleet_report
+
+import simfleet
+
+
+@pytest.fixture
+def run(capsys):
+    def run_module(args, check=False):
+        args = dict(args)
+        if check:
+            args['_ansible_check_mode'] = True
+        ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
+        ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
+        with patch_module_args(args):
+            with pytest.raises(SystemExit) as info:
+                fleet_report.main()
+        out = capsys.readouterr().out
+        return info.value.code, json.loads(out)
+    return run_module
+
+
+@pytest.fixture(scope='module')
+def rolled(tmp_path_factory):
+    """A 5-node fleet; compute-01 reshaped with the core, the other results in check mode."""
+    base = tmp_path_factory.mktemp('rolled')
+    fleet = simfleet.build(str(base / 'fleet'), nodes=5)
+    results = {}
+    with EmbeddedBackend(fleet['embedded_db']) as backend:
+        for node in fleet['nodes']:
+            devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
+                                         hostname=node['provider'])
+            apply = node['name'] == 'compute-01'
+            results[node['name']] = reshaper.reshape_node(
+                backend, node['provider'], devices, check_mode=not apply,
+                snapshot_dir=str(base / 'snapshots') if apply else None)
+    return fleet, results
+
+
+def _record(name, result, status=None, reason=None):
+    rec = {'node': name, 'reshape': result, 'started': 10.0, 'finished': 11.5}
+    if status:
+        rec['status'] = status
+    if reason:
+        rec['reason'] = reason
+    return rec
+
+
+def test_batches_accumulate_into_one_report(run, rolled, tmp_path):
+    fleet, results = rolled
+    dest = str(tmp_path / 'reports' / 'run-1')
+    hosts = [n['name'] for n in fleet['nodes']]
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'hosts': hosts, 'run_id': 'run-1',
+                   'records': [_record('compute-01', results['compute-01'])]})
+    assert rc == 0, res
+    assert res['changed'] is True and res['log'] == []
+    assert res['unreached_nodes'] == hosts[1:]
+    assert res['summary']['totals']['statuses']['reshaped'] == 1
+    # the next batch adds its nodes; the first one stays in the report
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'hosts': hosts, 'run_id': 'run-1',
+                   'records': [_record(n, results[n]) for n in hosts[1:]]})
+    assert rc == 0, res
+    assert res['unreached_nodes'] == [] and res['failed_nodes'] == []
+    statuses = dict((n['node'], n['status']) for n in res['summary']['nodes'])
+    assert statuses == {'compute-01': 'reshaped', 'compute-02': 'reshaped', 'compute-03': 'noop',
+                        'compute-04': 'deferred', 'compute-05': 'deferred'}
+    assert [d['node'] for d in res['deferred_nodes']] == ['compute-04', 'compute-05']
+    assert sorted(os.listdir(os.path.join(dest, 'nodes'))) == ['compute-0%d.json' % i for i in range(1, 6)]
+    assert os.readlink(str(tmp_path / 'reports' / 'latest')) == 'run-1'
+    with open(res['paths']['html']) as handle:
+        html = handle.read()
+    for name in hosts:
+        assert 'id="node-%s"' % name in html
+    # compute-01's tree was read back from Placement: its new children are drawn
+    assert 'compute-01_pci_0000_84_00_0' in html and 'shared-storage-pool' in html
+
+
+def test_plan_mode_and_check_mode(run, rolled, tmp_path):
+    fleet, results = rolled
+    dest = str(tmp_path / 'plan')
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'mode': 'plan',
+                   'records': [_record('compute-02', results['compute-02'])]}, check=True)
+    assert rc == 0, res
+    assert res['changed'] is False and res['stored'] == []
+    assert not os.path.exists(dest), 'check mode must not write'
+    assert res['summary']['nodes'][0]['status'] == 'planned'
+    assert res['summary']['totals']['allocations_moved'] == results['compute-02']['moved']['allocations']
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'mode': 'plan',
+                   'records': [_record('compute-02', results['compute-02'])]})
+    assert rc == 0 and os.path.exists(res['paths']['markdown'])
+    with open(res['paths']['markdown']) as handle:
+        text = handle.read()
+    assert 'Plan only (check mode): nothing was changed.' in text
+    assert 'Provider tree after (planned):' in text
+
+
+def test_failed_node_and_no_placement(run, tmp_path):
+    dest = str(tmp_path / 'r')
+    rc, res = run({'dest': dest, 'hosts': ['a', 'b', 'c'],
+                   'records': [{'node': 'a', 'status': 'reshaped'},
+                               {'node': 'b', 'status': 'failed', 'reason': 'boom (task: Reshape)'}]})
+    assert rc == 0, res
+    # no backend options: the outcome is reported without trees, and the log says why
+    assert any('not reading provider trees' in line for line in res['log'])
+    assert res['failed_nodes'] == [{'node': 'b', 'reason': 'boom (task: Reshape)'}]
+    assert res['unreached_nodes'] == ['c']
+    assert res['summary']['stopped'] == {'node': 'b', 'reason': 'boom (task: Reshape)'}
+    # re-rendering without records keeps what is stored
+    rc, res = run({'dest': dest, 'hosts': ['a', 'b', 'c'], 'read_trees': False})
+    assert rc == 0 and res['stored'] == [] and res['summary']['totals']['nodes'] == 3
+
+
+def test_unwritable_destination_fails_cleanly(run, tmp_path):
+    blocker = tmp_path / 'file'
+    blocker.write_text(u'not a directory')
+    rc, res = run({'dest': str(blocker / 'run'), 'records': [{'node': 'a', 'status': 'noop'}]})
+    assert rc == 1 and res['failed'] is True
+    assert res['msg'].startswith('Cannot write the report in %s' % (blocker / 'run'))
+    assert 'exception' not in res
