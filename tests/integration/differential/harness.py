@@ -146,8 +146,12 @@ class Context(object):
         return value
 
     # -- final state --------------------------------------------------------
-    def snapshot(self):
-        """Everything the scenario's providers and consumers look like at the end."""
+    def snapshot(self, light=False):
+        """Everything the scenario's providers and consumers look like at the end.
+
+        ``light`` leaves out traits, aggregates and the tree listing (for callers
+        that compare those on every step already).
+        """
         state = {'providers': {}, 'consumers': {}}
         for sym in self.providers:
             uuid = self._by_symbol[sym]
@@ -159,13 +163,17 @@ class Context(object):
             entry = {'provider': prov}
             entry['inventories'] = self.b.get_inventories(uuid)
             entry['usages'] = self.b.get_usages(uuid)
+            entry['allocations'] = self.b.get_provider_allocations(uuid)
+            if light:
+                state['providers'][sym] = self.normalize(entry)
+                continue
+            # Sort AFTER normalizing: raw uuids and names differ between the backends.
             traits = self.b.get_provider_traits(uuid)
             entry['traits'] = {'generation': traits['resource_provider_generation'],
-                               'traits': sorted(traits['traits'])}
+                               'traits': sorted(self.normalize(traits['traits']))}
             aggs = self.b.get_aggregates(uuid)
             entry['aggregates'] = {'generation': aggs['resource_provider_generation'],
-                                   'aggregates': sorted(aggs['aggregates'])}
-            entry['allocations'] = self.b.get_provider_allocations(uuid)
+                                   'aggregates': sorted(self.normalize(aggs['aggregates']))}
             tree = self.b.list_providers(in_tree=uuid)
             entry['tree'] = sorted(self.normalize(p)['uuid'] for p in tree)
             state['providers'][sym] = self.normalize(entry)

@@ -607,6 +607,12 @@ def reshape_lower_and_reserved(ctx):
     }, {})
     ctx.do('reshaper accepts reserved > total and total below usage', ctx.b.reshape, body)
     ctx.do('usages', ctx.b.get_usages, ctx.rp('cn'))
+    ctx.do('updating another class checks only that record', ctx.b.set_inventory, ctx.rp('cn'), 'MEMORY_MB',
+           ctx.gen('cn'), {'total': 32768, 'reserved': 1})
+    ctx.do('creating a class re-checks every record (VCPU capacity < 0)', ctx.b.set_inventory, ctx.rp('cn'),
+           'DISK_GB', ctx.gen('cn'), {'total': 10})
+    ctx.set_inv('cn', {'VCPU': {'total': 16, 'reserved': 20}, 'MEMORY_MB': {'total': 32768}, 'VGPU': {'total': 1}},
+                label='the inventory endpoints refuse what the reshaper accepted')
     body = _reshape_body(ctx, {
         'cn': (ctx.gen('cn'), {'VCPU': {'total': 16}, 'MEMORY_MB': {'total': 32768}, 'VGPU': {'total': 1}}),
     }, {'vm1': {'cn': {'VCPU': 2, 'MEMORY_MB': 2048, 'VGPU': 2}}})
