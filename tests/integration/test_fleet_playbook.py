@@ -1,0 +1,213 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/rolling_reshape.yml and playbooks/rollback.yml run with ansible-playbook.
+
+Each test builds a small simulated fleet (tools/simfleet.py: local-connection hosts with
+fake sysfs and libvirt XML, a seeded Placement) and runs the real playbooks on it, with
+the collection taken from this working tree and the rolling_progress callback on.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+
+import simfleet
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLAYBOOKS = os.path.join(REPO, 'playbooks')
+BIN = os.path.dirname(sys.executable)
+
+pytestmark = pytest.mark.slow
+
+
+def _env(tmp):
+    link_parent = os.path.join(tmp, 'collections', 'ansible_collections', 'placement')
+    if not os.path.isdir(link_parent):
+        os.makedirs(link_parent)
+        os.symlink(REPO, os.path.join(link_parent, 'upgrade'))
+    env = dict(os.environ)
+    env.update({
+        'ANSIBLE_COLLECTIONS_PATH': os.path.join(tmp, 'collections'),
+        'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
+        'ANSIBLE_FORKS': '2',
+        'ANSIBLE_NOCOLOR': '1',
+        'ANSIBLE_FORCE_COLOR': '0',
+        'ANSIBLE_RETRY_FILES_ENABLED': '0',
+        'ANSIBLE_HOME': os.path.join(tmp, '.ansible'),
+        'ANSIBLE_LOCAL_TEMP': os.path.join(tmp, '.ansible', 'tmp'),
+        'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
+    })
+    env.pop('ANSIBLE_CONFIG', None)
+    return env
+
+
+def playbook(fleet, name, extra=None, check=False, inventories=()):
+    out = fleet['out_dir']
+    args = [os.path.join(BIN, 'ansible-playbook'), '-i', fleet['inventory']]
+    for inv in inventories:
+        args += ['-i', inv]
+    args.append(os.path.join(PLAYBOOKS, name))
+    extra = dict({'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
+                  'rolling_reshape_report_dir': os.path.join(out, 'reports')}, **(extra or {}))
+    args += ['-e', json.dumps(extra)]
+    if check:
+        args.append('--check')
+    proc = subprocess.run(args, env=_env(out), cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False, timeout=900)
+    return proc.returncode, proc.stdout
+
+
+def summary(fleet):
+    with open(os.path.join(fleet['out_dir'], 'reports', 'latest', 'summary.json')) as handle:
+        return json.load(handle)
+
+
+def statuses(fleet):
+    return dict((n['node'], n['status']) for n in summary(fleet)['nodes'])
+
+
+def trees(fleet, backend=None):
+    def read(b):
+        return dict((n['name'], provider_tree_state(b, n['uuid'])) for n in fleet['nodes'])
+    if backend is not None:
+        return read(backend)
+    with EmbeddedBackend(fleet['embedded_db']) as store:
+        return read(store)
+
+
+def recap(output):
+    """{host: {ok, changed, failed, ...}} from the PLAY RECAP."""
+    found = {}
+    for host, stats in re.findall(r'^(\S+)\s+:\s+(ok=.*)$', output, flags=re.M):
+        found[host] = dict((k, int(v)) for k, v in re.findall(r'(\w+)=(\d+)', stats))
+    return found
+
+
+def comparable(state):
+    """A tree without generations, by provider name."""
+    names = dict((u, p['name']) for u, p in state['providers'].items())
+    providers = dict((p['name'], (names.get(p.get('parent_provider_uuid')), p['inventories'], p['usages'],
+                                  p['traits']))
+                     for p in state['providers'].values())
+    allocations = {}
+    for consumer, body in state['allocations'].items():
+        allocations[consumer] = dict((names.get(rp, rp), entry['resources'])
+                                     for rp, entry in body['allocations'].items())
+    return {'providers': providers, 'allocations': allocations}
+
+
+def test_check_mode_plans_the_whole_fleet_and_changes_nothing(tmp_path):
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5)
+    before = trees(fleet)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', check=True, extra={
+        'rolling_reshape_serial': '100%',
+        'rolling_reshape_pre_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_disable_compute.yml')})
+    assert rc == 0, out
+    assert trees(fleet) == before, 'check mode changed Placement'
+    # no snapshot (not even the directory): check mode creates nothing but the report
+    assert not os.path.exists(os.path.join(fleet['out_dir'], 'snapshots'))
+    for node in fleet['nodes']:
+        assert not os.path.exists(os.path.join(os.path.dirname(node['sysfs_root']), 'nova-compute.disabled'))
+    report = summary(fleet)
+    assert report['mode'] == 'plan'
+    want = dict((n, 'planned' if s == 'reshaped' else s) for n, s in fleet['expected'].items())
+    assert statuses(fleet) == want
+    assert report['totals']['allocations_moved'] > 0
+    with open(os.path.join(fleet['out_dir'], 'reports', 'latest', 'report.html')) as handle:
+        assert 'Plan only (check mode): nothing was changed.' in handle.read()
+
+
+def test_canary_roll_rerun_and_rollback(tmp_path):
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=4)
+    before = trees(fleet)
+    hooks = {'rolling_reshape_pre_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_disable_compute.yml'),
+             'rolling_reshape_post_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_enable_compute.yml')}
+    extra = dict(hooks, rolling_reshape_serial=[1, 2], preflight_upgrade_checks=[
+        {'name': 'nova-status', 'command': "sh -c 'echo 1 warning: a deprecated option; exit 1'"}])
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra)
+    assert rc == 0, out
+    assert statuses(fleet) == fleet['expected'] == {'compute-01': 'reshaped', 'compute-02': 'reshaped',
+                                                    'compute-03': 'reshaped', 'compute-04': 'noop'}
+    # an upgrade check answering 1 warns and the roll goes on
+    assert 'WARNING nova-status (rc 1): 1 warning: a deprecated option' in out
+    # the canary batch, then batches of two, with the progress and an estimate of the time left
+    assert '[rolling_progress] batch 1: compute-01 (nodes 1-1 of 4)' in out
+    assert '[rolling_progress] batch 2: compute-02, compute-03 (nodes 2-3 of 4)' in out
+    assert '[rolling_progress] batch 3: compute-04 (nodes 4-4 of 4)' in out
+    assert re.search(r'batch 1 done in [\d.]+ s: 1/4 nodes \(1 reshaped, 0 skipped, 0 deferred, 0 failed\); '
+                     r'elapsed [\d.]+ s, about [\d.]+ s left for 3 more nodes', out), out
+    assert 'Roll finished: 4 nodes: 3 reshaped, 1 skipped, 0 deferred, 0 failed' in out
+    for node in fleet['nodes']:
+        assert not os.path.exists(os.path.join(os.path.dirname(node['sysfs_root']), 'nova-compute.disabled'))
+    after = trees(fleet)
+
+    # a second run finds every node in the layout: nothing changes, no hook runs
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=dict(hooks, rolling_reshape_serial=[1, 2]))
+    assert rc == 0, out
+    assert all(stats['changed'] == 0 for stats in recap(out).values()), out
+    assert set(statuses(fleet).values()) == {'noop'}
+    assert trees(fleet) == after
+
+    # rollback needs the nodes named
+    rc, out = playbook(fleet, 'rollback.yml')
+    assert rc != 0 and 'Name the nodes to roll back with -e rollback_nodes=' in out
+    rc, out = playbook(fleet, 'rollback.yml', extra={'rollback_nodes': 'compute-02',
+                                                     'rolling_reshape_remove_children': True})
+    assert rc == 0, out
+    now = trees(fleet)
+    assert comparable(now['compute-02']) == comparable(before['compute-02'])
+    assert comparable(now['compute-01']) == comparable(after['compute-01'])
+    assert comparable(now['compute-03']) == comparable(after['compute-03'])
+    report = summary(fleet)
+    assert [(n['node'], n['status']) for n in report['nodes']] == [('compute-02', 'rolled_back')]
+
+
+def test_preflight_stops_the_run_before_any_node(tmp_path):
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=3)
+    extra_inventory = tmp_path / 'more.yml'
+    extra_inventory.write_text(u'all:\n  children:\n    compute:\n      hosts:\n        compute-99: {}\n')
+    before = trees(fleet)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', inventories=[str(extra_inventory)])
+    assert rc != 0
+    assert "no resource provider named or with uuid 'compute-99'" in out
+    assert 'Pre-flight failed, no node was touched' in out
+    assert trees(fleet) == before
+    assert not os.path.exists(os.path.join(fleet['out_dir'], 'reports', 'latest'))
+    # an upgrade check failing hard stops the run too
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'preflight_upgrade_checks': [
+        {'name': 'placement-status', 'command': "sh -c 'echo Failure: missing data migration; exit 2'"}]})
+    assert rc != 0 and 'missing data migration' in out
+    assert trees(fleet) == before
+
+
+@pytest.mark.real
+def test_roll_on_the_real_placement(tmp_path, placement_server, rest_backend, unique_name):
+    prefix = unique_name('f') + '-'
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5, prefix=prefix, backend=rest_backend,
+                           inventory_vars={'placement_backend': placement_server.module_auth()})
+    before = trees(fleet, rest_backend)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_serial': [1, '50%']})
+    assert rc == 0, out
+    assert statuses(fleet) == fleet['expected']
+    after = trees(fleet, rest_backend)
+    for node in fleet['nodes']:
+        if fleet['expected'][node['name']] == 'reshaped':
+            names = sorted(p['name'] for p in after[node['name']]['providers'].values())
+            assert len(names) > 1 and names[0] == node['provider']
+            old = comparable(before[node['name']])['allocations']
+            new = comparable(after[node['name']])['allocations']
+            assert sorted(old) == sorted(new)
+        else:
+            assert comparable(after[node['name']]) == comparable(before[node['name']])
