@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import sqlite3
 import stat
+import threading
 import time
 
 import pytest
@@ -45,8 +46,8 @@ def test_existing_file_mode_is_left_alone_and_wal_is_on(tmp_path):
     path = str(tmp_path / 'shared.db')
     open(path, 'w').close()
     os.chmod(path, 0o640)
-    with EmbeddedBackend(path):
-        pass
+    with EmbeddedBackend(path) as backend:
+        assert backend.journal_mode == 'wal'
     assert _mode(path) == 0o640
     conn = sqlite3.connect(path)
     try:
@@ -181,3 +182,29 @@ def test_no_lost_write_across_processes(tmp_path):
         inv = backend.get_inventories(rp)
     assert inv['inventories']['VCPU']['total'] == 1 + procs * each
     assert inv['resource_provider_generation'] == 1 + procs * each
+
+
+def test_one_backend_shared_by_threads(tmp_path):
+    with EmbeddedBackend(str(tmp_path / 'p.db')) as backend:
+        rp = backend.create_provider('cn')['uuid']
+        backend.set_inventories(rp, 0, {'VCPU': {'total': 1}})
+        failures = []
+
+        def work():
+            try:
+                for _ in range(25):
+                    def step():
+                        cur = backend.get_inventories(rp)
+                        backend.set_inventories(rp, cur['resource_provider_generation'],
+                                                {'VCPU': {'total': cur['inventories']['VCPU']['total'] + 1}})
+                    retry.with_conflict_retry(step, attempts=1000, backoff=0.001)
+            except Exception as exc:   # collected for the assertion below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert failures == []
+        assert backend.get_inventories(rp)['inventories']['VCPU']['total'] == 101

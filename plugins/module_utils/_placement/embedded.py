@@ -49,6 +49,7 @@ import collections
 import os
 import re
 import sqlite3
+import threading
 import time
 import uuid as _uuid
 
@@ -56,7 +57,7 @@ from . import model
 from . import names
 from .backend import Backend
 from .errors import (BadRequest, CannotDeleteParent, CapacityExceeded, ConcurrentUpdate,
-                     ConfigurationError, Conflict, DuplicateName, InventoryInUse, NotFound,
+                     ConfigurationError, DuplicateName, InventoryInUse, NotFound,
                      PlacementError, ProviderInUse, ServiceUnavailable,
                      RESOURCE_PROVIDER_NOT_FOUND)
 
@@ -276,7 +277,7 @@ def _check_inventories_body(body, where='inventories'):
             _check_inventory_record(record, 'inventory of %s' % rc)
 
 
-def _check_allocation_request(body, where, post=False):
+def _check_allocation_request(body, where):
     """ALLOCATION_SCHEMA_V1_38 (PUT) / one consumer of POST_ALLOCATIONS_V1_38."""
     if not isinstance(body, dict):
         raise _bad("%r is not of type 'object' (%s)" % (body, where))
@@ -351,11 +352,7 @@ def _check_post_allocations(body, min_consumers=1, where='allocations'):
         if not isinstance(consumer, str) or not _UUID_KEY_RE.search(consumer):
             raise _bad('Additional properties are not allowed (%r was unexpected) in %s'
                        % (consumer, where))
-        _check_allocation_request(request, 'consumer %s' % consumer, post=True)
-
-
-def _int_or_none(value):
-    return None if value is None else int(value)
+        _check_allocation_request(request, 'consumer %s' % consumer)
 
 
 # ---------------------------------------------------------------------------
@@ -384,6 +381,10 @@ class EmbeddedBackend(Backend):
             raise ConfigurationError('embedded_db: synchronous must be OFF, NORMAL, FULL or EXTRA')
         self._synchronous = str(synchronous).upper()
         self._conn = None
+        # One connection per backend object; the lock makes sharing the object
+        # between threads safe (each call is still its own transaction).
+        self._lock = threading.RLock()
+        self.journal_mode = None
         self._open()
 
     # -- session ---------------------------------------------------------
@@ -392,12 +393,13 @@ class EmbeddedBackend(Backend):
         return MICROVERSION
 
     def close(self):
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except sqlite3.Error:
-                pass
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
 
     def __repr__(self):
         return 'EmbeddedBackend(%r)' % (self.path,)
@@ -424,7 +426,11 @@ class EmbeddedBackend(Backend):
             self._conn = conn
             try:
                 conn.execute('PRAGMA busy_timeout = %d' % int(self.busy_timeout * 1000))
-                self._retry_busy(lambda: conn.execute('PRAGMA journal_mode = WAL').fetchone())
+                # WAL lets readers run while a writer holds the lock.  A file
+                # system without shared memory (some network mounts) keeps the
+                # rollback journal: still correct, readers then wait too.
+                self.journal_mode = self._retry_busy(
+                    lambda: conn.execute('PRAGMA journal_mode = WAL').fetchone()[0])
                 conn.execute('PRAGMA synchronous = %s' % self._synchronous)
                 conn.execute('PRAGMA foreign_keys = ON')
                 self._ensure_schema(conn)
@@ -516,6 +522,10 @@ class EmbeddedBackend(Backend):
 
     def _run(self, write, func, *args):
         """Run ``func(conn, *args)`` in one transaction (IMMEDIATE for writes)."""
+        with self._lock:
+            return self._run_locked(write, func, *args)
+
+    def _run_locked(self, write, func, *args):
         conn = self._connection()
         what = getattr(func, '__name__', 'query').lstrip('_')
         try:
@@ -572,10 +582,6 @@ class EmbeddedBackend(Backend):
         if rc_id is None:
             raise _RcNotFound(name)
         return rc_id
-
-    @staticmethod
-    def _rc_names(conn):
-        return dict(conn.execute('SELECT id, name FROM resource_classes'))
 
     @staticmethod
     def _bump(conn, provider_id, generation):

@@ -13,8 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from .harness import PROJECT, USER
-
 SCENARIOS = []
 
 
@@ -666,4 +664,4 @@ def ids():
     return [s.__name__ for s in SCENARIOS]
 
 
-__all__ = ['SCENARIOS', 'PROJECT', 'USER', 'ids']
+__all__ = ['SCENARIOS', 'ids']
