@@ -57,8 +57,24 @@ test: venv
 	echo; echo "make test: summary"; cat $(SUMMARY); \
 	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
 
+# Headless Chromium renders the demo's HTML report in tests/integration/test_fleet_demo.py:
+# Debian's chromium package, installed when missing and we are root.
+.PHONY: chromium
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+		if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "chromium: installing Debian's chromium (apt-get)"; \
+			export DEBIAN_FRONTEND=noninteractive; \
+			timeout 600 apt-get install -y -q chromium >/dev/null 2>&1 \
+			|| { timeout 300 apt-get update -q >/dev/null 2>&1 && timeout 600 apt-get install -y -q chromium >/dev/null 2>&1; } \
+			|| echo "chromium: WARNING: could not install chromium; the report rendering test cannot run"; \
+		else \
+			echo "chromium: WARNING: chromium missing and not root; the report rendering test cannot run"; \
+		fi; \
+	fi
+
 # a. pytest over tests/unit and tests/integration (PYTEST_ARGS defaults to "-n 2")
-unit: venv
+unit: venv chromium
 	@$(STAGE) unit .ci/unit.sh
 
 # b. ansible-test sanity on a private copy, --venv --python 3.11, offline, no ignore files
