@@ -30,6 +30,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -179,9 +180,9 @@ def print_summary(fleet, summary, report_dir, seconds, check=False):
             _seconds(totals['duration']), _seconds(seconds)),
     ]
     for item in summary['deferred']:
-        lines.append('  deferred %s: %s' % (item['node'], _short(item['reason'])))
+        lines += _wrapped('  deferred %s: ' % item['node'], item['reason'])
     for item in summary['failed']:
-        lines.append('  FAILED   %s: %s' % (item['node'], _short(item['reason'])))
+        lines += _wrapped('  FAILED   %s: ' % item['node'], item['reason'])
     if summary['unreached']:
         lines.append('  not reached (untouched): %s' % ', '.join(summary['unreached']))
     lines += [
@@ -198,9 +199,9 @@ def _seconds(value):
     return '-' if value is None else '%.1f s' % value
 
 
-def _short(text, limit=110):
-    text = ' '.join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 3] + '...'
+def _wrapped(head, text, width=100):
+    return textwrap.wrap(' '.join(str(text).split()), width=width, initial_indent=head,
+                         subsequent_indent=' ' * 11)
 
 
 def main(argv=None):

@@ -662,7 +662,7 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
                 'aria-label="no providers"><text x="8" y="24" class="t-muted">no providers</text></svg>')
     longest = max([len(rc) for p in providers.values() for rc in p['inventories']]
                   + [len(rc) for res in external.values() for rc in res] + [9])
-    bar_x = 14 + int(longest * 6.8)
+    bar_x = 16 + int(longest * 8.6)  # class names are capitals: ~8.5 px each at 12 px
     box_w = max(BOX_W, bar_x + BAR_W + 96)
     name_chars = int((box_w - 16) / 7.2)
     pos, slots, height = _layout_tree(providers, box_w)
@@ -1031,7 +1031,7 @@ def load_records(dest):
 def _status_of(record, mode):
     result = record.get('reshape') or {}
     status = record.get('status') or result.get('status') or 'unreached'
-    if mode == 'plan' and status == 'reshaped':
+    if mode == 'plan' and status in ('reshaped', 'rolled_back'):
         status = 'planned'
     return status
 
