@@ -129,6 +129,18 @@ def test_check_mode_plans_the_whole_fleet_and_changes_nothing(tmp_path):
         assert 'Plan only (check mode): nothing was changed.' in handle.read()
 
 
+def test_a_deferred_node_can_be_made_to_stop_the_roll(tmp_path):
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', check=True,
+                       extra={'rolling_reshape_fail_on_deferred': True})
+    assert rc != 0
+    assert 'The roll stops at compute-04: compute-04 is deferred and rolling_reshape_fail_on_deferred is set' in out
+    assert 'Nodes not reached, left untouched: compute-05.' in out
+    assert '[rolling_progress] not reached (untouched): compute-05' in out
+    report = summary(fleet)
+    assert report['stopped']['node'] == 'compute-04' and report['unreached'] == ['compute-05']
+
+
 def test_canary_roll_rerun_and_rollback(tmp_path):
     fleet = simfleet.build(str(tmp_path / 'f'), nodes=4)
     before = trees(fleet)

@@ -76,3 +76,6 @@ def test_the_roll_said_where_and_why_it_stopped(host):
     assert 'The roll stops at compute-02' in output
     assert ghost in output
     assert 'Nodes not reached, left untouched: compute-03, compute-04' in output
+    # the progress callback says it too, at the end of the run
+    assert '[rolling_progress] stopped at compute-02: ' in output
+    assert '[rolling_progress] not reached (untouched): compute-03, compute-04' in output
