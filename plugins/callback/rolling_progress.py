@@ -98,12 +98,19 @@ class CallbackModule(CallbackBase):
     def _say(self, text, color=C.COLOR_VERBOSE):
         self._display.display('[rolling_progress] %s' % text, color=color)
 
-    @staticmethod
-    def _counts_text(roll):
+    def set_play_context(self, play_context):
+        self._play_context = play_context
+
+    def _check_mode(self):
+        context = getattr(self, '_play_context', None)
+        return bool(getattr(context, 'check_mode', False))
+
+    def _counts_text(self, roll):
         counts = roll.counts()
+        always = ('planned' if self._check_mode() else 'reshaped', 'noop', 'deferred', 'failed')
         parts = []
         for key in _OUTCOMES + ('done',):
-            if counts.get(key) or key in ('noop', 'deferred', 'failed'):
+            if counts.get(key) or key in always:
                 parts.append('%d %s' % (counts.get(key, 0), _LABELS[key]))
         return ', '.join(parts)
 
@@ -176,13 +183,19 @@ class CallbackModule(CallbackBase):
         facts = res.get('ansible_facts') or {}
         record = facts.get('rolling_reshape_result')
         if isinstance(record, dict) and record.get('status'):
-            roll.outcome[host] = 'noop' if record['status'] == 'unreached' else record['status']
+            status = record['status']
+            if self._check_mode() and status in ('reshaped', 'rolled_back'):
+                status = 'planned'
+            roll.outcome[host] = status
             if record.get('reason'):
                 roll.reason[host] = record['reason']
             return
         action = getattr(result._task, 'action', '')
         if not failed and action in _RESHAPE_ACTIONS and res.get('status') in _OUTCOMES:
-            roll.outcome.setdefault(host, res['status'])
+            status = res['status']
+            if self._check_mode() and status in ('reshaped', 'rolled_back'):
+                status = 'planned'
+            roll.outcome.setdefault(host, status)
             if res.get('deferred_reason'):
                 roll.reason.setdefault(host, res['deferred_reason'])
         if unreachable or failed:
