@@ -84,8 +84,8 @@ def callback():
 
 
 def _record(host, status, reason=''):
-    return _Result(host, {'ansible_facts': {'rolling_reshape_result': {'node': host, 'status': status,
-                                                                        'reason': reason}}})
+    fact = {'node': host, 'status': status, 'reason': reason}
+    return _Result(host, {'ansible_facts': {'rolling_reshape_result': fact}})
 
 
 def _said(cb):
