@@ -35,6 +35,10 @@ import time
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.report import (
+    format_duration as _duration,
+)
+
 _OUTCOMES = ('reshaped', 'planned', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
 _LABELS = {
     'reshaped': 'reshaped',
@@ -47,17 +51,6 @@ _LABELS = {
     'done': 'done',
 }
 _RESHAPE_ACTIONS = ('placement.upgrade.reshape', 'reshape')
-
-
-def _duration(seconds):
-    seconds = max(float(seconds), 0.0)
-    if seconds < 60:
-        return '%.1f s' % seconds
-    minutes, sec = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return '%d min %02d s' % (minutes, sec)
-    hours, minutes = divmod(minutes, 60)
-    return '%d h %02d min' % (hours, minutes)
 
 
 class _Roll(object):

@@ -93,9 +93,10 @@ def _short(uuid):
 
 
 def format_duration(seconds):
+    """'12.3 s', '4 min 05 s', '1 h 02 min'; '-' for None (the report and the progress callback)."""
     if seconds is None:
         return '-'
-    seconds = float(seconds)
+    seconds = max(float(seconds), 0.0)
     if seconds < 60:
         return '%.1f s' % seconds
     minutes, sec = divmod(int(round(seconds)), 60)
