@@ -15,7 +15,7 @@ STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
 TEST_STAGES := unit sanity lint docs-lint molecule
 
-.PHONY: venv demo test unit sanity lint ansible-lint changelog-lint build-check ee-check \
+.PHONY: docs venv demo test unit sanity lint ansible-lint changelog-lint build-check ee-check \
 	docs-lint molecule clean
 
 venv: $(STAMP)
@@ -101,6 +101,11 @@ ee-check: venv
 docs-lint: venv
 	@ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS) $(STAGE) docs-lint \
 		$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
+	@$(STAGE) module-docs-fresh .ci/module-docs.sh --check
+
+# regenerate docs/modules/ from the plugins' documentation
+docs: venv
+	.ci/module-docs.sh
 
 # e. molecule scenarios under extensions/molecule/ (none yet is not a failure)
 molecule: venv
