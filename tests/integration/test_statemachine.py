@@ -139,8 +139,9 @@ class Twin(RuleBasedStateMachine):
                                   ('p2', 'p0', {'VGPU': {'total': 2}}),
                                   ('p3', None, {'DISK_GB': {'total': 6}})):
             self._both('create %s' % sym, lambda ctx: ctx.create(sym, parent=parent), providers=[sym])
-            self._both('seed inventories', lambda ctx: ctx.do('seed inventories %s' % sym, ctx.b.set_inventories,
-                                                               ctx.uuid(sym), 0, invs), providers=[sym])
+            self._both('seed inventories',
+                       lambda ctx: ctx.do('seed inventories %s' % sym, ctx.b.set_inventories, ctx.uuid(sym), 0, invs),
+                       providers=[sym])
 
     # -- providers --------------------------------------------------------
     @rule(sym=providers, parent=st.one_of(st.none(), providers))

@@ -7,34 +7,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 import pytest
-
-from ansible.module_utils.common import warnings as ansible_warnings
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import fleet_report
 
 import simfleet
+from module_runner import run_module_main
 
 
 @pytest.fixture
 def run(capsys):
     def run_module(args, check=False):
-        args = dict(args)
-        if check:
-            args['_ansible_check_mode'] = True
-        ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
-        ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
-        with patch_module_args(args):
-            with pytest.raises(SystemExit) as info:
-                fleet_report.main()
-        out = capsys.readouterr().out
-        return info.value.code, json.loads(out)
+        return run_module_main(fleet_report.main, args, capsys, check=check)
     return run_module
 
 

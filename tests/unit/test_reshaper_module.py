@@ -8,17 +8,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import uuid as _uuid
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import reshape
 
+from module_runner import run_module_main
 from test_reshaper_support import comparable, flat_gpu_node, gpu_report, put
 
 RESULT_KEYS = {'changed', 'plan', 'retries', 'verification', 'verified', 'snapshot', 'status', 'moved',
@@ -43,16 +41,7 @@ def run(capsys, env):
     def call(args, check=False, diff=False):
         args = dict(args)
         args.setdefault('embedded_db', env['db'])
-        if check:
-            args['_ansible_check_mode'] = True
-        if diff:
-            args['_ansible_diff'] = True
-        with patch_module_args(args):
-            with pytest.raises(SystemExit) as info:
-                reshape.main()
-        out = capsys.readouterr().out
-        assert 'Traceback' not in out
-        return info.value.code, json.loads(out)
+        return run_module_main(reshape.main, args, capsys, check=check, diff=diff)
     return call
 
 

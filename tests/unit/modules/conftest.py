@@ -4,7 +4,7 @@
 """Fixtures for the Placement modules' unit tests: run a module's main() on a tmp embedded_db.
 
 ``run_module(module, args, check=False, diff=False)`` runs ``module.main()`` with
-``patch_module_args`` (ansible-core 2.19), catches its exit and returns
+tests/module_runner.py (the one in-process runner), catches its exit and returns
 ``(rc, result)`` decoded from what the module printed, exactly as Ansible would
 see it.  ``embedded_db`` is added to ``args`` unless the test gives backend
 options itself.  ``store`` is an EmbeddedBackend on the same file, for arranging
@@ -15,14 +15,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
 import pytest
 
-from ansible.module_utils.common import warnings as ansible_warnings
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+
+from module_runner import run_module_main
 
 BACKEND_KEYS = ('embedded_db', 'cloud', 'auth')
 
@@ -47,18 +44,5 @@ def run_module(capsys, db_path):
         args = dict(args)
         if not any(key in args for key in BACKEND_KEYS):
             args['embedded_db'] = db_path
-        if check:
-            args['_ansible_check_mode'] = True
-        if diff:
-            args['_ansible_diff'] = True
-        # A real module run is a fresh process: start without the warnings of earlier runs.
-        ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
-        ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
-        with patch_module_args(args):
-            with pytest.raises(SystemExit) as info:
-                module.main()
-        out = capsys.readouterr().out
-        result = json.loads(out)
-        assert 'Traceback' not in out
-        return info.value.code, result
+        return run_module_main(module.main, args, capsys, check=check, diff=diff)
     return run

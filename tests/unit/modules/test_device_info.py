@@ -7,15 +7,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 import pytest
 import yaml
 
-from ansible.module_utils.testing import patch_module_args
-
 import fakehost
+from module_runner import run_module_main
 from ansible_collections.placement.upgrade.plugins.modules import device_info
 
 
@@ -24,11 +22,7 @@ def _run(capsys, args, monkeypatch=None, run_command=None):
         monkeypatch.setattr(device_info.AnsibleModule, 'run_command', run_command)
         monkeypatch.setattr(device_info.AnsibleModule, 'get_bin_path',
                             lambda self, name, required=False, opt_dirs=None: '/usr/bin/' + name)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as info:
-            device_info.main()
-    out = json.loads(capsys.readouterr().out)
-    return info.value.code, out
+    return run_module_main(device_info.main, args, capsys)
 
 
 @pytest.fixture
