@@ -212,7 +212,7 @@ plan:
       exists), C(create_children), C(set_traits), C(providers) (the final inventory of every
       provider of the tree), C(inventory_changes), C(allocations) (the full final allocations
       of every consumer it moves), C(assignments) (per consumer and class, where the units go
-      and why), C(moved), C(deferred_reason), C(warnings) and C(diff).
+      and why), C(moved), C(deferred_reason), C(warnings) (the remarks) and C(diff).
     - For a rollback it holds C(inventories), C(allocations), C(restored), C(gone),
       C(remove_children) and C(diff).
   returned: always
@@ -263,8 +263,10 @@ deferred_reason:
   description: Why the node was deferred (the consumers and providers of the migration in flight).
   returned: always
   type: str
-warnings:
-  description: Layout and planning remarks (also emitted as warnings).
+remarks:
+  description:
+    - Layout and planning remarks (each is also emitted as a task warning). Named C(remarks)
+      because a module result key C(warnings) is reserved by Ansible.
   returned: always
   type: list
   elements: str
@@ -333,8 +335,10 @@ def _run(module, backend, log):
             allow_foreign_allocations=params['allow_foreign_allocations'],
             snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
             attempts=attempts, log=keep)
-    for warning in result.get('warnings') or []:
-        module.warn(warning)
+    result = dict(result)
+    result['remarks'] = list(result.pop('warnings', None) or [])
+    for remark in result['remarks']:
+        module.warn(remark)
     if result.get('verified') is False:
         failed = dict(result)
         failed['log'] = messages

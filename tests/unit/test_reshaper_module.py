@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import uuid as _uuid
 
 import pytest
@@ -20,7 +21,7 @@ from module_runner import run_module_main
 from test_reshaper_support import comparable, flat_gpu_node, gpu_report, put
 
 RESULT_KEYS = {'changed', 'plan', 'retries', 'verification', 'verified', 'snapshot', 'status', 'moved',
-               'deferred_reason', 'warnings', 'msg', 'log'}
+               'deferred_reason', 'remarks', 'msg', 'log'}
 
 
 @pytest.fixture
@@ -99,6 +100,15 @@ def test_deferred_is_not_a_failure(run, env):
     rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir']})
     assert rc == 0 and res['changed'] is False and res['status'] == 'deferred'
     assert consumer in res['deferred_reason']
+
+    # The operator overrides: the node is reshaped, the foreign allocation is carried along and
+    # said as a remark, which is also a task warning (never a result key 'warnings' of its own).
+    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+                   'allow_foreign_allocations': True}, check=True)
+    assert rc == 0 and res['changed'] is True and res['status'] == 'reshaped', res
+    assert len(res['remarks']) == 1 and res['remarks'][0].startswith('allow_foreign_allocations: ')
+    assert consumer in res['remarks'][0]
+    assert json.dumps(res['warnings']).count('allow_foreign_allocations: ') == 1, res['warnings']
 
 
 def test_rollback_and_verify_states(run, env):

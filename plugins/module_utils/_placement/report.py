@@ -1084,7 +1084,7 @@ def collect_record(backend, record, mode='apply'):
         'verification': result.get('verification') or [],
         'snapshot': result.get('snapshot') or '',
         'retries': result.get('retries') or 0,
-        'warnings': list(result.get('warnings') or []),
+        'warnings': list(result.get('remarks') or result.get('warnings') or []),
         'names': {},
         'consumer_names': consumer_names(record.get('instances')),
     }
