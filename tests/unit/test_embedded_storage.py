@@ -131,13 +131,13 @@ def _increment(path, rp, count, start, queue):
         with EmbeddedBackend(path) as backend:
             retries = 0
             start.wait(60)
-            for _ in range(count):
+            for _attempt in range(count):
                 def step():
                     cur = backend.get_inventories(rp)
                     total = cur['inventories']['VCPU']['total']
                     time.sleep(0.001)
                     backend.set_inventories(rp, cur['resource_provider_generation'], {'VCPU': {'total': total + 1}})
-                _, used = retry.with_conflict_retry(step, attempts=1000, backoff=0.001)
+                _result, used = retry.with_conflict_retry(step, attempts=1000, backoff=0.001)
                 retries += used
         queue.put(('ok', retries))
     except Exception as exc:   # reported to the parent
@@ -153,7 +153,7 @@ def _spawn(target, args_list, with_start=False):
     for proc in procs:
         proc.start()
     start.set()
-    results = [queue.get(timeout=120) for _ in procs]
+    results = [queue.get(timeout=120) for _proc in procs]
     for proc in procs:
         proc.join(30)
     return results
@@ -174,7 +174,7 @@ def test_no_lost_write_across_processes(tmp_path):
         rp = backend.create_provider('cn')['uuid']
         backend.set_inventories(rp, 0, {'VCPU': {'total': 1}})
     procs, each = 4, 50
-    results = _spawn(_increment, [(path, rp, each) for _ in range(procs)], with_start=True)
+    results = _spawn(_increment, [(path, rp, each) for _proc in range(procs)], with_start=True)
     assert [r[0] for r in results] == ['ok'] * procs, results
     # the processes did race: stale writes were refused and retried, not applied
     assert sum(r[1] for r in results) > 0, results
@@ -192,7 +192,7 @@ def test_one_backend_shared_by_threads(tmp_path):
 
         def work():
             try:
-                for _ in range(25):
+                for _step in range(25):
                     def step():
                         cur = backend.get_inventories(rp)
                         backend.set_inventories(rp, cur['resource_provider_generation'],
@@ -201,7 +201,7 @@ def test_one_backend_shared_by_threads(tmp_path):
             except Exception as exc:   # collected for the assertion below
                 failures.append(exc)
 
-        threads = [threading.Thread(target=work) for _ in range(4)]
+        threads = [threading.Thread(target=work) for _thread in range(4)]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -387,8 +387,8 @@ def traits_generations(ctx):
     ctx.do('invalid trait name', b.ensure_trait, 'NOT_CUSTOM')
     ctx.do('lowercase trait', b.ensure_trait, 'CUSTOM_lower')
     ctx.do('list mine', lambda: sorted(ctx.normalize(b.list_traits(name='in:%s,%s' % (t1, t2)))))
-    ctx.do('list by prefix', lambda: sorted(ctx.normalize(b.list_traits(name='startswith:CUSTOM_T%s'
-                                                                          % ctx.token.upper()))))
+    prefix = 'startswith:CUSTOM_T%s' % ctx.token.upper()
+    ctx.do('list by prefix', lambda: sorted(ctx.normalize(b.list_traits(name=prefix))))
     ctx.do('bad list filter', b.list_traits, name='nocolon')
     ctx.do('set traits', lambda: _sorted_traits(b.set_provider_traits(ctx.rp('cn'), 0, [t1, 'COMPUTE_GRAPHICS_MODEL_VGA'])))
     ctx.do('same set: no bump', lambda: _sorted_traits(b.set_provider_traits(ctx.rp('cn'), 1, ['COMPUTE_GRAPHICS_MODEL_VGA', t1])))
