@@ -1,0 +1,244 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Guards on the number of backend calls (= Placement round trips) of the reshape path.
+
+Against a real Placement every backend call is an HTTP request (plus Keystone and a
+database transaction), so the count per node is what an operator pays per node of a
+rolling pass.  These tests pin the counts of ``reshaper.reshape_node`` on a fixed node
+(two GPUs, three consumers, a sharing DISK_GB pool), and check that the savings do not
+change what the reshape is computed from: the state the reshape and its snapshot use is
+exactly what a full, fresh read of the tree gives, and a conflict still re-reads
+everything from scratch.
+
+A count that changes is not necessarily a bug: if a change adds or removes calls on
+purpose, update the expected breakdown here (and docs/benchmarks.md).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import collections
+import json
+import uuid as _uuid
+
+import pytest
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import backend as _backend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import DuplicateName
+
+from test_reshaper_support import (
+    flat_gpu_node,
+    gpu_report,
+    make_provider,
+    put,
+)
+
+CHILD_A = 'compute-01_pci_0000_84_00_0'
+CHILD_B = 'compute-01_pci_0000_85_00_0'
+
+#: every method of the backend interface (what a RestBackend turns into one HTTP request)
+BACKEND_METHODS = frozenset(
+    name for name, value in vars(_backend.Backend).items()
+    if callable(value) and not name.startswith('_') and name != 'close')
+
+
+class CountingBackend(object):
+    """Delegates to a backend and counts every call of a Backend interface method."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = collections.Counter()
+        self.sequence = []
+
+    def __getattr__(self, name):
+        target = getattr(self.inner, name)
+        if name not in BACKEND_METHODS:
+            return target
+
+        def counted(*args, **kwargs):
+            self.calls[name] += 1
+            self.sequence.append(name)
+            if name == 'list_providers' and kwargs.get('in_tree'):
+                self.sequence[-1] = 'list_providers(in_tree)'
+            return target(*args, **kwargs)
+        return counted
+
+    @property
+    def total(self):
+        return sum(self.calls.values())
+
+    def reset(self):
+        self.calls.clear()
+        del self.sequence[:]
+
+
+def full_read(backend, root_uuid):
+    """A reference tree read that skips nothing: every per-provider endpoint, every consumer.
+
+    Written out here on purpose (not ``backend.provider_tree_state``), so the reshape path's
+    state is compared with what Placement answers to every request, not with itself.
+    """
+    providers = {}
+    consumers = set()
+    for prov in backend.list_providers(in_tree=root_uuid):
+        uuid = prov['uuid']
+        entry = dict(prov)
+        entry['inventories'] = backend.get_inventories(uuid)['inventories']
+        entry['usages'] = backend.get_usages(uuid)['usages']
+        entry['traits'] = sorted(backend.get_provider_traits(uuid)['traits'])
+        entry['aggregates'] = sorted(backend.get_aggregates(uuid)['aggregates'])
+        providers[uuid] = entry
+        consumers.update(backend.get_provider_allocations(uuid)['allocations'])
+    allocations = dict((c, backend.get_allocations(c)) for c in sorted(consumers))
+    return json.loads(json.dumps({'providers': providers, 'allocations': allocations}))
+
+
+class ReadsBeforeReshape(object):
+    """Takes a full reference read right before every reshape, and can write in between."""
+
+    def __init__(self, inner, root_uuid, write_before_first=None):
+        self.inner = inner
+        self.root_uuid = root_uuid
+        self.write_before_first = write_before_first
+        self.reads = []
+        self.bodies = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def reshape(self, body):
+        if not self.bodies and self.write_before_first is not None:
+            self.write_before_first(self.inner)
+        self.reads.append(full_read(self.inner, self.root_uuid))
+        self.bodies.append(json.loads(json.dumps(body)))
+        return self.inner.reshape(body)
+
+
+@pytest.fixture
+def node(embedded_backend, tmp_path):
+    report = gpu_report(tmp_path / 'host', 'compute-01')
+    built = flat_gpu_node(embedded_backend, 'compute-01', report)
+    built['report'] = report
+    built['snapdir'] = str(tmp_path / 'snapshots')
+    return built
+
+
+def _reshape(backend, node, **kwargs):
+    return reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'],
+                                 backoff=0, **kwargs)
+
+
+# Expected breakdowns.  The node: root (VCPU, MEMORY_MB, VGPU 16) + a sharing pool outside
+# the tree; three consumers hold VGPU on the root and DISK_GB on the pool.
+RESHAPE_CALLS = {
+    'list_providers': 6, 'get_provider': 9, 'create_provider': 2, 'reshape': 1,
+    'get_inventories': 9, 'get_usages': 9, 'get_provider_traits': 12, 'get_aggregates': 9,
+    'get_provider_allocations': 7, 'get_allocations': 9,
+}
+NOOP_CALLS = {
+    'list_providers': 2, 'get_provider': 1,
+    'get_inventories': 3, 'get_usages': 3, 'get_provider_traits': 4, 'get_aggregates': 3,
+    'get_provider_allocations': 3, 'get_allocations': 3,
+}
+
+
+def test_reshape_node_call_count(embedded_backend, node):
+    counting = CountingBackend(embedded_backend)
+    result = _reshape(counting, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    assert result['retries'] == 0
+    assert dict(counting.calls) == RESHAPE_CALLS, counting.sequence
+    assert counting.total == sum(RESHAPE_CALLS.values())
+
+
+def test_noop_rerun_call_count(embedded_backend, node):
+    _reshape(embedded_backend, node)
+    counting = CountingBackend(embedded_backend)
+    result = _reshape(counting, node)
+    assert result['status'] == 'noop' and result['changed'] is False
+    assert dict(counting.calls) == NOOP_CALLS, counting.sequence
+
+
+def test_reshape_and_snapshot_use_exactly_a_fresh_full_read(embedded_backend, node):
+    """The state the reshape is computed from (saved in the snapshot) equals a full re-read."""
+    spy = ReadsBeforeReshape(embedded_backend, node['root'])
+    result = _reshape(spy, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    assert len(spy.bodies) == 1
+    saved = json.loads(json.dumps(snapshot.load_snapshot(result['snapshot'])['state']))
+    assert saved == spy.reads[0]
+    children = dict((p['name'], p) for p in saved['providers'].values() if p['uuid'] != node['root'])
+    assert sorted(children) == [CHILD_A, CHILD_B]
+    for child in children.values():
+        assert child['generation'] == 0 and child['inventories'] == {} and child['usages'] == {}
+        assert child['uuid'] == layout.child_uuid(node['root'], child['name'])
+        # the reshape names the generations Placement has, not a guess
+        assert spy.bodies[0]['inventories'][child['uuid']]['resource_provider_generation'] == 0
+
+
+def test_concurrent_write_is_retried_from_a_fresh_read(embedded_backend, node):
+    """A write between read and reshape: the retry re-reads everything, nothing patched."""
+    newcomer = str(_uuid.uuid4())
+
+    def write(inner):
+        put(inner, newcomer, {node['root']: {'resources': {'VCPU': 4, 'MEMORY_MB': 1024}},
+                              node['pool']: {'resources': {'DISK_GB': 5}}})
+
+    spy = ReadsBeforeReshape(embedded_backend, node['root'], write_before_first=write)
+    counting = CountingBackend(spy)
+    logs = []
+    result = _reshape(counting, node, log=logs.append)
+    assert result['status'] == 'reshaped' and result['retries'] == 1
+    assert result['verified'] is True, result['verification']
+    assert any('conflict' in line for line in logs)
+    assert len(spy.bodies) == 2
+    # the retry's body names the generation the root has after the concurrent write
+    fresh_root_gen = spy.reads[1]['providers'][node['root']]['generation']
+    assert fresh_root_gen > spy.bodies[0]['inventories'][node['root']]['resource_provider_generation']
+    assert spy.bodies[1]['inventories'][node['root']]['resource_provider_generation'] == fresh_root_gen
+    # and the snapshot describes the state the retry replaced, newcomer included
+    saved = json.loads(json.dumps(snapshot.load_snapshot(result['snapshot'])['state']))
+    assert saved == spy.reads[1]
+    assert newcomer in saved['allocations']
+    allocs = embedded_backend.get_allocations(newcomer)['allocations']
+    assert allocs[node['root']]['resources'] == {'VCPU': 4, 'MEMORY_MB': 1024}
+    assert allocs[node['pool']]['resources'] == {'DISK_GB': 5}
+    # between the lost reshape and the retried one the tree was listed and every consumer re-read
+    first, second = [i for i, name in enumerate(counting.sequence) if name == 'reshape']
+    between = counting.sequence[first + 1:second]
+    assert 'list_providers(in_tree)' in between
+    assert between.count('get_allocations') >= len(saved['allocations'])
+
+
+def test_child_name_taken_outside_the_tree_fails_as_before(embedded_backend, node):
+    """A planned child whose name another tree already uses: Placement's duplicate-name error."""
+    other = make_provider(embedded_backend, 'compute-02', {'VCPU': {'total': 4}})
+    squatter = make_provider(embedded_backend, CHILD_A, parent=other)
+    before = full_read(embedded_backend, node['root'])
+    with pytest.raises(DuplicateName) as info:
+        _reshape(embedded_backend, node)
+    assert CHILD_A in info.value.detail
+    after = full_read(embedded_backend, node['root'])
+    assert set(after['providers']) - set(before['providers']) <= set(
+        [layout.child_uuid(node['root'], CHILD_B)])
+    assert after['allocations'] == before['allocations']
+    assert embedded_backend.get_provider(squatter)['parent_provider_uuid'] == other
+
+
+def test_reshape_after_rollback_reuses_the_empty_children(embedded_backend, node):
+    """Children left empty by a rollback: reused as they are, same result."""
+    _reshape(embedded_backend, node)
+    back = reshaper.rollback_node(embedded_backend, 'compute-01', snapshot_dir=node['snapdir'])
+    assert back['verified'] is True, back['verification']
+    spy = ReadsBeforeReshape(embedded_backend, node['root'])
+    counting = CountingBackend(spy)
+    result = _reshape(counting, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    assert counting.calls['create_provider'] == 0
+    saved = json.loads(json.dumps(snapshot.load_snapshot(result['snapshot'])['state']))
+    assert saved == spy.reads[0]
