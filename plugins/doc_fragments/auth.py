@@ -16,6 +16,11 @@ options:
     description:
       - Path of the embedded placement database (a SQLite file, created on first use with
         mode C(0600)).
+      - Only the modules that write providers, inventories or allocations
+        (M(placement.upgrade.resource_provider), M(placement.upgrade.inventory),
+        M(placement.upgrade.allocation)) create a missing file; the others fail with a clear
+        message when the file does not exist, so a mistyped path never answers from an empty
+        placement.
       - When set, the module works on this embedded store instead of a Placement API, and
         the cloud options below are ignored.
       - Mutually exclusive with O(cloud) and O(auth).

@@ -96,7 +96,7 @@ def error_result(exc):
     return dict(msg=format_error(exc), error=exc.to_dict())
 
 
-def run_module(module, action):
+def run_module(module, action, creates_store=True):
     """Open the backend, run ``action(module, backend, log)``, exit or fail the module.
 
     ``action`` returns the result dict (``changed`` and the module's keys; ``diff``
@@ -104,7 +104,9 @@ def run_module(module, action):
     message (re-reads after a generation conflict, resources created on the way):
     the messages are returned in the ``log`` list of the result.  When a write had
     to be retried after a generation conflict (``retries`` > 0 in the result), one
-    warning says so.
+    warning says so.  ``creates_store=False`` (modules that only read, or act on a
+    tree that must already exist) makes a missing ``embedded_db`` file an error
+    instead of a new, empty embedded placement.
     """
     messages = []
 
@@ -112,7 +114,7 @@ def run_module(module, action):
         messages.append(message)
 
     try:
-        backend = factory.get_backend(backend_options(module.params))
+        backend = factory.get_backend(backend_options(module.params), create=creates_store)
         try:
             result = action(module, backend, log)
         finally:

@@ -163,7 +163,7 @@ def main():
             required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
         )
     )
-    run_module(module, _run)
+    run_module(module, _run, creates_store=False)
 
 
 if __name__ == '__main__':

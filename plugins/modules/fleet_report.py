@@ -226,7 +226,7 @@ def run(module, log):
     try:
         if records and params['read_trees']:
             try:
-                backend = factory.get_backend(backend_options(params))
+                backend = factory.get_backend(backend_options(params), create=False)
             except ConfigurationError as exc:
                 log('not reading provider trees: %s' % exc.detail)
         for record in records:

@@ -261,7 +261,7 @@ def main():
     except (ValueError, TypeError):
         module.fail_json(msg="min_microversion must look like 1.30, got '%s'" % params['min_microversion'])
     try:
-        backend = factory.get_backend(backend_options(params))
+        backend = factory.get_backend(backend_options(params), create=False)
     except UnsupportedVersion as exc:
         module.fail_json(**_connect_failure(exc, [check('reachable', True, 'Placement answered'),
                                                   check('microversion', False, format_error(exc))]))

@@ -365,7 +365,7 @@ def main():
         **placement_module_kwargs(required_if=[('state', 'reshaped', ('devices',)),
                                                ('state', 'verified', ('devices',))])
     )
-    run_module(module, _run)
+    run_module(module, _run, creates_store=False)
 
 
 if __name__ == '__main__':

@@ -180,7 +180,7 @@ def main():
         ),
         **placement_module_kwargs(mutually_exclusive=[('name', 'uuid', 'in_tree')])
     )
-    run_module(module, _run)
+    run_module(module, _run, creates_store=False)
 
 
 if __name__ == '__main__':

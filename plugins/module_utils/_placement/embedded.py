@@ -363,7 +363,8 @@ class EmbeddedBackend(Backend):
     """Placement 16.0.0 (microversion 1.39) on one SQLite file.
 
     ``path`` is the database file; it is created (mode 0600, schema and the
-    standard resource classes and traits) on first use.  ``busy_timeout`` is how
+    standard resource classes and traits) on first use, unless ``create`` is
+    false, when a missing file is a ConfigurationError.  ``busy_timeout`` is how
     many seconds a write waits for another process holding the write lock.
     ``synchronous`` is SQLite's durability level (``FULL``: every commit is on
     disk before the call returns; ``NORMAL`` is faster and may lose the last
@@ -372,10 +373,16 @@ class EmbeddedBackend(Backend):
 
     kind = 'embedded'
 
-    def __init__(self, path, busy_timeout=DEFAULT_BUSY_TIMEOUT, synchronous='FULL'):
+    def __init__(self, path, busy_timeout=DEFAULT_BUSY_TIMEOUT, synchronous='FULL', create=True):
         if not path:
             raise ConfigurationError('embedded_db: a database file path is required')
         self.path = os.path.abspath(os.path.expanduser(str(path)))
+        if not create and not os.path.exists(self.path):
+            # A read (an info module, a reshape of an existing node) on a path that does not
+            # exist is a typo or a missing seed, never a reason to create an empty placement.
+            raise ConfigurationError('embedded_db: %s does not exist (only the modules that write '
+                                     'providers, inventories or allocations create a new embedded '
+                                     'placement)' % self.path)
         self.busy_timeout = float(busy_timeout)
         if str(synchronous).upper() not in ('OFF', 'NORMAL', 'FULL', 'EXTRA'):
             raise ConfigurationError('embedded_db: synchronous must be OFF, NORMAL, FULL or EXTRA')

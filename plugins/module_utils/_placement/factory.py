@@ -34,12 +34,17 @@ def wants_rest(options, environ=None):
     return bool(environ.get('OS_CLOUD') or environ.get('OS_AUTH_URL'))
 
 
-def get_backend(options, environ=None):
-    """Return an open Backend for ``options`` (a dict; unknown keys are ignored)."""
+def get_backend(options, environ=None, create=True):
+    """Return an open Backend for ``options`` (a dict; unknown keys are ignored).
+
+    ``create=False`` refuses to create a new embedded database: callers that only
+    read, or that act on providers which must already exist, pass it so a wrong
+    ``embedded_db`` path fails clearly instead of answering from an empty placement.
+    """
     options = dict(options or {})
     if options.get('embedded_db'):
         from .embedded import EmbeddedBackend
-        return EmbeddedBackend(options['embedded_db'])
+        return EmbeddedBackend(options['embedded_db'], create=create)
     if wants_rest(options, environ):
         from .rest import RestBackend
         return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS))

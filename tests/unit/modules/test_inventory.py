@@ -186,8 +186,8 @@ def _new_uuid():
 
 @pytest.fixture
 def racing(monkeypatch):
-    def get_backend(options, environ=None):
-        return RacingBackend(options['embedded_db'])
+    def get_backend(options, environ=None, create=True):
+        return RacingBackend(options['embedded_db'], create=create)
     monkeypatch.setattr(factory, 'get_backend', get_backend)
     return RacingBackend
 
