@@ -36,6 +36,7 @@ from test_reshaper_support import (
     gpu_report,
     make_provider,
     put,
+    report_for,
 )
 
 CHILD_A = 'compute-01_pci_0000_84_00_0'
@@ -135,10 +136,17 @@ def _reshape(backend, node, **kwargs):
 
 # Expected breakdowns.  The node: root (VCPU, MEMORY_MB, VGPU 16) + a sharing pool outside
 # the tree; three consumers hold VGPU on the root and DISK_GB on the pool.
+#   resolve the root                                   1 (list_providers by name)
+#   read: tree listing, root x5, 3 consumers, pool x2 11
+#   create the 2 children (no traits)                  2
+#   the ONE reshape                                    1
+#   verification read: listing, 3 providers x5, 3     19
+# (before: 73 -- a full re-read after creating the children, ~9 calls per child and the
+# sharing pool read again for the verification)
 RESHAPE_CALLS = {
-    'list_providers': 6, 'get_provider': 9, 'create_provider': 2, 'reshape': 1,
-    'get_inventories': 9, 'get_usages': 9, 'get_provider_traits': 12, 'get_aggregates': 9,
-    'get_provider_allocations': 7, 'get_allocations': 9,
+    'list_providers': 3, 'get_provider': 1, 'create_provider': 2, 'reshape': 1,
+    'get_inventories': 4, 'get_usages': 4, 'get_provider_traits': 5, 'get_aggregates': 4,
+    'get_provider_allocations': 4, 'get_allocations': 6,
 }
 NOOP_CALLS = {
     'list_providers': 2, 'get_provider': 1,
@@ -242,3 +250,72 @@ def test_reshape_after_rollback_reuses_the_empty_children(embedded_backend, node
     assert counting.calls['create_provider'] == 0
     saved = json.loads(json.dumps(snapshot.load_snapshot(result['snapshot'])['state']))
     assert saved == spy.reads[0]
+
+
+def _pci_node(backend, tmp_path):
+    """An SR-IOV + PCI node: the created children carry traits (COMPUTE_MANAGED_PCI_DEVICE ...)."""
+    import fakehost
+
+    report = report_for(tmp_path / 'host', fakehost.default_sriov_host(name='compute-05'),
+                        pci_filters=[{'vendor_id': '10de'}])
+    root = make_provider(backend, 'compute-05', {'VCPU': {'total': 32}, 'MEMORY_MB': {'total': 65536},
+                                                 'SRIOV_NET_VF': {'total': 4, 'max_unit': 4}})
+    for pf in report['sriov_pfs']:
+        for vf in pf['vfs']:
+            if vf['instance_uuid']:
+                put(backend, vf['instance_uuid'], {root: {'resources': {'VCPU': 1, 'SRIOV_NET_VF': 1}}})
+    return root, report
+
+
+def _reshape_pci(backend, report, tmp_path):
+    return reshaper.reshape_node(backend, 'compute-05', report, snapshot_dir=str(tmp_path / 'snap'),
+                                 layout_options={'sriov': {'class_style': 'sriov_net_vf'}}, backoff=0)
+
+
+def test_children_with_traits_state_matches_a_fresh_read(embedded_backend, tmp_path):
+    root, report = _pci_node(embedded_backend, tmp_path)
+    spy = ReadsBeforeReshape(embedded_backend, root)
+    counting = CountingBackend(spy)
+    result = _reshape_pci(counting, report, tmp_path)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    saved = json.loads(json.dumps(snapshot.load_snapshot(result['snapshot'])['state']))
+    assert saved == spy.reads[0]
+    gpu = [p for p in saved['providers'].values() if p['name'] == 'compute-05_0000:3B:00.0'][0]
+    assert gpu['traits'] == ['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'] and gpu['generation'] == 1
+    # one trait check and one trait write per child that has traits, no read-back
+    traited = [p for p in saved['providers'].values() if p['traits'] and p['uuid'] != root]
+    assert counting.calls['set_provider_traits'] == len(traited)
+    assert counting.calls['create_provider'] == len(saved['providers']) - 1
+
+
+class TouchesNewChild(object):
+    """A concurrent writer that changes the traits of a child right after it is created."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.touched = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def create_provider(self, name, uuid=None, parent_provider_uuid=None):
+        prov = self.inner.create_provider(name, uuid=uuid, parent_provider_uuid=parent_provider_uuid)
+        if not self.touched:
+            self.inner.set_provider_traits(prov['uuid'], prov['generation'], ['HW_CPU_X86_AVX2'])
+            self.touched.append(prov['uuid'])
+        return prov
+
+
+def test_write_to_a_new_child_falls_back_to_reading_it(embedded_backend, tmp_path):
+    """The direct creation loses a trait race: the child and the tree are read, not guessed."""
+    root, report = _pci_node(embedded_backend, tmp_path)
+    racer = TouchesNewChild(embedded_backend)
+    spy = ReadsBeforeReshape(racer, root)
+    result = _reshape_pci(spy, report, tmp_path)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    assert result['retries'] == 0
+    saved = json.loads(json.dumps(snapshot.load_snapshot(result['snapshot'])['state']))
+    assert saved == spy.reads[0]
+    touched = saved['providers'][racer.touched[0]]
+    assert 'HW_CPU_X86_AVX2' in touched['traits']           # kept: traits are added, not replaced
+    assert set(embedded_backend.get_provider_traits(racer.touched[0])['traits']) == set(touched['traits'])

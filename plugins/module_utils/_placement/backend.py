@@ -227,6 +227,11 @@ def provider_tree_state(backend, root_uuid, with_allocations=True):
     holds, for every consumer with an allocation on any provider of the tree,
     its FULL allocation set (including providers outside the tree, such as a
     sharing DISK_GB pool).
+
+    A provider without inventory has no usages (Placement computes usages per
+    inventory record, so ``GET .../usages`` answers ``{}``): that request is not
+    sent.  Its allocations are still read, so an allocation that should not exist
+    shows up against its empty usages.
     """
     providers = {}
     consumers = set()
@@ -235,7 +240,7 @@ def provider_tree_state(backend, root_uuid, with_allocations=True):
         entry = dict(prov)
         inv = backend.get_inventories(uuid)
         entry['inventories'] = inv['inventories']
-        entry['usages'] = backend.get_usages(uuid)['usages']
+        entry['usages'] = backend.get_usages(uuid)['usages'] if inv['inventories'] else {}
         entry['traits'] = sorted(backend.get_provider_traits(uuid)['traits'])
         entry['aggregates'] = sorted(backend.get_aggregates(uuid)['aggregates'])
         providers[uuid] = entry

@@ -84,6 +84,30 @@ def read_node(backend, root_uuid):
     return state, foreign
 
 
+def _with_new_providers(state, records):
+    """``state`` (a :func:`.backend.provider_tree_state`) plus providers just created.
+
+    ``records`` maps uuid -> the record of a provider created after ``state`` was read
+    (generation, no inventory, usages or aggregates, the traits it was given), shaped
+    as the tree read shapes a provider.  Nothing else in the state changes: a new
+    provider has no allocations.
+    """
+    providers = dict(state['providers'])
+    for uuid, rec in records.items():
+        providers[uuid] = {
+            'uuid': rec['uuid'],
+            'name': rec['name'],
+            'generation': rec['generation'],
+            'parent_provider_uuid': rec['parent_provider_uuid'],
+            'root_provider_uuid': rec['root_provider_uuid'],
+            'inventories': dict(rec['inventories']),
+            'usages': dict(rec['usages']),
+            'traits': sorted(rec['traits']),
+            'aggregates': sorted(rec['aggregates']),
+        }
+    return {'providers': providers, 'allocations': state['allocations']}
+
+
 def _reshape(backend, body):
     try:
         backend.reshape(body)
@@ -162,14 +186,20 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         if plan['status'] != planner.STATUS_PLANNED or check_mode:
             return plan
         prepared = False
+        # records of the children created here, exactly as a tree read would return them
+        # (None once anything was found or written that this step did not read)
+        new_records = {}
         for rc in plan['ensure']['resource_classes']:
             if backend.ensure_resource_class(rc):
                 _log(log, 'created custom resource class %s' % rc)
         for child in plan['create_children']:
             want = next(c for c in plan['children'] if c['uuid'] == child['uuid'])
-            ops.ensure_provider(backend, name=child['name'], uuid=child['uuid'],
-                                parent_provider=root_uuid, traits=want['traits'],
-                                attempts=attempts, log=log)
+            made = ops.create_new_provider(backend, child['name'], child['uuid'], root_uuid,
+                                           traits=want['traits'], attempts=attempts, log=log)
+            if new_records is not None and made['predicted']:
+                new_records[child['uuid']] = made['provider']
+            else:
+                new_records = None
             ctx['created'].append(child['name'])
             _log(log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
             prepared = True
@@ -179,10 +209,22 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                 continue
             ops.ensure_provider(backend, name=item['name'], uuid=item['uuid'], traits=item['traits'],
                                 attempts=attempts, log=log)
+            new_records = None
             prepared = True
         if prepared:
             ctx['prepared'] = True
-            state, foreign, plan = plan_now()
+            if new_records is not None:
+                # Only new, empty children were added: plan again on the state read above plus
+                # those children instead of reading the whole tree again.  Anything that changed
+                # meanwhile changed a generation the reshape names, so it fails with
+                # concurrent_update and the retry starts over from a full read.
+                state = _with_new_providers(state, new_records)
+                plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                                 ownership_overrides=ownership,
+                                                 allow_foreign_allocations=allow_foreign_allocations,
+                                                 foreign=foreign)
+            else:
+                state, foreign, plan = plan_now()
             ctx['before'] = state
             if plan['status'] != planner.STATUS_PLANNED:
                 return plan
@@ -218,7 +260,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     if not applied:
         result['msg'] = 'check mode: %s' % planner.summary(plan)
         return result
-    after, _foreign = read_node(backend, root_uuid)
+    after = provider_tree_state(backend, root_uuid)
     checks = _verify.verify_reshape(plan, ctx['before'], after)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
