@@ -6,8 +6,10 @@
 :func:`reshape_node`
     read the tree (with every consumer's full allocations) -> plan; in check mode
     stop there.  Otherwise: ensure the custom resource classes, create the
-    missing children (with their traits, through :func:`ops.ensure_provider`),
-    re-read and re-plan, write a snapshot, and send ONE ``POST /reshaper``
+    missing children (with their traits, through :func:`ops.create_new_provider`),
+    re-plan (on the state read plus the new, empty children; after anything else,
+    such as traits added to an existing child, on a full re-read), write a
+    snapshot, and send ONE ``POST /reshaper``
     carrying every touched provider's inventory and every touched consumer's full
     allocations with the generations read.  A ``placement.concurrent_update``
     re-reads, re-plans and re-snapshots, at most ``attempts`` times; the result
