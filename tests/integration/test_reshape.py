@@ -32,12 +32,15 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import Forbidden  # noqa: E402
 
 from test_reshaper_support import (  # noqa: E402
+    child_named,
     comparable,
+    consumers_by_name,
     flat_gpu_node,
     gpu_report,
     make_provider,
     put,
     report_for,
+    vgpu_on,
 )
 
 pytestmark = pytest.mark.real
@@ -55,33 +58,18 @@ def node(rest_backend, unique_name, tmp_path):
     return built
 
 
-def _child(backend, name):
-    found = backend.list_providers(name=name)
-    assert len(found) == 1, name
-    return found[0]
-
-
-def _vgpu_on(backend, consumer):
-    allocs = backend.get_allocations(consumer)['allocations']
-    return dict((rp, e['resources']['VGPU']) for rp, e in allocs.items() if 'VGPU' in e['resources'])
-
-
-def _by_name(report):
-    return dict((info['name'], uuid) for uuid, info in report['instances'].items())
-
-
 def test_gpu_node_reshape_rerun_and_rollback(rest_backend, node):
     backend = rest_backend
     name = node['name']
     original = comparable(provider_tree_state(backend, node['root']))
     result = reshaper.reshape_node(backend, name, node['report'], snapshot_dir=node['snapdir'])
     assert result['status'] == 'reshaped' and result['verified'] is True, result['verification']
-    a = _child(backend, name + '_pci_0000_84_00_0')
-    b = _child(backend, name + '_pci_0000_85_00_0')
-    instances = _by_name(node['report'])
-    assert _vgpu_on(backend, instances['instance-00000001']) == {a['uuid']: 2}
-    assert _vgpu_on(backend, instances['instance-00000002']) == {a['uuid']: 1, b['uuid']: 1}
-    assert _vgpu_on(backend, instances['instance-00000003']) == {b['uuid']: 1}
+    a = child_named(backend, name + '_pci_0000_84_00_0')
+    b = child_named(backend, name + '_pci_0000_85_00_0')
+    instances = consumers_by_name(node['report'])
+    assert vgpu_on(backend, instances['instance-00000001']) == {a['uuid']: 2}
+    assert vgpu_on(backend, instances['instance-00000002']) == {a['uuid']: 1, b['uuid']: 1}
+    assert vgpu_on(backend, instances['instance-00000003']) == {b['uuid']: 1}
     for consumer in node['consumers']:
         body = backend.get_allocations(consumer)
         assert body['allocations'][node['pool']]['resources'] == {'DISK_GB': 20}
@@ -114,7 +102,7 @@ def test_unmapped_consumer_fails_and_leaves_the_node_untouched(rest_backend, nod
 
 def test_migration_in_flight_defers(rest_backend, node, unique_name):
     other = make_provider(rest_backend, unique_name('cn'), {'VCPU': {'total': 8}})
-    moving = _by_name(node['report'])['instance-00000002']
+    moving = consumers_by_name(node['report'])['instance-00000002']
     allocs = dict((rp, {'resources': e['resources']})
                   for rp, e in rest_backend.get_allocations(moving)['allocations'].items())
     allocs[other] = {'resources': {'VCPU': 2}}
@@ -170,8 +158,8 @@ def test_sriov_and_pci_layout(rest_backend, unique_name, tmp_path):
         put(rest_backend, consumer, {root: {'resources': {'VCPU': 1, vf_class: 1}}})
     result = reshaper.reshape_node(rest_backend, name, report, snapshot_dir=str(tmp_path / 'snap'))
     assert result['verified'] is True, result['verification']
-    pf_child = _child(rest_backend, name + '_0000:81:00.0')
-    pci_child = _child(rest_backend, name + '_0000:3B:00.0')
+    pf_child = child_named(rest_backend, name + '_0000:81:00.0')
+    pci_child = child_named(rest_backend, name + '_0000:3B:00.0')
     assert rest_backend.get_inventories(pf_child['uuid'])['inventories'][vf_class]['total'] == 4
     assert set(rest_backend.get_provider_traits(pci_child['uuid'])['traits']) == {
         'COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'}

@@ -25,12 +25,15 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.error
 )
 
 from test_reshaper_support import (
+    child_named,
     comparable,
+    consumers_by_name,
     flat_gpu_node,
     gpu_report,
     make_provider,
     put,
     report_for,
+    vgpu_on,
 )
 
 GPU_A = '0000:84:00.0'
@@ -74,21 +77,6 @@ def node(embedded_backend, tmp_path):
     return built
 
 
-def _child(backend, name):
-    found = backend.list_providers(name=name)
-    assert len(found) == 1, name
-    return found[0]
-
-
-def _vgpu_on(backend, consumer):
-    allocs = backend.get_allocations(consumer)['allocations']
-    return dict((rp, e['resources']['VGPU']) for rp, e in allocs.items() if 'VGPU' in e['resources'])
-
-
-def _consumers_by_name(report):
-    return dict((info['name'], uuid) for uuid, info in report['instances'].items())
-
-
 def test_reshape_moves_vgpu_to_the_gpu_each_instance_uses(embedded_backend, node):
     backend = embedded_backend
     before = provider_tree_state(backend, node['root'])
@@ -105,8 +93,8 @@ def test_reshape_moves_vgpu_to_the_gpu_each_instance_uses(embedded_backend, node
     assert result['msg'] == ('node compute-01: created 2 child(ren), changed the inventory of 3 provider(s), '
                              'moved 5 VGPU of 3 consumer(s); verification passed')
 
-    a = _child(backend, 'compute-01_pci_0000_84_00_0')
-    b = _child(backend, 'compute-01_pci_0000_85_00_0')
+    a = child_named(backend, 'compute-01_pci_0000_84_00_0')
+    b = child_named(backend, 'compute-01_pci_0000_85_00_0')
     assert a['uuid'] == layout.child_uuid(node['root'], a['name'])
     assert b['parent_provider_uuid'] == node['root']
     for child in (a, b):
@@ -114,10 +102,10 @@ def test_reshape_moves_vgpu_to_the_gpu_each_instance_uses(embedded_backend, node
         assert inv['VGPU']['total'] == 8 and inv['VGPU']['max_unit'] == 8
     assert 'VGPU' not in backend.get_inventories(node['root'])['inventories']
 
-    names = _consumers_by_name(node['report'])
-    assert _vgpu_on(backend, names['instance-00000001']) == {a['uuid']: 2}
-    assert _vgpu_on(backend, names['instance-00000002']) == {a['uuid']: 1, b['uuid']: 1}   # spans both
-    assert _vgpu_on(backend, names['instance-00000003']) == {b['uuid']: 1}
+    names = consumers_by_name(node['report'])
+    assert vgpu_on(backend, names['instance-00000001']) == {a['uuid']: 2}
+    assert vgpu_on(backend, names['instance-00000002']) == {a['uuid']: 1, b['uuid']: 1}   # spans both
+    assert vgpu_on(backend, names['instance-00000003']) == {b['uuid']: 1}
     for consumer in node['consumers']:
         allocs = backend.get_allocations(consumer)['allocations']
         assert allocs[node['pool']]['resources'] == {'DISK_GB': 20}          # sharing pool kept
@@ -160,7 +148,7 @@ def test_check_mode_predicts_and_changes_nothing(embedded_backend, node):
 
     applied = reshaper.reshape_node(backend, node['root'], node['report'], snapshot_dir=node['snapdir'])
     for name, uuid in predicted.items():
-        assert _child(backend, name)['uuid'] == uuid
+        assert child_named(backend, name)['uuid'] == uuid
     # the check-mode plan is the plan that was applied (predicted child uuids included)
     assert applied['plan']['allocations'] == plan['allocations']
     assert applied['plan']['assignments'] == plan['assignments']
@@ -201,15 +189,15 @@ def test_pack_policy_places_the_unmapped_consumer_first_fit(embedded_backend, no
     result = reshaper.reshape_node(backend, 'compute-01', node['report'], policy='pack',
                                    snapshot_dir=node['snapdir'])
     assert result['verified'] is True, result['verification']
-    a = _child(backend, 'compute-01_pci_0000_84_00_0')
-    assert _vgpu_on(backend, stray) == {a['uuid']: 2}       # first child by name with room
+    a = child_named(backend, 'compute-01_pci_0000_84_00_0')
+    assert vgpu_on(backend, stray) == {a['uuid']: 2}       # first child by name with room
     assert result['plan']['assignments'][stray]['VGPU']['how'] == 'pack'
 
 
 def test_migration_in_flight_defers_the_node(embedded_backend, node):
     backend = embedded_backend
     other = make_provider(backend, 'compute-02', {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192}})
-    names = _consumers_by_name(node['report'])
+    names = consumers_by_name(node['report'])
     moving = names['instance-00000003']
     allocs = backend.get_allocations(moving)['allocations']
     body = dict((rp, {'resources': e['resources']}) for rp, e in allocs.items())
@@ -265,8 +253,8 @@ def test_concurrent_vgpu_consumer_is_retried_onto_its_device(embedded_backend, n
     result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'],
                                    ownership={newcomer: {GPU_B: 1}}, backoff=0)
     assert result['retries'] == 1 and result['verified'] is True
-    b = _child(embedded_backend, 'compute-01_pci_0000_85_00_0')
-    assert _vgpu_on(embedded_backend, newcomer) == {b['uuid']: 1}
+    b = child_named(embedded_backend, 'compute-01_pci_0000_85_00_0')
+    assert vgpu_on(embedded_backend, newcomer) == {b['uuid']: 1}
 
 
 def test_conflicts_are_bounded(embedded_backend, node):
@@ -297,7 +285,7 @@ def test_forbidden_reshape_names_the_service_role(embedded_backend, node):
 
 
 def test_verification_failure_is_reported(embedded_backend, node):
-    names = _consumers_by_name(node['report'])
+    names = consumers_by_name(node['report'])
     victim = names['instance-00000001']
 
     class LosesDisk(Wrapper):
@@ -332,7 +320,7 @@ def test_rollback_returns_exactly_the_snapshot(embedded_backend, node):
     assert back['verified'] is True, back['verification']
     assert comparable(provider_tree_state(backend, node['root'])) == snap_state
     # children left (empty): the snapshot was taken after they were created
-    assert _child(backend, 'compute-01_pci_0000_84_00_0')
+    assert child_named(backend, 'compute-01_pci_0000_84_00_0')
 
     again = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=node['snapdir'])
     assert again['changed'] is False and again['status'] == 'noop'
@@ -351,7 +339,7 @@ def test_rollback_returns_exactly_the_snapshot(embedded_backend, node):
 def test_rollback_refuses_consumers_created_on_the_children(embedded_backend, node):
     backend = embedded_backend
     reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
-    a = _child(backend, 'compute-01_pci_0000_84_00_0')
+    a = child_named(backend, 'compute-01_pci_0000_84_00_0')
     late = str(_uuid.uuid4())
     put(backend, late, {a['uuid']: {'resources': {'VGPU': 1}}})
     before = comparable(provider_tree_state(backend, node['root']))
@@ -365,7 +353,7 @@ def test_rollback_refuses_consumers_created_on_the_children(embedded_backend, no
 def test_rollback_does_not_resurrect_deleted_consumers(embedded_backend, node):
     backend = embedded_backend
     reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
-    names = _consumers_by_name(node['report'])
+    names = consumers_by_name(node['report'])
     gone = names['instance-00000003']
     backend.delete_allocations(gone)
     back = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=node['snapdir'])
@@ -401,9 +389,9 @@ def test_verify_node_on_demand(embedded_backend, node):
     assert 'consumer_totals_unchanged' in [c['check'] for c in good['verification']]
 
     # an allocation moved by hand to the wrong GPU is caught
-    names = _consumers_by_name(node['report'])
-    a = _child(backend, 'compute-01_pci_0000_84_00_0')
-    b = _child(backend, 'compute-01_pci_0000_85_00_0')
+    names = consumers_by_name(node['report'])
+    a = child_named(backend, 'compute-01_pci_0000_84_00_0')
+    b = child_named(backend, 'compute-01_pci_0000_85_00_0')
     who = names['instance-00000003']
     allocs = dict((rp, {'resources': e['resources']})
                   for rp, e in backend.get_allocations(who)['allocations'].items())
@@ -452,8 +440,8 @@ def test_sriov_and_pci_layout(embedded_backend, tmp_path):
     result = reshaper.reshape_node(backend, 'compute-05', report, layout_options=options,
                                    snapshot_dir=str(tmp_path / 'snap'))
     assert result['verified'] is True, result['verification']
-    pf_child = _child(backend, 'compute-05_0000:81:00.0')
-    gpu_child = _child(backend, 'compute-05_0000:3B:00.0')
+    pf_child = child_named(backend, 'compute-05_0000:81:00.0')
+    gpu_child = child_named(backend, 'compute-05_0000:3B:00.0')
     assert backend.get_inventories(pf_child['uuid'])['inventories']['SRIOV_NET_VF']['total'] == 4
     assert backend.get_inventories(gpu_child['uuid'])['inventories']['CUSTOM_PCI_10DE_25B6']['total'] == 1
     traits = backend.get_provider_traits(gpu_child['uuid'])['traits']
@@ -492,8 +480,8 @@ def test_numa_layout_with_pack(embedded_backend, node):
     result = reshaper.reshape_node(backend, 'compute-01', node['report'], layout_options=options,
                                    policy='pack', snapshot_dir=node['snapdir'])
     assert result['verified'] is True, result['verification']
-    n0 = _child(backend, 'compute-01_NUMA0')
-    n1 = _child(backend, 'compute-01_NUMA1')
+    n0 = child_named(backend, 'compute-01_NUMA0')
+    n1 = child_named(backend, 'compute-01_NUMA1')
     inv0 = backend.get_inventories(n0['uuid'])['inventories']
     inv1 = backend.get_inventories(n1['uuid'])['inventories']
     assert inv0['VCPU']['total'] + inv1['VCPU']['total'] == 64

@@ -138,3 +138,21 @@ def comparable(state):
             'consumer_type': body.get('consumer_type'),
         }
     return {'providers': providers, 'allocations': allocations}
+
+
+def child_named(backend, name):
+    """The one provider called ``name`` (asserts there is exactly one)."""
+    found = backend.list_providers(name=name)
+    assert len(found) == 1, name
+    return found[0]
+
+
+def vgpu_on(backend, consumer):
+    """{provider uuid: VGPU units} of one consumer's allocations."""
+    allocs = backend.get_allocations(consumer)['allocations']
+    return dict((rp, e['resources']['VGPU']) for rp, e in allocs.items() if 'VGPU' in e['resources'])
+
+
+def consumers_by_name(report):
+    """{instance name: consumer uuid} from a device report."""
+    return dict((info['name'], uuid) for uuid, info in report['instances'].items())
