@@ -53,6 +53,13 @@ The spec (a dict; every key optional)::
     instances:
       - {name: instance-00000001, uuid: optional, vf_as: interface | hostdev,
          extra_mdevs: [uuid, ...], extra_pci: [address, ...]}   # dangling references
+    nova_conf:                                 # written to <root>/etc/nova/nova.conf
+      devices: {enabled_mdev_types: "nvidia-222,nvidia-592"}
+      mdev_nvidia-592: {device_addresses: "0000:85:00.0", mdev_class: CUSTOM_A10}
+      pci: {report_in_placement: true,
+            device_spec: ['{"vendor_id": "8086", "product_id": "154c"}', ...]}   # a list: the
+                                               # option is repeated, one line per item (MultiStrOpt)
+    nova_conf_d: {"10-extra.conf": {section: {key: value}}}   # <root>/etc/nova/nova.conf.d/
 """
 
 from __future__ import absolute_import, division, print_function
@@ -284,6 +291,13 @@ def build_host(root, spec, clean=False):
                          'Node %d MemUsed:        %d kB\n'
                          % (cell['id'], memory_kb, cell['id'], memory_kb // 2, cell['id'], memory_kb // 2))
 
+    nova_conf = None
+    if spec.get('nova_conf') is not None:
+        nova_conf = os.path.join(root, 'etc', 'nova', 'nova.conf')
+        writer.write(nova_conf, nova_conf_text(spec['nova_conf']))
+    for fname, sections in sorted((spec.get('nova_conf_d') or {}).items()):
+        writer.write(os.path.join(root, 'etc', 'nova', 'nova.conf.d', fname), nova_conf_text(sections))
+
     result_instances = {}
     xml_paths = []
     for name in sorted(instances):
@@ -304,7 +318,36 @@ def build_host(root, spec, clean=False):
         'xml_paths': xml_paths,
         'instances': result_instances,
         'mdevs': mdev_map,
+        'nova_conf': nova_conf,
     }
+
+
+def _conf_value(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (list, tuple)) and not value:
+        return ''
+    return str(value)
+
+
+def nova_conf_text(sections):
+    """oslo.config INI text of ``{section: {option: value}}``.
+
+    A list value is written as the option repeated once per item (how a
+    MultiStrOpt such as ``[pci]device_spec`` is given); booleans as true/false.
+    """
+    lines = []
+    for section in sorted(sections or {}):
+        lines.append('[%s]' % section)
+        for key in sorted(sections[section] or {}):
+            value = sections[section][key]
+            if isinstance(value, (list, tuple)) and value:
+                for item in value:
+                    lines.append('%s = %s' % (key, _conf_value(item)))
+            else:
+                lines.append('%s = %s' % (key, _conf_value(value)))
+        lines.append('')
+    return '\n'.join(lines)
 
 
 def _pci_address_xml(address, with_type=False):
@@ -407,12 +450,48 @@ def default_gpu_host(name='compute-01', spare_mdevs=0, mdev_type=T4_2Q, type_nam
         'numa_cells': [dict(c) for c in DEFAULT_NUMA] if numa else [],
         'instances': [{'name': 'instance-00000001'}, {'name': 'instance-00000002'},
                       {'name': 'instance-00000003'}],
+        'nova_conf': {'devices': {'enabled_mdev_types': mdev_type}},
     }
 
 
-def default_sriov_host(name='compute-01', numa=True):
+def multi_type_gpu_host(name='compute-01', numa=True):
+    """Spec of a vGPU node with two mdev types (nova's [mdev_<type>] groups).
+
+    Three T4 GPUs that each support nvidia-222 (2Q, 8 per GPU) and nvidia-223
+    (4Q, 4 per GPU).  nova.conf enables both: nvidia-222 is the default type
+    (no device_addresses: GPU A), nvidia-223 is pinned to GPUs B and C with
+    ``mdev_class = CUSTOM_T4_4Q`` and ``max_instances = 5``, so GPU C (4 more on
+    top of B's 1 + 3) gets no inventory at all, as nova decides.
+    """
+    gpu_a, gpu_b, gpu_c = '0000:84:00.0', '0000:85:00.0', '0000:86:00.0'
+    types = {T4_2Q: {'name': 'GRID T4-2Q', 'max_instances': 8, 'device_api': 'vfio-pci'},
+             'nvidia-223': {'name': 'GRID T4-4Q', 'max_instances': 4, 'device_api': 'vfio-pci'}}
+    return {
+        'hostname': name,
+        'gpus': [
+            {'address': gpu_a, 'numa_node': 0, 'mdev_types': types,
+             'mdevs': [{'type': T4_2Q, 'holder': 'instance-00000021'},
+                       {'type': T4_2Q, 'holder': 'instance-00000022'}]},
+            {'address': gpu_b, 'numa_node': 1, 'mdev_types': types,
+             'mdevs': [{'type': 'nvidia-223', 'holder': 'instance-00000022'}]},
+            {'address': gpu_c, 'numa_node': 1, 'mdev_types': types, 'mdevs': []},
+        ],
+        'numa_cells': [dict(c) for c in DEFAULT_NUMA] if numa else [],
+        'instances': [{'name': 'instance-00000021'}, {'name': 'instance-00000022'}],
+        'nova_conf': {
+            'devices': {'enabled_mdev_types': '%s,nvidia-223' % T4_2Q},
+            'mdev_nvidia-223': {'device_addresses': '%s,%s' % (gpu_b, gpu_c),
+                                'mdev_class': 'CUSTOM_T4_4Q', 'max_instances': 5},
+        },
+    }
+
+
+def default_sriov_host(name='compute-01', numa=True, report_in_placement=True):
     """Spec of a typical SR-IOV node: one X710 PF with 4 of 8 VFs enabled, two held,
-    plus one passthrough A2 GPU (PCI in placement) held by a third instance."""
+    plus one passthrough A2 GPU (PCI in placement) held by a third instance.
+
+    Its nova.conf lists the VFs and the A2 in ``[pci]device_spec`` and (by default)
+    turns ``[pci]report_in_placement`` on, so nova 34 tracks them in Placement."""
     return {
         'hostname': name,
         'sriov_pfs': [
@@ -427,15 +506,24 @@ def default_sriov_host(name='compute-01', numa=True):
         'numa_cells': [dict(c) for c in DEFAULT_NUMA] if numa else [],
         'instances': [{'name': 'instance-00000011'}, {'name': 'instance-00000012'},
                       {'name': 'instance-00000013'}],
+        'nova_conf': {'pci': {
+            'report_in_placement': report_in_placement,
+            'device_spec': ['{"vendor_id": "8086", "product_id": "154c"}',
+                            '{"vendor_id": "10de", "product_id": "25b6"}'],
+            'alias': ['{"name": "a2", "vendor_id": "10de", "product_id": "25b6", '
+                      '"device_type": "type-PCI"}'],
+        }},
     }
 
 
 def default_plain_host(name='compute-01'):
     """Spec of a node without GPUs or SR-IOV: NUMA cells only."""
-    return {'hostname': name, 'numa_cells': [dict(c) for c in DEFAULT_NUMA]}
+    return {'hostname': name, 'numa_cells': [dict(c) for c in DEFAULT_NUMA],
+            'nova_conf': {'DEFAULT': {'reserved_host_memory_mb': 4096}}}
 
 
-PRESETS = {'gpu': default_gpu_host, 'sriov': default_sriov_host, 'plain': default_plain_host}
+PRESETS = {'gpu': default_gpu_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
+           'multi-type': multi_type_gpu_host}
 
 
 def main(argv=None):

@@ -166,6 +166,7 @@ def _gpu_spec(name, index, rng):
         'gpus': gpus,
         'numa_cells': [dict(c) for c in fakehost.DEFAULT_NUMA],
         'instances': [{'name': g} for g in guests],
+        'nova_conf': {'devices': {'enabled_mdev_types': mdev_type}},
     }
 
 
@@ -188,6 +189,7 @@ def write_inventory(out_dir, fleet, extra_vars=None):
         host = {
             'rolling_reshape_sysfs_root': node['sysfs_root'],
             'rolling_reshape_domain_xml_glob': node['domain_xml_glob'],
+            'rolling_reshape_nova_conf': node.get('nova_conf') or '',
         }
         if node['provider'] != node['name']:
             host['rolling_reshape_provider_name'] = node['provider']
@@ -278,8 +280,6 @@ def seed_placement(backend, fleet, log=None):
     rng = random.Random(fleet.get('seed', 7))
     prefix = fleet.get('prefix', '')
     aggregate = stable_uuid(prefix, 'aggregate', 'storage')
-    for rc in (SRIOV_VF_CLASS, PASSTHROUGH_CLASS):
-        backend.ensure_resource_class(rc)
     pool = _provider(backend, prefix + POOL_NAME, stable_uuid(prefix, 'provider', POOL_NAME))
     _set_inventories(backend, pool['uuid'], {'DISK_GB': _inv(POOL_DISK_GB, max_unit=2000, reserved=100)})
     _set_traits(backend, pool['uuid'], [SHARING_TRAIT])
@@ -299,10 +299,9 @@ def seed_placement(backend, fleet, log=None):
         units = _gpu_units(node['spec'])
         if units:
             inventories['VGPU'] = _inv(units)
-        if node['kind'] == 'sriov':
-            vfs = sum(int(pf.get('num_vfs', 0)) for pf in node['spec'].get('sriov_pfs', []))
-            inventories[SRIOV_VF_CLASS] = _inv(vfs)
-            inventories[PASSTHROUGH_CLASS] = _inv(len(node['spec'].get('pci_devices', [])))
+        # PCI devices (the SR-IOV node's VFs, the passthrough A2) are not in Placement before
+        # the upgrade: nova tracked them in its own database; nova 34 with
+        # [pci]report_in_placement reports them on children and heals the allocations.
         _set_inventories(backend, root['uuid'], inventories)
         _set_traits(backend, root['uuid'], ['COMPUTE_NODE'])
         _set_aggregates(backend, root['uuid'], [aggregate])
@@ -357,6 +356,13 @@ def _held_units(node):
             if mdev.get('holder'):
                 slot = held.setdefault(mdev['holder'], {})
                 slot['VGPU'] = slot.get('VGPU', 0) + 1
+    return held
+
+
+def pci_held_units(node):
+    """{guest name: {RC: units}} of the PCI devices the guests hold (healed by the reshape)."""
+    held = {}
+    spec = node['spec']
     for pf in spec.get('sriov_pfs', []):
         for _index, guest in (pf.get('vf_holders') or {}).items():
             slot = held.setdefault(guest, {})
@@ -371,7 +377,7 @@ def _held_units(node):
 def _reshape_now(backend, node, fleet, log):
     from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
     devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                                 pci_filters=node.get('pci_filters'), hostname=node['provider'])
+                                 hostname=node['provider'], nova_conf=node.get('nova_conf'))
     result = reshaper.reshape_node(backend, node['provider'], devices,
                                    snapshot_dir=fleet['build_snapshot_dir'], log=log)
     if result['status'] != 'reshaped' or not result.get('verified'):
@@ -394,14 +400,13 @@ def describe(out_dir, specs, built, prefix='', seed=7):
             'kind': item['kind'],
             'sysfs_root': host['sysfs_root'],
             'domain_xml_glob': host['domain_xml_glob'],
+            'nova_conf': host['nova_conf'],
             'instances': instances,
             'spec': item['spec'],
             'unmapped': item['unmapped'],
             'gpus': len(item['spec'].get('gpus', [])),
             'vgpu_held': sum(n.get('VGPU', 0) for n in _held_units({'spec': item['spec']}).values()),
         }
-        if item['kind'] == 'sriov':
-            node['pci_filters'] = [dict(PASSTHROUGH_GPU)]
         if item.get('migrates_to'):
             node['migrates_to'] = item['migrates_to']
             node['migrating_guest'] = sorted(host['instances'])[0]

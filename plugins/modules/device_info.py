@@ -23,7 +23,13 @@ description:
   - SR-IOV physical functions are the PCI devices with C(sriov_totalvfs); a virtual function
     is held by the instance whose domain XML names its PCI address in a C(<hostdev type='pci'>)
     or C(<interface type='hostdev'>).
-  - Other PCI devices are reported only when they match O(pci_filters).
+  - Other PCI devices are reported when they match O(pci_filters) or a C([pci]device_spec) of
+    the node's nova.conf.
+  - The node's nova.conf (O(nova_conf), plus C(nova.conf.d)) is read for the options nova 34 lays
+    out its provider tree with (C([devices]enabled_mdev_types), C([mdev_<type>]) groups,
+    C([pci]report_in_placement), C([pci]device_spec), C([pci]alias), C([compute]cpu_dedicated_set),
+    reserved host resources, allocation ratios); they are returned in RV(devices.nova_conf), and the
+    reshape then lays the node out exactly as nova 34 would.
   - The module only reads; it needs no Placement credentials and never reports a change.
 options:
   sysfs_root:
@@ -72,6 +78,15 @@ options:
       - Host name recorded in the report. Defaults to the name of the node.
       - Set it to the hypervisor host name nova uses when that differs.
     type: str
+  nova_conf:
+    description:
+      - Path of the node's nova.conf. The files of C(<nova_conf>.d/*.conf) are read after it, in
+        name order, as oslo.config reads a config dir.
+      - When no file exists there, RV(devices.nova_conf) is V(null), a warning says so, and the
+        reshape falls back to its layout options with nova's defaults.
+      - Set it to an empty string to read no nova.conf.
+    type: str
+    default: /etc/nova/nova.conf
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -164,7 +179,8 @@ devices:
       returned: success
     pci_devices:
       description:
-        - Other PCI devices matching O(pci_filters) with C(address), C(vendor_id), C(product_id),
+        - Other PCI devices matching O(pci_filters) or a nova C([pci]device_spec) with C(address),
+          C(vendor_id), C(product_id),
           C(class_id), C(numa_node) and C(instance_uuid).
       type: list
       elements: dict
@@ -182,10 +198,27 @@ devices:
           C(source) (the file or C(virsh dumpxml) call that described the domain).
       type: dict
       returned: success
+    nova_conf:
+      description:
+        - What nova 34 reads from the node's nova.conf for its provider tree, with nova's defaults,
+          or V(null) when no nova.conf was found.
+        - C(files) (the files read, in order), C(set) (every C([section]option) the files set),
+          C(devices.enabled_mdev_types), C(mdev_types) (type -> C(device_addresses), C(mdev_class),
+          C(max_instances)), C(pci) (C(report_in_placement), C(device_spec) as parsed objects,
+          C(alias)), C(compute) (C(cpu_dedicated_set), C(cpu_shared_set)) and C(default)
+          (reserved host resources and allocation ratios).
+      type: dict
+      returned: success
+      sample:
+        files: [/etc/nova/nova.conf]
+        set: ["[devices]enabled_mdev_types", "[pci]report_in_placement"]
+        devices: {enabled_mdev_types: [nvidia-222]}
+        mdev_types: {nvidia-222: {device_addresses: [], mdev_class: VGPU, max_instances: null}}
+        pci: {report_in_placement: false, device_spec: [], alias: []}
     warnings:
       description:
         - Inconsistencies found (unheld mdevs, instances naming missing mdevs, devices held twice,
-          held PCI addresses that are not reported devices).
+          held PCI addresses that are not reported devices, no nova.conf found).
       type: list
       elements: str
       returned: success
@@ -204,6 +237,7 @@ ownership:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
 
 
 def _virsh_domains(module):
@@ -236,6 +270,7 @@ def main():
                                           product_id=dict(type='str'))),
             numa=dict(type='bool', default=True),
             hostname=dict(type='str'),
+            nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
         ),
         supports_check_mode=True,
     )
@@ -249,8 +284,9 @@ def main():
             pci_filters=params['pci_filters'],
             numa=params['numa'],
             hostname=params['hostname'],
+            nova_conf=params['nova_conf'] or None,
         )
-    except discovery.DiscoveryError as exc:
+    except (discovery.DiscoveryError, novaconf.NovaConfError) as exc:
         module.fail_json(msg=str(exc), path=exc.path)
     module.exit_json(changed=False, devices=report, ownership=discovery.ownership(report))
 

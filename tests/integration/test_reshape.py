@@ -143,19 +143,29 @@ def test_concurrent_allocation_is_retried_and_kept(rest_backend, node):
 
 
 def test_sriov_and_pci_layout(rest_backend, unique_name, tmp_path):
+    """PCI in placement as nova 34 reports it: children created, allocations healed, types kept."""
     import fakehost
 
     name = unique_name('cn')
-    report = report_for(tmp_path / 'host', fakehost.default_sriov_host(name=name),
-                        pci_filters=[{'vendor_id': '10de'}])
+    report = report_for(tmp_path / 'host', fakehost.default_sriov_host(name=name), nova=True)
     vf_class = 'CUSTOM_PCI_8086_154C'
-    rest_backend.ensure_resource_class(vf_class)
-    root = make_provider(rest_backend, name, {'VCPU': {'total': 16}, vf_class: {'total': 4, 'max_unit': 4}})
-    holders = []
+    root = make_provider(rest_backend, name, {'VCPU': {'total': 16}})
+    holders = {}
     for pf in report['sriov_pfs']:
-        holders.extend(vf['instance_uuid'] for vf in pf['vfs'] if vf['instance_uuid'])
-    for consumer in holders:
-        put(rest_backend, consumer, {root: {'resources': {'VCPU': 1, vf_class: 1}}})
+        for vf in pf['vfs']:
+            if vf['instance_uuid']:
+                holders[vf['instance_uuid']] = vf_class
+    for dev in report['pci_devices']:
+        holders[dev['instance_uuid']] = 'CUSTOM_PCI_10DE_25B6'
+    untyped = sorted(holders)[0]
+    for consumer in sorted(holders):
+        if consumer == untyped:
+            # as nova 34 writes it: no consumer_type (microversion 1.36), Placement says 'unknown'
+            rest_backend._call('PUT', '/allocations/%s' % consumer, microversion='1.36', body={
+                'allocations': {root: {'resources': {'VCPU': 1}}}, 'project_id': 'p', 'user_id': 'u',
+                'consumer_generation': None})
+        else:
+            put(rest_backend, consumer, {root: {'resources': {'VCPU': 1}}}, consumer_type='MIGRATION')
     result = reshaper.reshape_node(rest_backend, name, report, snapshot_dir=str(tmp_path / 'snap'))
     assert result['verified'] is True, result['verification']
     pf_child = child_named(rest_backend, name + '_0000:81:00.0')
@@ -163,9 +173,13 @@ def test_sriov_and_pci_layout(rest_backend, unique_name, tmp_path):
     assert rest_backend.get_inventories(pf_child['uuid'])['inventories'][vf_class]['total'] == 4
     assert set(rest_backend.get_provider_traits(pci_child['uuid'])['traits']) == {
         'COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'}
-    for consumer in holders:
-        allocs = rest_backend.get_allocations(consumer)['allocations']
-        assert allocs[pf_child['uuid']]['resources'] == {vf_class: 1}
+    for consumer, rc in holders.items():
+        allocs = rest_backend.get_allocations(consumer)
+        child = pf_child if rc == vf_class else pci_child
+        assert allocs['allocations'][child['uuid']]['resources'] == {rc: 1}
+        assert allocs['allocations'][root]['resources'] == {'VCPU': 1}
+        # the reshape does not relabel consumers
+        assert allocs['consumer_type'] == ('unknown' if consumer == untyped else 'MIGRATION')
     assert reshaper.reshape_node(rest_backend, name, report,
                                  snapshot_dir=str(tmp_path / 'snap'))['status'] == 'noop'
 

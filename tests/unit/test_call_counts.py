@@ -269,7 +269,8 @@ def _pci_node(backend, tmp_path):
 
 def _reshape_pci(backend, report, tmp_path):
     return reshaper.reshape_node(backend, 'compute-05', report, snapshot_dir=str(tmp_path / 'snap'),
-                                 layout_options={'sriov': {'class_style': 'sriov_net_vf'}}, backoff=0)
+                                 layout_options={'sriov': {'enabled': True, 'class_style': 'sriov_net_vf'},
+                                                 'pci': {'enabled': True}}, backoff=0)
 
 
 def test_children_with_traits_state_matches_a_fresh_read(embedded_backend, tmp_path):

@@ -80,28 +80,33 @@ def test_gpu_without_capacity_gets_no_child():
     assert 'no capacity' in lay['warnings'][0]
 
 
+PCI_ON = {'pci': {'enabled': True}, 'sriov': {'enabled': True}}
+
+
 def test_sriov_and_pci_children(tmp_path):
     import fakehost
     report = report_for(tmp_path, fakehost.default_sriov_host(name='cn'), pci_filters=[{'vendor_id': '10de'}])
-    kids = _by_name(layout.build_layout('cn', report))
+    # nova's [pci]report_in_placement defaults to False: no PCI children unless asked for
+    assert layout.build_layout('cn', report)['children'] == []
+    kids = _by_name(layout.build_layout('cn', report, PCI_ON))
     pf = kids['cn_0000:81:00.0']
     assert pf['inventories'] == {'CUSTOM_PCI_8086_154C': {'total': 4, 'max_unit': 4}}
     assert pf['traits'] == ['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'] and pf['kind'] == 'sriov'
     gpu = kids['cn_0000:3B:00.0']          # nova upper-cases the address in the name
     assert gpu['device'] == '0000:3b:00.0'
     assert gpu['inventories'] == {'CUSTOM_PCI_10DE_25B6': {'total': 1, 'max_unit': 1}}
-    vf = layout.build_layout('cn', report, {'sriov': {'class_style': 'sriov_net_vf'}, 'pci': {'enabled': False}})
+    vf = layout.build_layout('cn', report, {'sriov': {'enabled': True, 'class_style': 'sriov_net_vf'}})
     assert [c['inventories'] for c in vf['children']] == [{'SRIOV_NET_VF': {'total': 4, 'max_unit': 4}}]
 
 
 def test_sriov_without_vf_product_falls_back_with_a_warning():
     report = {'sriov_pfs': [{'address': '0000:81:00.0', 'vendor_id': '8086', 'product_id': '1572',
                              'num_vfs': 2, 'vfs': []}]}
-    lay = layout.build_layout('cn', report)
+    lay = layout.build_layout('cn', report, PCI_ON)
     assert list(lay['children'][0]['inventories']) == ['CUSTOM_PCI_8086_1572']
     assert 'VF product id' in lay['warnings'][0]
     report['sriov_pfs'][0]['num_vfs'] = 0
-    assert layout.build_layout('cn', report)['children'] == []
+    assert layout.build_layout('cn', report, PCI_ON)['children'] == []
 
 
 def test_numa_is_opt_in_and_split_in_proportion():

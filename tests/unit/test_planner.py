@@ -126,7 +126,8 @@ def test_plan_moves_each_consumer_to_the_gpus_it_owns():
     assert allocs[I2]['allocations'][b] == {'resources': {'VGPU': 1}}
     assert allocs[I2]['allocations'][POOL] == {'resources': {'DISK_GB': 10}}
     assert allocs[I3]['consumer_generation'] == 3
-    assert allocs[I3]['consumer_type'] == 'INSTANCE' and allocs[I3]['project_id'] == 'p'
+    # the consumer keeps its type: no consumer_type in the request (sent at 1.37)
+    assert 'consumer_type' not in allocs[I3] and allocs[I3]['project_id'] == 'p'
     assert plan['assignments'][I2]['VGPU'] == {'how': 'ownership', 'amount': 2, 'to': {CHILD_A: 1, CHILD_B: 1}}
     assert plan['moved'] == {'consumers': 3, 'allocations': 3, 'units': {'VGPU': 5}}
     # the diff speaks names
@@ -313,7 +314,8 @@ def test_root_must_be_a_root_and_in_the_state():
 def test_classes_not_on_the_root_only_create_inventory():
     report = {'pci_devices': [{'address': '0000:3b:00.0', 'vendor_id': '10de', 'product_id': '25b6',
                                'instance_uuid': None}]}
-    plan = planner.plan_from_devices(_state(), ROOT, report, foreign=FOREIGN)
+    plan = planner.plan_from_devices(_state(), ROOT, report, foreign=FOREIGN,
+                                     layout_options={'pci': {'enabled': True}})
     assert plan['moved_classes'] == []
     assert plan['allocations'] == {}
     assert plan['ensure'] == {'resource_classes': ['CUSTOM_PCI_10DE_25B6'], 'traits': []}
@@ -327,7 +329,8 @@ def test_traits_are_added_to_existing_children_not_replaced():
     report = {'pci_devices': [{'address': '0000:3b:00.0', 'vendor_id': '10de', 'product_id': '25b6'}]}
     child = _prov(uuid, 'cn1_0000:3B:00.0', {'CUSTOM_PCI_10DE_25B6': {'total': 1, 'max_unit': 1}},
                   parent=ROOT, traits=['CUSTOM_FAST', 'OWNER_NOVA'])
-    plan = planner.plan_from_devices(_state(extra={uuid: child}), ROOT, report, foreign=FOREIGN)
+    plan = planner.plan_from_devices(_state(extra={uuid: child}), ROOT, report, foreign=FOREIGN,
+                                     layout_options={'pci': {'enabled': True}})
     assert plan['set_traits'] == [{'name': 'cn1_0000:3B:00.0', 'uuid': uuid,
                                    'traits': ['COMPUTE_MANAGED_PCI_DEVICE', 'CUSTOM_FAST', 'OWNER_NOVA']}]
     assert plan['status'] == 'planned' and plan['inventory_changes'] == []

@@ -228,7 +228,7 @@ def fleet(tmp_path):
 
 def _devices(node):
     return discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                              pci_filters=node.get('pci_filters'), hostname=node['provider'])
+                              hostname=node['provider'], nova_conf=node['nova_conf'])
 
 
 def _comparable(tree):

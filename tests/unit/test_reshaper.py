@@ -436,7 +436,7 @@ def test_sriov_and_pci_layout(embedded_backend, tmp_path):
     assert len(holders) == 2
     for consumer, n in holders.items():
         put(backend, consumer, {root: {'resources': {'VCPU': 1, 'SRIOV_NET_VF': n}}})
-    options = {'sriov': {'class_style': 'sriov_net_vf'}}
+    options = {'sriov': {'enabled': True, 'class_style': 'sriov_net_vf'}, 'pci': {'enabled': True}}
     result = reshaper.reshape_node(backend, 'compute-05', report, layout_options=options,
                                    snapshot_dir=str(tmp_path / 'snap'))
     assert result['verified'] is True, result['verification']

@@ -33,11 +33,15 @@ MEM_PER_GUEST = 2048
 DISK_PER_GUEST = 20
 
 
-def report_for(tmp_path, spec, pci_filters=None):
-    """Build a fake host from a fakehost spec and discover it: the device report."""
+def report_for(tmp_path, spec, pci_filters=None, nova=False):
+    """Build a fake host from a fakehost spec and discover it: the device report.
+
+    ``nova``: also read the nova.conf the spec carries (the layout is then nova 34's).
+    """
     built = fakehost.build_host(str(tmp_path), spec, clean=True)
     return discovery.discover(built['sysfs_root'], domain_xml_glob=built['domain_xml_glob'],
-                              hostname=spec.get('hostname'), pci_filters=pci_filters)
+                              hostname=spec.get('hostname'), pci_filters=pci_filters,
+                              nova_conf=built['nova_conf'] if nova else None)
 
 
 def gpu_report(tmp_path, hostname, spare_mdevs=0):

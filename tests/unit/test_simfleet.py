@@ -30,7 +30,7 @@ def fleet(tmp_path_factory):
 
 def _devices(node):
     return discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                              pci_filters=node.get('pci_filters'), hostname=node['provider'])
+                              hostname=node['provider'], nova_conf=node['nova_conf'])
 
 
 def test_fleet_plan_roles():
@@ -60,8 +60,12 @@ def test_files_and_inventory(fleet):
     for name, host in group['hosts'].items():
         assert os.path.isdir(host['rolling_reshape_sysfs_root'])
         assert host['rolling_reshape_sysfs_root'].startswith(os.path.join(out, 'hosts', name))
-    filters = group['hosts']['compute-09']['rolling_reshape_pci_filters']
-    assert filters == [{'vendor_id': '10de', 'product_id': '25b6'}]
+    for name in group['hosts']:
+        conf = group['hosts'][name]['rolling_reshape_nova_conf']
+        assert conf == os.path.join(out, 'hosts', name, 'etc', 'nova', 'nova.conf')
+        assert os.path.isfile(conf)
+    with open(group['hosts']['compute-09']['rolling_reshape_nova_conf']) as handle:
+        assert 'report_in_placement = true' in handle.read()
     with open(os.path.join(out, 'fleet.json')) as handle:
         described = json.load(handle)
     assert described['expected'] == fleet['expected']
@@ -99,6 +103,17 @@ def test_every_node_plans_as_expected(fleet):
             if node['kind'] == 'gpu':
                 # every held mdev's VGPU unit moves to a GPU child
                 assert result['moved']['units'] == {'VGPU': node['vgpu_held']}
+            if node['kind'] == 'sriov':
+                # no PCI class on the legacy root: the children are created and every guest
+                # holding a VF or the A2 gets its PCI allocation (what nova 34 would heal)
+                held = simfleet.pci_held_units(node)
+                want = {}
+                for units in held.values():
+                    for rc, n in units.items():
+                        want[rc] = want.get(rc, 0) + n
+                assert result['moved']['units'] == want
+                assert sorted(c['name'] for c in result['plan']['create_children']) == [
+                    node['provider'] + '_0000:3B:00.0', node['provider'] + '_0000:81:00.0']
     assert seen == fleet['expected']
     assert list(seen.values()).count('reshaped') == 9
     assert list(seen.values()).count('noop') == 1

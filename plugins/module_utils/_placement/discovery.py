@@ -38,10 +38,12 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 
+from . import novaconf as _novaconf
 from .errors import PlacementError
 
 DISCOVERY_CODE = 'placement_upgrade.discovery'
 DEFAULT_DOMAIN_XML_GLOB = '/etc/libvirt/qemu/*.xml'
+DEFAULT_NOVA_CONF = _novaconf.DEFAULT_NOVA_CONF
 
 _BDF_RE = re.compile(r'^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$')
 _HEX_ID_RE = re.compile(r'^(?:0[xX])?([0-9a-fA-F]{1,4})$')
@@ -328,8 +330,8 @@ def _discover_gpus(sysfs, warnings):
     return gpus
 
 
-def _discover_pci(sysfs, gpu_addresses, filters):
-    """SR-IOV PFs and filtered PCI devices."""
+def _discover_pci(sysfs, gpu_addresses, filters, specs=None):
+    """SR-IOV PFs and the other PCI devices that ``filters`` or a nova device_spec select."""
     pfs = []
     devices = []
     vf_of = {}
@@ -385,10 +387,11 @@ def _discover_pci(sysfs, gpu_addresses, filters):
             continue
         if os.path.lexists(os.path.join(base, 'physfn')):
             continue
-        if not filters:
+        if not filters and not specs:
             continue
         ident = sysfs.pci_identity(address)
-        if not _matches(filters, ident['vendor_id'], ident['product_id']):
+        if not (filters and _matches(filters, ident['vendor_id'], ident['product_id'])) and not (
+                specs and _novaconf.matching_spec(specs, address, ident['vendor_id'], ident['product_id'])):
             continue
         device = {'address': address}
         device.update(ident)
@@ -552,7 +555,8 @@ def _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings):
 
 
 def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_DOMAIN_XML_GLOB,
-             pci_filters=None, numa=True, hostname=None, domain_xmls=None):
+             pci_filters=None, numa=True, hostname=None, domain_xmls=None, nova_conf=None,
+             nova_conf_dir=None):
     """Return the device report of this node (see docs/architecture.md).
 
     ``domain_xml_paths``: explicit domain XML files; when None the files
@@ -563,16 +567,27 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
     ``pci_filters``: ``[{vendor_id, product_id?}]`` selecting other PCI
     devices to report.  ``numa``: read NUMA cells (else ``numa_cells`` is []).
     ``hostname``: the report's hostname (default: this machine's).
+    ``nova_conf``: the node's nova.conf (plus ``nova_conf_dir``, default
+    ``<nova_conf>.d``); what nova 34 reads from it for the layout goes in
+    ``report["nova_conf"]`` (None when no file exists there, with a warning), and
+    the PCI devices its ``[pci]device_spec`` selects are reported.
     """
     if not sysfs_root or not os.path.isdir(sysfs_root):
         raise DiscoveryError('sysfs root %s does not exist or is not a directory' % (sysfs_root,),
                              path=sysfs_root)
     filters = normalize_pci_filters(pci_filters)
     warnings = []
+    nova = None
+    if nova_conf:
+        nova = _novaconf.read(nova_conf, nova_conf_dir)
+        if nova is None:
+            warnings.append('no nova.conf at %s: the layout falls back to the layout options and '
+                            'nova\'s defaults' % nova_conf)
     sysfs = _Sysfs(sysfs_root)
     gpus = _discover_gpus(sysfs, warnings)
     gpu_addresses = set(g['address'] for g in gpus)
-    pfs, devices = _discover_pci(sysfs, gpu_addresses, filters)
+    specs = (nova or {}).get('pci', {}).get('device_spec') if nova else None
+    pfs, devices = _discover_pci(sysfs, gpu_addresses, filters, specs)
     cells = _discover_numa(sysfs) if numa else []
     instances = _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings)
 
@@ -584,6 +599,7 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
         'pci_devices': devices,
         'numa_cells': cells,
         'instances': {},
+        'nova_conf': nova,
         'warnings': warnings,
     }
     for uuid in sorted(instances):

@@ -277,15 +277,21 @@ def _check_inventories_body(body, where='inventories'):
             _check_inventory_record(record, 'inventory of %s' % rc)
 
 
-def _check_allocation_request(body, where):
-    """ALLOCATION_SCHEMA_V1_38 (PUT) / one consumer of POST_ALLOCATIONS_V1_38."""
+def _check_allocation_request(body, where, require_type=True):
+    """ALLOCATION_SCHEMA_V1_38 (PUT) / one consumer of POST_ALLOCATIONS_V1_38.
+
+    ``require_type=False``: the 1.37 form (no ``consumer_type``; an existing
+    consumer keeps its type), which the reshaper accepts when no consumer of
+    the request names a type.
+    """
     if not isinstance(body, dict):
         raise _bad("%r is not of type 'object' (%s)" % (body, where))
     extra = sorted(set(body) - set(_ALLOCATION_KEYS))
     if extra:
         raise _bad('Additional properties are not allowed (%s were unexpected) in %s'
                    % (', '.join(repr(k) for k in extra), where))
-    for key in ('allocations', 'project_id', 'user_id', 'consumer_generation', 'consumer_type'):
+    required = ('allocations', 'project_id', 'user_id', 'consumer_generation', 'consumer_type')
+    for key in required if require_type else required[:-1]:
         if key not in body:
             raise _bad("'%s' is a required property (%s)" % (key, where))
     allocs = body['allocations']
@@ -327,11 +333,12 @@ def _check_allocation_request(body, where):
     gen = body['consumer_generation']
     if gen is not None and not _is_int(gen):
         raise _bad("%r is not of type 'integer', 'null' (consumer_generation of %s)" % (gen, where))
-    ctype = body['consumer_type']
-    if not isinstance(ctype, str):
-        raise _bad("%r is not of type 'string' (consumer_type of %s)" % (ctype, where))
-    if not 1 <= len(ctype) <= 255 or not _RC_TRAIT_RE.search(ctype):
-        raise _bad("%r does not match '^[A-Z0-9_]+$' (consumer_type of %s)" % (ctype, where))
+    ctype = body.get('consumer_type')
+    if ctype is not None or require_type:
+        if not isinstance(ctype, str):
+            raise _bad("%r is not of type 'string' (consumer_type of %s)" % (ctype, where))
+        if not 1 <= len(ctype) <= 255 or not _RC_TRAIT_RE.search(ctype):
+            raise _bad("%r does not match '^[A-Z0-9_]+$' (consumer_type of %s)" % (ctype, where))
     if 'mappings' in body:
         mappings = body['mappings']
         if not isinstance(mappings, dict) or not mappings:
@@ -343,7 +350,7 @@ def _check_allocation_request(body, where):
                 raise _bad('mappings[%r] of %s must be a non-empty list of uuids' % (group, where))
 
 
-def _check_post_allocations(body, min_consumers=1, where='allocations'):
+def _check_post_allocations(body, min_consumers=1, where='allocations', require_type=True):
     if not isinstance(body, dict):
         raise _bad("%r is not of type 'object' (%s)" % (body, where))
     if len(body) < min_consumers:
@@ -352,7 +359,7 @@ def _check_post_allocations(body, min_consumers=1, where='allocations'):
         if not isinstance(consumer, str) or not _UUID_KEY_RE.search(consumer):
             raise _bad('Additional properties are not allowed (%r was unexpected) in %s'
                        % (consumer, where))
-        _check_allocation_request(request, 'consumer %s' % consumer)
+        _check_allocation_request(request, 'consumer %s' % consumer, require_type=require_type)
 
 
 # ---------------------------------------------------------------------------
@@ -1214,7 +1221,7 @@ class EmbeddedBackend(Backend):
                                            % (given,))
                 cur = conn.execute('INSERT INTO consumers (uuid, project_id, user_id, consumer_type, '
                                    'generation) VALUES (?, ?, ?, ?, 0)',
-                                   (cuuid, req['project_id'], req['user_id'], req['consumer_type']))
+                                   (cuuid, req['project_id'], req['user_id'], req.get('consumer_type')))
                 consumers[cuuid] = {'id': cur.lastrowid, 'generation': 0, 'new': True}
         return consumers
 
@@ -1254,9 +1261,9 @@ class EmbeddedBackend(Backend):
         """
         # update_consumers: project, user and type follow the request (no generation bump)
         for cuuid, req in data.items():
-            conn.execute('UPDATE consumers SET project_id = ?, user_id = ?, consumer_type = ? '
-                         'WHERE id = ? AND generation = ?',
-                         (req['project_id'], req['user_id'], req['consumer_type'],
+            conn.execute('UPDATE consumers SET project_id = ?, user_id = ?, '
+                         'consumer_type = COALESCE(?, consumer_type) WHERE id = ? AND generation = ?',
+                         (req['project_id'], req['user_id'], req.get('consumer_type'),
                           consumers[cuuid]['id'], consumers[cuuid]['generation']))
         if provider_rows:
             allocs = [(c, provider_rows.get(p[1], p), rc, used) for c, p, rc, used in allocs]
@@ -1366,7 +1373,13 @@ class EmbeddedBackend(Backend):
                 raise _bad('Additional properties are not allowed (%r was unexpected) in reshaper '
                            'inventories' % (rp,))
             _check_inventories_body(inv_body, 'inventories of %s' % rp)
-        _check_post_allocations(body['allocations'], min_consumers=0, where='reshaper allocations')
+        allocations = body['allocations']
+        # Placement at 1.37 (what RestBackend sends when no consumer names a type) keeps each
+        # consumer's type; at 1.38+ every consumer must name one.
+        typed = isinstance(allocations, dict) and any(
+            isinstance(r, dict) and 'consumer_type' in r for r in allocations.values())
+        _check_post_allocations(allocations, min_consumers=0, where='reshaper allocations',
+                                require_type=typed)
         self._run(True, self._reshape, body)
 
     def _reshape(self, conn, body):

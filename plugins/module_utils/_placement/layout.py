@@ -41,6 +41,8 @@ import uuid as _uuid
 
 from . import discovery as _discovery
 from . import model
+from . import names as _names
+from . import novaconf as _novaconf
 from .errors import PlacementError
 
 KIND_GPU = 'gpu'
@@ -68,7 +70,8 @@ DEFAULT_OPTIONS = {
         'mdev_types': [],
     },
     KIND_PCI: {
-        'enabled': True,
+        # nova's [pci]report_in_placement defaults to False: no PCI children
+        'enabled': False,
         'resource_class': None,          # None: CUSTOM_PCI_<VENDOR>_<PRODUCT>
         'traits': ['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'],
         'name_template': '{root}_{ADDRESS}',
@@ -76,7 +79,7 @@ DEFAULT_OPTIONS = {
         'allocation_ratio': None,
     },
     KIND_SRIOV: {
-        'enabled': True,
+        'enabled': False,
         'resource_class': None,          # None: decided by class_style
         'class_style': 'pci',            # pci: CUSTOM_PCI_<VENDOR>_<VF PRODUCT>; sriov_net_vf: SRIOV_NET_VF
         'traits': ['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'],
@@ -224,6 +227,12 @@ def _inherit(opts):
 def build_layout(root_name, devices, options=None, numa_source=None):
     """Turn a device report into the desired children of ``root_name``.
 
+    When the report carries the node's nova.conf (``devices["nova_conf"]``, read
+    by discovery), nova 34's own rules decide (:func:`nova_children`) and the
+    operator's layout options may only rename nothing: a layout no nova release
+    writes is refused there (NUMA children).  Without a nova.conf the options
+    below decide, with nova's defaults.
+
     ``devices`` is the device report (docs/architecture.md).  ``numa_source``
     is ``{RC: inventory record}`` of the node's VCPU / PCPU / MEMORY_MB to split
     across NUMA children (the planner passes the root's inventory, or the sum of
@@ -241,6 +250,16 @@ def build_layout(root_name, devices, options=None, numa_source=None):
     opts = merge_options(options)
     warnings = []
     children = []
+    nova = devices.get('nova_conf')
+
+    if nova is not None:
+        if opts[KIND_NUMA]['enabled']:
+            raise LayoutError('the NUMA layout (children <node>_NUMA<N>) is one no nova release '
+                              'writes: nova keeps VCPU/MEMORY_MB on the root, so it would double '
+                              'the node\'s capacity. It is refused on a node whose nova.conf was '
+                              'read (%s).' % ', '.join(nova.get('files') or ['nova.conf']))
+        children = nova_children(root_name, devices, nova, warnings)
+        return _finish_layout(root_name, opts, children, warnings, nova)
 
     if opts[KIND_GPU]['enabled']:
         children.extend(_gpu_children(root_name, devices.get('gpus') or [], opts[KIND_GPU], warnings))
@@ -249,9 +268,16 @@ def build_layout(root_name, devices, options=None, numa_source=None):
     if opts[KIND_PCI]['enabled']:
         children.extend(_pci_children(root_name, devices.get('pci_devices') or [], opts[KIND_PCI], warnings))
     if opts[KIND_NUMA]['enabled']:
+        warnings.append('NUMA children are a layout no nova release writes (nova keeps VCPU and '
+                        'MEMORY_MB on the root); use it only without nova-compute on this node')
         children.extend(_numa_children(root_name, devices.get('numa_cells') or [], opts[KIND_NUMA],
                                        numa_source or {}, warnings))
+    return _finish_layout(root_name, opts, children, warnings, None)
 
+
+def _finish_layout(root_name, opts, children, warnings, nova):
+    remove = sorted(c['name'] for c in children if c.get('remove'))
+    children = [c for c in children if not c.get('remove')]
     seen = {}
     for child in children:
         if child['name'] in seen:
@@ -263,9 +289,267 @@ def build_layout(root_name, devices, options=None, numa_source=None):
             model.validate_name(rc, 'resource class')
             model.normalize_inventory(inv, rc)
     children.sort(key=lambda c: c['name'])
-    classes = sorted(set(rc for c in children for rc in c['inventories']))
+    for child in children:
+        child.setdefault('moves_from', {})
+        child.setdefault('traits_exact', False)
+        child.setdefault('heal', False)
+    classes = sorted(set(rc for c in children for rc in c['inventories'])
+                     | set(src for c in children for src in c['moves_from']))
     return {'root_name': root_name, 'options': opts, 'children': children,
-            'classes': classes, 'warnings': warnings}
+            'classes': classes, 'warnings': warnings, 'remove': remove,
+            'nova': None if nova is None else {
+                'files': list(nova.get('files') or []),
+                'pci_in_placement': bool((nova.get('pci') or {}).get('report_in_placement'))}}
+
+
+# -- nova 34's own layout (nova.conf read) ------------------------------------------------------
+
+def _libvirt_name(address):
+    return 'pci_' + re.sub(r'[:.]', '_', str(address).lower())
+
+
+def nova_gpu_inventories(gpus, nova, warnings):
+    """nova 34's ``_get_supported_vgpu_types`` + ``_get_gpu_inventories``, on a device report.
+
+    Returns ``[(gpu, mdev type, resource class, total)]`` in address order, total
+    0 included (nova removes such a provider).  libvirt lists mdev-capable
+    devices in address order here; nova applies ``max_instances`` in that order.
+    """
+    enabled = list((nova.get('devices') or {}).get('enabled_mdev_types') or [])
+    groups = nova.get('mdev_types') or {}
+    type_of = {}
+    class_of = {}
+    default_type = None
+    max_of = {}
+    supported = []
+    for mtype in enabled:
+        group = groups.get(mtype) or {'device_addresses': [], 'mdev_class': 'VGPU', 'max_instances': None}
+        supported.append(mtype)
+        if group.get('max_instances'):
+            max_of[mtype] = int(group['max_instances'])
+        if not group.get('device_addresses'):
+            if default_type is None:
+                default_type = mtype
+            else:
+                warnings.append('nova.conf: mdev type %s has no device_addresses but %s is already '
+                                'the default type; nova ignores %s' % (mtype, default_type, mtype))
+                supported.remove(mtype)
+            continue
+        for address in group['device_addresses']:
+            if address in type_of:
+                raise LayoutError('nova.conf: GPU %s is listed under [mdev_%s] and [mdev_%s] '
+                                  'device_addresses; nova refuses to start ("duplicate types for '
+                                  'PCI ID %s")' % (address, type_of[address], mtype, address))
+            type_of[address] = mtype
+            class_of[address] = group.get('mdev_class') or 'VGPU'
+    if not supported:
+        return []
+
+    def gpu_type(address):
+        return type_of.get(address) or default_type
+
+    gpus = sorted(gpus, key=lambda g: str(g.get('address')))
+    totals = {}
+    used_by_type = {}
+    for gpu in gpus:
+        mtype = gpu_type(gpu['address'])
+        count = len([m for m in gpu.get('mdevs') or [] if m.get('type') in supported
+                     and m.get('type') == mtype])
+        if count:
+            used_by_type[mtype] = used_by_type.get(mtype, 0) + count
+            totals[gpu['address']] = count
+    for gpu in gpus:
+        mtype = gpu_type(gpu['address'])
+        types = gpu.get('mdev_types') or {}
+        if mtype is None or mtype not in supported or mtype not in types:
+            continue
+        available = int((types.get(mtype) or {}).get('available_instances') or 0)
+        limit = max_of.get(mtype)
+        if limit and used_by_type.get(mtype, 0) + available > limit:
+            warnings.append('GPU %s: %d more %s mdevs would pass [mdev_%s]max_instances = %d; nova '
+                            'gives it no inventory' % (gpu['address'], available, mtype, mtype, limit))
+            totals[gpu['address']] = 0
+            continue
+        used_by_type[mtype] = used_by_type.get(mtype, 0) + available
+        totals[gpu['address']] = totals.get(gpu['address'], 0) + available
+    out = []
+    for gpu in gpus:
+        if gpu['address'] in totals:
+            out.append((gpu, gpu_type(gpu['address']), class_of.get(gpu['address'], 'VGPU'),
+                        totals[gpu['address']]))
+    return out
+
+
+def _normalize_custom(name):
+    name = str(name).upper()
+    if model.is_custom(name) or _names.is_standard_trait(name) or _names.is_standard_resource_class(name):
+        return name
+    return model.CUSTOM_PREFIX + re.sub(r'[^A-Z0-9_]+', '_', name)
+
+
+def _tag_true(tags, key):
+    return str(tags.get(key, 'false')).strip().lower() in ('1', 'true', 'yes', 'on', 'y', 't')
+
+
+def _pci_traits(tags):
+    """nova's ``_get_traits_for_dev``: tag traits (normalised) + COMPUTE_MANAGED_PCI_DEVICE."""
+    traits = set(_normalize_custom(t.strip()) for t in str(tags.get('traits') or '').split(',') if t.strip())
+    traits.add('COMPUTE_MANAGED_PCI_DEVICE')
+    if _tag_true(tags, 'live_migratable'):
+        traits.add('HW_PCI_LIVE_MIGRATABLE')
+    return traits
+
+
+def _pci_rc(tags, vendor_id, product_id):
+    if tags.get('resource_class'):
+        rc = str(tags['resource_class']).upper()
+        if _names.is_standard_resource_class(rc) or model.is_custom(rc):
+            return rc
+        return _normalize_custom(rc)
+    return pci_class(vendor_id, product_id)
+
+
+def nova_pci_devices(devices, nova):
+    """The PCI tracker's view: every device a [pci]device_spec matches, with its tags.
+
+    ``[{address, vendor_id, product_id, dev_type: type-PCI|type-PF|type-VF,
+    parent_addr, instance_uuid, tags}]``.  As nova: a VF's vendor is its PF's.
+    """
+    specs = (nova.get('pci') or {}).get('device_spec') or []
+    if not specs:
+        return []
+    pfs = devices.get('sriov_pfs') or []
+    pf_addresses = [pf['address'] for pf in pfs]
+    out = []
+
+    def consider(address, vendor, product, dev_type, parent, holder):
+        spec = _novaconf.matching_spec(specs, address, vendor, product, parent, pf_addresses)
+        if spec is None:
+            return
+        out.append({'address': address, 'vendor_id': vendor, 'product_id': product,
+                    'dev_type': dev_type, 'parent_addr': parent, 'instance_uuid': holder,
+                    'tags': _novaconf.spec_tags(spec)})
+
+    for pf in pfs:
+        consider(pf['address'], pf.get('vendor_id'), pf.get('product_id'), 'type-PF', None,
+                 pf.get('instance_uuid'))
+        for vf in pf.get('vfs') or []:
+            consider(vf['address'], pf.get('vendor_id'), vf.get('product_id') or pf.get('vf_product_id'),
+                     'type-VF', pf['address'], vf.get('instance_uuid'))
+    for dev in devices.get('pci_devices') or []:
+        consider(dev['address'], dev.get('vendor_id'), dev.get('product_id'), 'type-PCI', None,
+                 dev.get('instance_uuid'))
+    return sorted(out, key=lambda d: d['address'])
+
+
+def nova_pci_providers(root_name, devices, nova, warnings):
+    """nova's ``pci_placement_translator.PlacementView`` on a device report.
+
+    One provider per type-PCI / type-PF device and one per PF for its VFs, named
+    ``<root>_<ADDRESS>``; physnet-tagged devices are left out (Neutron SR-IOV).
+    Raises LayoutError where nova raises (a PF and its VFs both listed, mixed
+    classes or traits among one PF's VFs, one_time_use on a VF, devname specs).
+    """
+    for spec in (nova.get('pci') or {}).get('device_spec') or []:
+        if spec.get('devname'):
+            raise LayoutError('nova.conf: [pci]device_spec %s uses devname; with '
+                              '[pci]report_in_placement nova refuses it ("Please use PCI address '
+                              'in the configuration instead")' % (spec,))
+    rps = {}
+    for dev in nova_pci_devices(devices, nova):
+        tags = dev['tags']
+        if tags.get('physical_network'):
+            warnings.append('PCI %s: physical_network tagged, left to Neutron (nova does not report '
+                            'it in placement)' % dev['address'])
+            continue
+        parent = dev['address'] if dev['dev_type'] in ('type-PCI', 'type-PF') else dev['parent_addr']
+        name = '%s_%s' % (root_name, parent.upper())
+        rp = rps.setdefault(name, {'name': name, 'address': parent, 'parent': None, 'children': [],
+                                   'rc': None, 'traits': None, 'otu': False})
+        rc = _pci_rc(tags, dev['vendor_id'], dev['product_id'])
+        traits = _pci_traits(tags)
+        if dev['dev_type'] in ('type-PCI', 'type-PF'):
+            if rp['parent'] or rp['children']:
+                raise LayoutError('nova.conf [pci]device_spec matches both PF %s and its VFs (%s): '
+                                  'nova refuses to start (PlacementPciDependentDeviceException)'
+                                  % (dev['address'], ', '.join(d['address'] for d in rp['children'])))
+            rp['parent'] = dev
+            rp['rc'] = rc
+            rp['otu'] = _tag_true(tags, 'one_time_use')
+            if rp['otu']:
+                traits.add('HW_PCI_ONE_TIME_USE')
+            rp['traits'] = traits
+        else:
+            if rp['parent']:
+                raise LayoutError('nova.conf [pci]device_spec matches both PF %s and its VF %s: nova '
+                                  'refuses to start (PlacementPciDependentDeviceException)'
+                                  % (parent, dev['address']))
+            if rp['rc'] and rp['rc'] != rc:
+                raise LayoutError('nova.conf gives the VFs of PF %s two resource classes (%s, %s): '
+                                  'nova refuses to start (PlacementPciMixedResourceClassException)'
+                                  % (parent, rp['rc'], rc))
+            if rp['traits'] is not None and rp['traits'] != traits:
+                raise LayoutError('nova.conf gives the VFs of PF %s different traits: nova refuses '
+                                  'to start (PlacementPciMixedTraitsException)' % parent)
+            if 'one_time_use' in tags:
+                raise LayoutError('nova.conf sets one_time_use on VF %s: nova refuses it (only '
+                                  'type-PCI and type-PF devices may set one_time_use)' % dev['address'])
+            rp['children'].append(dev)
+            rp['rc'] = rc
+            rp['traits'] = traits
+    return [rps[name] for name in sorted(rps)]
+
+
+def nova_children(root_name, devices, nova, warnings):
+    """The children nova 34 keeps under ``root_name`` for this report and nova.conf."""
+    children = []
+    for gpu, mtype, rc, total in nova_gpu_inventories(devices.get('gpus') or [], nova, warnings):
+        address = _discovery.normalize_address(gpu['address'])
+        name = '%s_%s' % (root_name, _libvirt_name(address))
+        if total < 1:
+            children.append({'name': name, 'kind': KIND_GPU, 'device': address, 'remove': True,
+                             'inventories': {}, 'traits': [], 'inherit': [],
+                             'numa_node': gpu.get('numa_node', -1)})
+            continue
+        inv = {'total': total, 'min_unit': 1, 'max_unit': total, 'step_size': 1, 'reserved': 0,
+               'allocation_ratio': 1.0}
+        children.append({
+            'name': name, 'kind': KIND_GPU, 'device': address, 'mdev_type': mtype,
+            'inventories': {rc: inv},
+            # nova reshapes only VGPU off the root; a GPU of a custom class takes the VGPU units
+            # its mdevs back (the class the child offers)
+            'moves_from': {} if rc == 'VGPU' else {'VGPU': rc},
+            'traits': ['OWNER_NOVA'], 'inherit': [], 'numa_node': gpu.get('numa_node', -1),
+        })
+    if (nova.get('pci') or {}).get('report_in_placement'):
+        for rp in nova_pci_providers(root_name, devices, nova, warnings):
+            devs = [rp['parent']] if rp['parent'] else rp['children']
+            total = len(devs)
+            inv = {'total': total, 'max_unit': total}
+            if rp['otu'] and rp['parent'].get('instance_uuid'):
+                inv['reserved'] = total
+            children.append({
+                'name': rp['name'], 'kind': KIND_SRIOV if rp['children'] else KIND_PCI,
+                'device': _discovery.normalize_address(rp['address']),
+                'inventories': {rp['rc']: inv},
+                'traits': sorted(rp['traits'] | set(['OWNER_NOVA'])),
+                'traits_exact': True, 'heal': True,
+                'inherit': [f for f in ('reserved', 'allocation_ratio', 'min_unit', 'step_size')
+                            if f not in inv],
+                'holders': _holders(devs),
+                'numa_node': -1,
+            })
+    return children
+
+
+def _holders(devs):
+    out = {}
+    for dev in devs:
+        holder = dev.get('instance_uuid')
+        if holder:
+            key = model.normalize_uuid(holder)
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def _gpu_type(gpu, opts):

@@ -184,17 +184,34 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                     rec[field] = cur_inv[rc][field]
             final_inv[rc] = model.normalize_inventory(rec, rc)
         cur_traits = sorted(current.get('traits') or [])
-        final_traits = sorted(set(cur_traits) | set(want['traits']))
+        if want.get('traits_exact'):
+            # nova's PCI tracking sets the trait set exactly (update_traits)
+            final_traits = sorted(set(want['traits']))
+        else:
+            final_traits = sorted(set(cur_traits) | set(want['traits']))
         children.append({
             'name': want['name'], 'uuid': uuid, 'kind': want['kind'], 'device': want['device'],
             'exists': exists, 'inventories': final_inv, 'traits': want['traits'],
             'traits_before': cur_traits, 'traits_after': final_traits,
+            'moves_from': dict(want.get('moves_from') or {}), 'heal': bool(want.get('heal')),
+            'holders': dict(want.get('holders') or {}),
         })
     child_by_uuid = dict((c['uuid'], c) for c in children)
+
+    _check_nova_rules(layout, providers, root_uuid, children)
 
     # -- inventories ------------------------------------------------------------
     root_inv = _norm_inv(root.get('inventories'))
     moved = sorted(rc for rc in root_inv if rc in layout['classes'])
+    if layout.get('nova') is not None:
+        for rc in ('VGPU',):
+            if rc in root_inv and rc not in moved:
+                raise PlanError('the root provider %s has %s inventory but nova.conf (%s) gives '
+                                'nova 34 no device to report it on ([devices]enabled_mdev_types): '
+                                'nova would drop it from the root (InventoryInUse while instances '
+                                'hold it). Set enabled_mdev_types as the new release runs it, then '
+                                'plan again. Nothing was changed.'
+                                % (root['name'], rc, ', '.join(layout['nova'].get('files') or [])))
     inv_before = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
     inv_after = copy.deepcopy(inv_before)
     inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
@@ -235,8 +252,10 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
     # -- consumers: re-assign the moved classes -------------------------------
     used = _usage_from_allocations(current)
     used_before = copy.deepcopy(used)
+    healers = [c for c in children if c['heal']]
     touched = [c for c in current
-               if any(_amount_on(current[c], root_uuid, rc) for rc in moved)]
+               if any(_amount_on(current[c], root_uuid, rc) for rc in moved)
+               or any(c in child['holders'] for child in healers)]
     new_allocs = dict((c, copy.deepcopy(current[c])) for c in touched)
     assignments = {}
     unmapped = []
@@ -250,12 +269,12 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             if not amount:
                 continue
             used[root_uuid][rc] -= amount
-            targets = [c for c in children if rc in c['inventories']]
+            targets = [c for c in children if _child_rc(c, rc) in c['inventories']]
             want, reason = _by_ownership(rc, amount, targets, owned, allocs)
             owned_total = sum(want.values())
             if reason is None:
                 for child_uuid, n in want.items():
-                    _add(allocs, used, child_uuid, rc, n)
+                    _add(allocs, used, child_uuid, _child_rc(child_by_uuid[child_uuid], rc), n)
                 assignments.setdefault(consumer, {})[rc] = {
                     'how': 'ownership', 'amount': amount,
                     'to': _named_units(want, child_by_uuid)}
@@ -263,7 +282,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                 # what ownership does place stays there; the rest is packed
                 partial = want if owned_total < amount else {}
                 for child_uuid, n in partial.items():
-                    _add(allocs, used, child_uuid, rc, n)
+                    _add(allocs, used, child_uuid, _child_rc(child_by_uuid[child_uuid], rc), n)
                 to_pack.append((consumer, rc, amount, targets, reason, partial))
             else:
                 unmapped.append((consumer, rc, amount, reason))
@@ -280,7 +299,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
         allocs = new_allocs[consumer]
         placed = _pack(consumer, rc, amount - sum(partial.values()), targets, allocs, used, inv_after)
         for child_uuid, n in placed.items():
-            _add(allocs, used, child_uuid, rc, n)
+            _add(allocs, used, child_uuid, _child_rc(child_by_uuid[child_uuid], rc), n)
         to = dict(partial)
         for child_uuid, n in placed.items():
             to[child_uuid] = to.get(child_uuid, 0) + n
@@ -288,9 +307,66 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             'how': 'ownership+pack' if partial else 'pack', 'amount': amount, 'reason': reason,
             'to': _named_units(to, child_by_uuid)}
 
+    _heal(healers, current, new_allocs, used, assignments, warnings)
     _check_children(children, new_allocs, used, used_before, inv_after)
     return _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
                    assignments, policy, warnings, names, None, current)
+
+
+def _child_rc(child, rc):
+    """The class a child takes a root class ``rc`` as (a custom-class GPU takes VGPU as its class)."""
+    return (child.get('moves_from') or {}).get(rc, rc)
+
+
+def _check_nova_rules(layout, providers, root_uuid, children):
+    """Stops where nova 34 would refuse the tree we leave or change it on its first start."""
+    nova = layout.get('nova')
+    if nova is None:
+        return
+    wanted = set(c['name'] for c in children)
+    managed = sorted(p['name'] for u, p in providers.items()
+                     if u != root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' in (p.get('traits') or []))
+    files = ', '.join(nova.get('files') or []) or 'nova.conf'
+    if managed and not nova.get('pci_in_placement'):
+        raise PlanError('providers %s carry COMPUTE_MANAGED_PCI_DEVICE but [pci]report_in_placement '
+                        'is False in %s: nova 34 refuses to start on this node ("Nova does not '
+                        'support disabling it after it is enabled"). Enable report_in_placement in '
+                        'nova.conf, or remove those providers, then plan again. Nothing was changed.'
+                        % (', '.join(managed), files))
+    stray = [n for n in managed if n not in wanted]
+    if stray:
+        raise PlanError('PCI providers %s are not in the PCI view nova 34 builds from %s '
+                        '([pci]device_spec, physical_network tags): nova would delete them on its '
+                        'first start. Remove them (or fix device_spec), then plan again. Nothing was '
+                        'changed.' % (', '.join(stray), files))
+    present = set(p['name'] for p in providers.values())
+    gone = [n for n in layout.get('remove') or [] if n in present]
+    if gone:
+        raise PlanError('GPU providers %s get no inventory from nova 34 with %s ([mdev_<type>]'
+                        'max_instances): nova would delete them on its first start. Fix '
+                        'max_instances or remove them, then plan again. Nothing was changed.'
+                        % (', '.join(gone), files))
+
+
+def _heal(healers, current, new_allocs, used, assignments, warnings):
+    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units."""
+    for child in healers:
+        rc = next(iter(child['inventories']))
+        for consumer, units in sorted(child['holders'].items()):
+            if consumer not in current:
+                warnings.append('consumer %s holds %d device(s) of %s but has no allocation on this '
+                                'node (a migration holds them, or it is gone): nova does not heal it '
+                                'either' % (consumer, units, child['name']))
+                continue
+            allocs = new_allocs[consumer]
+            have = _amount_on(allocs, child['uuid'], rc)
+            if have == units:
+                continue
+            _add(allocs, used, child['uuid'], rc, units - have)
+            if not allocs[child['uuid']]['resources'][rc]:
+                del allocs[child['uuid']]['resources'][rc]
+            assignments.setdefault(consumer, {})[rc] = {
+                'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}}
 
 
 def _named_units(per_uuid, child_by_uuid):
@@ -311,7 +387,7 @@ def _by_ownership(rc, amount, targets, owned, allocs):
     want = {}
     for child in targets:
         units = _layout.owned_units(owned.get(child['device'], 0), rc)
-        already = _amount_on(allocs, child['uuid'], rc)
+        already = _amount_on(allocs, child['uuid'], _child_rc(child, rc))
         if units - already > 0:
             want[child['uuid']] = units - already
     total = sum(want.values())
@@ -327,11 +403,12 @@ def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
     targets = sorted(targets, key=lambda c: c['name'])
 
     def room(child, extra):
-        inv = inv_after[child['uuid']][rc]
-        mine = _amount_on(allocs, child['uuid'], rc) + extra
-        if model.check_amount(inv, mine, rc, child['uuid']):
+        crc = _child_rc(child, rc)
+        inv = inv_after[child['uuid']][crc]
+        mine = _amount_on(allocs, child['uuid'], crc) + extra
+        if model.check_amount(inv, mine, crc, child['uuid']):
             return False
-        cur = used.get(child['uuid'], {}).get(rc, 0)
+        cur = used.get(child['uuid'], {}).get(crc, 0)
         return cur + extra <= model.capacity(inv)
 
     for child in targets:
@@ -339,22 +416,24 @@ def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
             return {child['uuid']: amount}
     placed = {}
     left = amount
+    crc_of = dict((c['uuid'], _child_rc(c, rc)) for c in targets)
     for child in targets:
-        inv = inv_after[child['uuid']][rc]
-        cur = used.get(child['uuid'], {}).get(rc, 0)
-        mine = _amount_on(allocs, child['uuid'], rc)
+        crc = crc_of[child['uuid']]
+        inv = inv_after[child['uuid']][crc]
+        cur = used.get(child['uuid'], {}).get(crc, 0)
+        mine = _amount_on(allocs, child['uuid'], crc)
         take = min(left, model.capacity(inv) - cur, inv['max_unit'] - mine)
         while take > 0 and not room(child, take):
             take -= 1
         if take > 0:
             placed[child['uuid']] = take
             used.setdefault(child['uuid'], {})
-            used[child['uuid']][rc] = cur + take
+            used[child['uuid']][crc] = cur + take
             left -= take
             if not left:
                 break
     for child_uuid, n in placed.items():      # undo the provisional usage; caller adds it
-        used[child_uuid][rc] -= n
+        used[child_uuid][crc_of[child_uuid]] -= n
     if left:
         raise PlanError('pack policy: consumer %s needs %d %s but only %d fit on the children %s '
                         '(capacity, max_unit, step_size). Nothing was changed.'
@@ -403,19 +482,7 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
     for consumer in sorted(new_allocs):
         if new_allocs[consumer] == current[consumer]:
             continue
-        raw = state['allocations'][consumer]
-        ctype = raw.get('consumer_type')
-        if not ctype or ctype == 'unknown':
-            warnings.append('consumer %s has no consumer type; it is written as %s'
-                            % (consumer, model.DEFAULT_CONSUMER_TYPE))
-            ctype = model.DEFAULT_CONSUMER_TYPE
-        allocations[consumer] = {
-            'allocations': new_allocs[consumer],
-            'project_id': raw.get('project_id'),
-            'user_id': raw.get('user_id'),
-            'consumer_generation': raw.get('consumer_generation'),
-            'consumer_type': ctype,
-        }
+        allocations[consumer] = keep_type_request(state['allocations'][consumer], new_allocs[consumer])
     provider_out = {}
     inventory_changes = []
     for uuid in sorted(set(inv_before) | set(inv_after)):
@@ -481,6 +548,21 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
     }
     plan['diff'] = plan_diff(plan, state, names)
     return plan
+
+
+def keep_type_request(raw, allocations):
+    """A reshaper allocation request that leaves the consumer's type as Placement has it.
+
+    No ``consumer_type`` key: the reshape is sent at microversion 1.37, where
+    Placement keeps an existing consumer's type (``unknown`` included, which
+    nova 34 leaves on every consumer it writes) instead of relabelling it.
+    """
+    return {
+        'allocations': allocations,
+        'project_id': raw.get('project_id'),
+        'user_id': raw.get('user_id'),
+        'consumer_generation': raw.get('consumer_generation'),
+    }
 
 
 def _named_allocs(allocs, names):
@@ -646,17 +728,7 @@ def plan_rollback(state, snap, remove_children=False):
 
     allocations = {}
     for consumer, target in sorted(writes.items()):
-        raw = state['allocations'][consumer]
-        ctype = raw.get('consumer_type')
-        if not ctype or ctype == 'unknown':
-            ctype = model.DEFAULT_CONSUMER_TYPE
-        allocations[consumer] = {
-            'allocations': target,
-            'project_id': raw.get('project_id'),
-            'user_id': raw.get('user_id'),
-            'consumer_generation': raw.get('consumer_generation'),
-            'consumer_type': ctype,
-        }
+        allocations[consumer] = keep_type_request(state['allocations'][consumer], target)
 
     if allocations and not inventories:
         # the reshaper schema wants at least one provider: the root, unchanged

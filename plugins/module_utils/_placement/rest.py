@@ -46,6 +46,8 @@ from .backend import Backend
 from .model import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
 
 _NOBODY = object()
+#: the reshaper microversion that leaves each consumer's type as it is (1.38 requires one)
+KEEP_TYPE_MICROVERSION = '1.37'
 _RETRY_STATUSES = (502, 503, 504)
 _REQUEST_ID_HEADERS = ('openstack-request-id', 'x-openstack-request-id')
 _MAX_TEXT_DETAIL = 800
@@ -240,7 +242,7 @@ class RestBackend(Backend):
 
     # -- HTTP ----------------------------------------------------------------
     def _call(self, method, path, body=_NOBODY, params=None, retry=False, versioned=True,
-              want=None):
+              want=None, microversion=None):
         """One Placement call; returns the decoded body (None for no body).
 
         ``want``: optional dict filled with ``status`` of the answer.
@@ -249,7 +251,7 @@ class RestBackend(Backend):
             raise errors.ConfigurationError('the REST backend was closed')
         kwargs = {'raise_exc': False, 'headers': {'Accept': 'application/json'}}
         if versioned:
-            kwargs['microversion'] = self.microversion
+            kwargs['microversion'] = microversion or self.microversion
         if body is not _NOBODY:
             kwargs['json'] = body
         if params:
@@ -511,4 +513,12 @@ class RestBackend(Backend):
 
     # -- reshaper -------------------------------------------------------------
     def reshape(self, body):
-        self._call('POST', '/reshaper', body=body)
+        # No consumer naming a type: send it at 1.37, where Placement keeps each consumer's
+        # type (1.38+ requires one and would relabel nova's untyped consumers).
+        allocations = (body or {}).get('allocations') if isinstance(body, dict) else None
+        typed = isinstance(allocations, dict) and any(
+            isinstance(r, dict) and 'consumer_type' in r for r in allocations.values())
+        if typed or self.microversion_tuple < (1, 38):
+            self._call('POST', '/reshaper', body=body)
+        else:
+            self._call('POST', '/reshaper', body=body, microversion=KEEP_TYPE_MICROVERSION)

@@ -89,17 +89,30 @@ def _sum_allocations(state):
 
 # -- the generic checks ---------------------------------------------------------
 
-def consumer_totals_unchanged(before, after, consumers=None):
-    """Per-class totals of every consumer of ``before`` (or of ``consumers``) are unchanged."""
+def consumer_totals_unchanged(before, after, consumers=None, planned=None):
+    """Per-class totals of every consumer of ``before`` (or of ``consumers``) are unchanged.
+
+    ``planned`` (``{consumer: allocations}``) names the consumers whose totals the
+    plan itself changes (a GPU of a custom mdev class takes VGPU units as its class;
+    nova's PCI allocation healing adds the PCI devices a guest holds): those must
+    hold exactly the planned totals instead.
+    """
     consumers = sorted(consumers if consumers is not None else (before.get('allocations') or {}))
+    planned = planned or {}
     problems = []
     for consumer in consumers:
-        was = model.consumer_totals(_allocs(before, consumer))
+        if consumer in planned:
+            was = model.consumer_totals(model.strip_allocations(planned[consumer]))
+        else:
+            was = model.consumer_totals(_allocs(before, consumer))
         now = model.consumer_totals(_allocs(after, consumer))
         if was != now:
-            problems.append('consumer %s had %s, now has %s' % (consumer, _fmt(was), _fmt(now) or 'nothing'))
+            problems.append('consumer %s %s %s, now has %s'
+                            % (consumer, 'was planned to hold' if consumer in planned else 'had',
+                               _fmt(was), _fmt(now) or 'nothing'))
     return _check('consumer_totals_unchanged', problems,
-                  '%d consumer(s) hold the same amount of every class' % len(consumers))
+                  '%d consumer(s) hold the same amount of every class (or what the plan gave them)'
+                  % len(consumers))
 
 
 def usage_matches_allocations(after):
@@ -236,8 +249,11 @@ def verify_reshape(plan, before, after):
             pool = [c['uuid'] for c in plan['children'] if rc in c['inventories']]
             to = dict((u, (final.get(u) or {}).get('resources', {}).get(rc, 0)) for u in pool)
             expected.setdefault(consumer, {})[rc] = {'how': rec['how'], 'to': to, 'pool': pool}
+    before_totals = dict((c, model.consumer_totals(_allocs(before, c))) for c in plan['allocations'])
+    planned = dict((c, body['allocations']) for c, body in plan['allocations'].items()
+                   if model.consumer_totals(model.strip_allocations(body['allocations'])) != before_totals[c])
     return [
-        consumer_totals_unchanged(before, after),
+        consumer_totals_unchanged(before, after, planned=planned),
         usage_matches_allocations(after),
         usage_within_capacity(after, before),
         moved_classes_gone_from_root(after, root_uuid, plan['layout_classes']),

@@ -46,7 +46,30 @@ def test_report_and_ownership(capsys, host):
     i2 = host['instances']['instance-00000002']
     assert out['ownership'][i2] == {'0000:84:00.0': 1, '0000:85:00.0': 1}
     assert len(out['ownership']) == 3
-    assert len(out['devices']['warnings']) == 1 and 'not held by any instance' in out['devices']['warnings'][0]
+    warnings = out['devices']['warnings']
+    assert len(warnings) == 2 and 'not held by any instance' in warnings[1]
+    assert warnings[0].startswith('no nova.conf at /etc/nova/nova.conf')
+    assert out['devices']['nova_conf'] is None
+
+
+def test_nova_conf_is_read_and_recorded(capsys, host):
+    rc, out = _run(capsys, _args(host, nova_conf=host['nova_conf']))
+    assert rc == 0
+    nova = out['devices']['nova_conf']
+    assert nova['files'] == [host['nova_conf']]
+    assert nova['devices']['enabled_mdev_types'] == ['nvidia-222']
+    assert nova['set'] == ['[devices]enabled_mdev_types']
+    assert nova['pci']['report_in_placement'] is False
+    assert len(out['devices']['warnings']) == 1
+
+
+def test_bad_nova_conf_names_file_and_option(capsys, host, tmp_path):
+    bad = tmp_path / 'nova.conf'
+    bad.write_text('[pci]\nreport_in_placement = maybe\n')
+    rc, out = _run(capsys, _args(host, nova_conf=str(bad)))
+    assert rc == 1 and out['failed'] is True
+    assert str(bad) in out['msg'] and '[pci]report_in_placement' in out['msg']
+    assert 'exception' not in out
     assert 'exception' not in out
 
 
@@ -184,4 +207,4 @@ def test_documentation_matches_argument_spec(monkeypatch):
     returned = yaml.safe_load(device_info.RETURN)
     assert set(returned) == {'devices', 'ownership'}
     assert set(returned['devices']['contains']) == {'hostname', 'sysfs_root', 'gpus', 'sriov_pfs', 'pci_devices',
-                                                    'numa_cells', 'instances', 'warnings'}
+                                                    'numa_cells', 'instances', 'nova_conf', 'warnings'}
