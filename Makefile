@@ -1,7 +1,7 @@
 # placement.upgrade: the two commands are `make demo` and `make test`.
 #   make demo       run the main job (tools/demo.py) in the project venv
 #   make test       every test, in order, stopping at the first failing stage:
-#                   unit -> sanity -> lint -> docs-lint -> molecule
+#                   unit -> nova-oracle -> sanity -> lint -> docs-lint -> molecule
 # Each stage is also a target of its own; see docs/development.md.
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -13,10 +13,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 COLLECTIONS := $(CURDIR)/$(VENV)/collections
 STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
-TEST_STAGES := unit sanity lint docs-lint molecule
+TEST_STAGES := unit nova-oracle sanity lint docs-lint molecule
 
 .PHONY: docs venv demo test unit sanity lint ansible-lint changelog-lint build-check ee-check \
-	docs-lint molecule clean
+	docs-lint molecule nova-oracle clean
 
 venv: $(STAMP)
 
@@ -77,6 +77,11 @@ chromium:
 unit: venv chromium
 	@$(STAGE) unit .ci/unit.sh
 
+# a2. nova 34.0.0 as the oracle: its libvirt driver starts on every fake host after our
+#     reshape and must write nothing (own venv .venv-nova, built on first run)
+nova-oracle:
+	@$(STAGE) nova-oracle .ci/nova-oracle.sh
+
 # b. ansible-test sanity on a private copy, --venv --python 3.11, offline, no ignore files
 sanity: venv
 	@$(STAGE) sanity .ci/sanity.sh
@@ -112,4 +117,4 @@ molecule: venv
 	@$(STAGE) molecule .ci/molecule.sh
 
 clean:
-	rm -rf $(VENV) tests/output .pytest_cache .hypothesis out
+	rm -rf $(VENV) .venv-nova tests/output .pytest_cache .hypothesis out

@@ -372,6 +372,7 @@ def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface'):
         "  <os><type arch='x86_64' machine='q35'>hvm</type></os>",
         '  <devices>',
         "    <disk type='file' device='disk'>",
+        "      <driver name='qemu' type='qcow2' cache='none'/>",
         "      <source file=%s/>" % quoteattr('/var/lib/nova/instances/%s/disk' % uuid),
         "      <target dev='vda' bus='virtio'/>",
         '    </disk>',

@@ -33,6 +33,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 import os
 import re
 
@@ -195,7 +196,7 @@ def _float(raw, section, option, default, source):
         number = float(value.strip())
     except ValueError:
         raise NovaConfError('%s: %s = %r is not a number' % (source, _where(section, option), value))
-    if number != number or number < 0:
+    if math.isnan(number) or number < 0:
         raise NovaConfError('%s: %s = %r must be a number >= 0' % (source, _where(section, option), value))
     return number
 
