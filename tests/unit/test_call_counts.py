@@ -147,6 +147,8 @@ RESHAPE_CALLS = {
     'list_providers': 3, 'get_provider': 1, 'create_provider': 2, 'reshape': 1,
     'get_inventories': 4, 'get_usages': 4, 'get_provider_traits': 5, 'get_aggregates': 4,
     'get_provider_allocations': 4, 'get_allocations': 6,
+    # nova's OWNER_NOVA on each new child: checked once per child, set with the child
+    'list_traits': 2, 'set_provider_traits': 2,
 }
 NOOP_CALLS = {
     'list_providers': 2, 'get_provider': 1,
@@ -183,10 +185,12 @@ def test_reshape_and_snapshot_use_exactly_a_fresh_full_read(embedded_backend, no
     children = dict((p['name'], p) for p in saved['providers'].values() if p['uuid'] != node['root'])
     assert sorted(children) == [CHILD_A, CHILD_B]
     for child in children.values():
-        assert child['generation'] == 0 and child['inventories'] == {} and child['usages'] == {}
+        # created (generation 0), then OWNER_NOVA set (generation 1), nothing else yet
+        assert child['generation'] == 1 and child['inventories'] == {} and child['usages'] == {}
+        assert child['traits'] == ['OWNER_NOVA']
         assert child['uuid'] == layout.child_uuid(node['root'], child['name'])
         # the reshape names the generations Placement has, not a guess
-        assert spy.bodies[0]['inventories'][child['uuid']]['resource_provider_generation'] == 0
+        assert spy.bodies[0]['inventories'][child['uuid']]['resource_provider_generation'] == 1
 
 
 def test_concurrent_write_is_retried_from_a_fresh_read(embedded_backend, node):

@@ -43,7 +43,7 @@ def test_gpu_children_use_novas_names_and_totals(tmp_path):
     a = kids['compute-01_pci_0000_84_00_0']
     # 3 held + 1 spare mdev + 4 still available (max 8): nova's existing mdevs + available
     assert a['inventories'] == {'VGPU': {'total': 8, 'max_unit': 8}}
-    assert a['device'] == '0000:84:00.0' and a['kind'] == 'gpu' and a['traits'] == []
+    assert a['device'] == '0000:84:00.0' and a['kind'] == 'gpu' and a['traits'] == ['OWNER_NOVA']
     assert a['inherit'] == ['allocation_ratio', 'reserved']
     assert lay['classes'] == ['VGPU']
     json.dumps(lay)

@@ -61,7 +61,8 @@ DEFAULT_OPTIONS = {
     KIND_GPU: {
         'enabled': True,
         'resource_class': 'VGPU',
-        'traits': [],
+        # nova's _ensure_pgpu_providers adds OWNER_NOVA to every pGPU provider
+        'traits': ['OWNER_NOVA'],
         'name_template': '{root}_{libvirt_name}',
         'reserved': None,
         'allocation_ratio': None,
