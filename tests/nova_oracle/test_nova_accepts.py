@@ -268,6 +268,18 @@ class TestPresets(OracleTestBase):
                     if any(rp != self.root_uuid for rp in rec['allocations'])]
         self.assertEqual(3, len(pci_held))
 
+    def test_sriov_physnet_tagged_pf_left_out(self):
+        """A second PF whose VFs are tagged with a physical_network (neutron SR-IOV ports):
+        nova keeps them out of Placement, and so do we."""
+        spec = fakehost.default_sriov_host(name='oracle-physnet')
+        spec['sriov_pfs'].append({'address': '0000:82:00.0', 'vendor_id': '8086', 'product_id': '1572',
+                                  'vf_product_id': '154c', 'numa_node': 0, 'total_vfs': 8, 'num_vfs': 2})
+        spec['nova_conf']['pci']['device_spec'] = [
+            '{"address": "0000:82:*", "physical_network": "physnet1"}',
+        ] + list(spec['nova_conf']['pci']['device_spec'])
+        result, after = self.run_case(spec)
+        self.assertEqual({'oracle-physnet_0000:81:00.0', 'oracle-physnet_0000:3B:00.0'}, set(self.tree(after)))
+
     def test_sriov_pci_not_in_placement(self):
         result, after = self.run_case(fakehost.default_sriov_host(name='oracle-nopci', report_in_placement=False),
                                       expect_status='noop')
