@@ -60,6 +60,12 @@ The spec (a dict; every key optional)::
             device_spec: ['{"vendor_id": "8086", "product_id": "154c"}', ...]}   # a list: the
                                                # option is repeated, one line per item (MultiStrOpt)
     nova_conf_d: {"10-extra.conf": {section: {key: value}}}   # <root>/etc/nova/nova.conf.d/
+    sev:                                       # AMD memory encryption (nova 34 reads these)
+      kernel: {sev: true, sev_es: true, sev_snp: false}   # /sys/module/kvm_amd/parameters/*
+      max_guests: 15                           # <root>/etc/libvirt/domcapabilities.xml:
+      max_es_guests: 494                       #   <sev supported='yes'> maxGuests / maxESGuests
+      launch_security: [sev, sev-es]           #   <launchSecurity> sectypes (libvirt >= 10.5)
+    instances: [{name: ..., mem_encryption: amd-sev | amd-sev-es}]   # domain <launchSecurity>
 """
 
 from __future__ import absolute_import, division, print_function
@@ -291,6 +297,15 @@ def build_host(root, spec, clean=False):
                          'Node %d MemUsed:        %d kB\n'
                          % (cell['id'], memory_kb, cell['id'], memory_kb // 2, cell['id'], memory_kb // 2))
 
+    domcaps = None
+    if spec.get('sev') is not None:
+        sev = spec['sev']
+        params = os.path.join(writer.sys, 'module', 'kvm_amd', 'parameters')
+        for name, on in sorted((sev.get('kernel') or {'sev': True}).items()):
+            writer.write(os.path.join(params, name), 'Y\n' if on else 'N\n')
+        domcaps = os.path.join(root, 'etc', 'libvirt', 'domcapabilities.xml')
+        writer.write(domcaps, domain_capabilities_xml(sev))
+
     nova_conf = None
     if spec.get('nova_conf') is not None:
         nova_conf = os.path.join(root, 'etc', 'nova', 'nova.conf')
@@ -307,7 +322,8 @@ def build_host(root, spec, clean=False):
         path = os.path.join(qemu_dir, '%s.xml' % name)
         writer.write(path, domain_xml(name, uuid, info.get('mdevs', []) + list(info.get('extra_mdevs', [])),
                                       info.get('pci', []) + list(info.get('extra_pci', [])),
-                                      info.get('vfs', []), vf_as=info.get('vf_as', 'interface')))
+                                      info.get('vfs', []), vf_as=info.get('vf_as', 'interface'),
+                                      mem_encryption=info.get('mem_encryption')))
         xml_paths.append(path)
 
     return {
@@ -319,6 +335,7 @@ def build_host(root, spec, clean=False):
         'instances': result_instances,
         'mdevs': mdev_map,
         'nova_conf': nova_conf,
+        'domain_capabilities': domcaps,
     }
 
 
@@ -356,7 +373,29 @@ def _pci_address_xml(address, with_type=False):
         "type='pci' " if with_type else '', domain, bus, slot, function)
 
 
-def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface'):
+SEV_POLICY = {'amd-sev': '0x0033', 'amd-sev-es': '0x0037'}    # nova: NODBG|NOKS|DOMAIN|SEV (+ES)
+
+
+def domain_capabilities_xml(sev):
+    """``virsh domcapabilities`` of an AMD SEV host, as libvirt prints it."""
+    supported = 'yes' if sev.get('supported', True) else 'no'
+    lines = ["<domainCapabilities>", "  <path>/usr/bin/qemu-system-x86_64</path>",
+             "  <domain>kvm</domain>", "  <machine>pc-q35-8.2</machine>", "  <arch>x86_64</arch>",
+             "  <features>", "    <gic supported='no'/>",
+             "    <sev supported='%s'>" % supported,
+             "      <cbitpos>47</cbitpos>", "      <reducedPhysBits>1</reducedPhysBits>",
+             "      <maxGuests>%d</maxGuests>" % int(sev.get('max_guests', 15)),
+             "      <maxESGuests>%d</maxESGuests>" % int(sev.get('max_es_guests', 0)),
+             "    </sev>"]
+    if sev.get('launch_security'):
+        lines += ["    <launchSecurity supported='yes'>", "      <enum name='sectype'>"]
+        lines += ["        <value>%s</value>" % t for t in sev['launch_security']]
+        lines += ["      </enum>", "    </launchSecurity>"]
+    lines += ["  </features>", "</domainCapabilities>", ""]
+    return '\n'.join(lines)
+
+
+def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface', mem_encryption=None):
     """A libvirt domain definition shaped like the ones nova writes."""
     lines = [
         "<domain type='kvm'>",
@@ -411,7 +450,12 @@ def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface'):
                 '      </source>',
                 '    </interface>',
             ]
-    lines += ['  </devices>', '</domain>', '']
+    lines += ['  </devices>']
+    if mem_encryption:
+        lines += ["  <launchSecurity type='sev'>", '    <cbitpos>47</cbitpos>',
+                  '    <reducedPhysBits>1</reducedPhysBits>',
+                  '    <policy>%s</policy>' % SEV_POLICY[mem_encryption], '  </launchSecurity>']
+    lines += ['</domain>', '']
     return '\n'.join(lines)
 
 
@@ -523,7 +567,26 @@ def default_plain_host(name='compute-01'):
             'nova_conf': {'DEFAULT': {'reserved_host_memory_mb': 4096}}}
 
 
-PRESETS = {'gpu': default_gpu_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
+def default_sev_host(name='compute-01', sev_es=True):
+    """Spec of an AMD SEV node before 2025.2: MEM_ENCRYPTION_CONTEXT still on the root.
+
+    The kernel enables SEV (and SEV-ES unless ``sev_es=False``); libvirt reports 15 SEV
+    guests and 494 SEV-ES guests.  Two guests run with memory encryption (policy 0x33,
+    plain SEV: the only model nova had before 2025.2), one without.
+    """
+    return {
+        'hostname': name,
+        'numa_cells': [dict(c) for c in DEFAULT_NUMA],
+        'sev': {'kernel': {'sev': True, 'sev_es': sev_es, 'sev_snp': False},
+                'max_guests': 15, 'max_es_guests': 494 if sev_es else 0},
+        'instances': [{'name': 'instance-00000031', 'mem_encryption': 'amd-sev'},
+                      {'name': 'instance-00000032', 'mem_encryption': 'amd-sev'},
+                      {'name': 'instance-00000033'}],
+        'nova_conf': {'DEFAULT': {'reserved_host_memory_mb': 4096}},
+    }
+
+
+PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
            'multi-type': multi_type_gpu_host}
 
 

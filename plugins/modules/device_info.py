@@ -87,6 +87,15 @@ options:
       - Set it to an empty string to read no nova.conf.
     type: str
     default: /etc/nova/nova.conf
+  domain_capabilities:
+    description:
+      - Path of a saved C(virsh domcapabilities) XML. With the kernel's C(kvm_amd) parameters
+        under O(sysfs_root) it tells which memory encryption models (AMD SEV, SEV-ES, SEV-SNP,
+        Intel TDX) nova 34 reports, and how many guests each takes; see RV(devices.mem_encryption).
+      - When not given and O(use_virsh=true), C(virsh domcapabilities) is run.
+      - Without either, no memory encryption providers are planned (a warning says so when the
+        kernel enables AMD SEV).
+    type: path
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -194,8 +203,9 @@ devices:
         - {id: 0, cpus: [0, 1, 2, 3], memory_mb: 64266}
     instances:
       description:
-        - Libvirt domains by UUID with C(name), C(mdevs) (mdev UUIDs), C(pci_addresses) and
-          C(source) (the file or C(virsh dumpxml) call that described the domain).
+        - Libvirt domains by UUID with C(name), C(mdevs) (mdev UUIDs), C(pci_addresses),
+          C(mem_encryption) and C(source) (the file or C(virsh dumpxml) call that described the
+          domain).
       type: dict
       returned: success
     nova_conf:
@@ -215,6 +225,19 @@ devices:
         devices: {enabled_mdev_types: [nvidia-222]}
         mdev_types: {nvidia-222: {device_addresses: [], mdev_class: VGPU, max_instances: null}}
         pci: {report_in_placement: false, device_spec: [], alias: []}
+    mem_encryption:
+      description:
+        - The memory encryption models nova 34 reports for this host, or V(null) when no domain
+          capabilities were read. C(source) (the XML read) and C(models) (model id -> C(total)
+          guests and C(trait)). Instances carry C(mem_encryption), the model of their
+          C(<launchSecurity>) (V(amd-sev), V(amd-sev-es), V(amd-sev-snp), V(intel-tdx)) or V(null).
+      type: dict
+      returned: success
+      sample:
+        source: /var/tmp/domcapabilities.xml
+        models:
+          amd_sev: {total: 15, trait: HW_CPU_X86_AMD_SEV}
+          amd_sev_es: {total: 494, trait: HW_CPU_X86_AMD_SEV_ES}
     warnings:
       description:
         - Inconsistencies found (unheld mdevs, instances naming missing mdevs, devices held twice,
@@ -259,6 +282,14 @@ def _virsh_domains(module):
     return result
 
 
+def _virsh_domcapabilities(module):
+    virsh = module.get_bin_path('virsh', required=True)
+    rc, out, err = module.run_command([virsh, 'domcapabilities'])
+    if rc != 0:
+        module.fail_json(msg='virsh domcapabilities failed (rc %d): %s' % (rc, (err or out).strip()))
+    return out
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -271,11 +302,15 @@ def main():
             numa=dict(type='bool', default=True),
             hostname=dict(type='str'),
             nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
+            domain_capabilities=dict(type='path'),
         ),
         supports_check_mode=True,
     )
     params = module.params
     domain_xmls = _virsh_domains(module) if params['use_virsh'] else None
+    domcaps = params['domain_capabilities']
+    if not domcaps and params['use_virsh']:
+        domcaps = _virsh_domcapabilities(module)
     try:
         report = discovery.discover(
             sysfs_root=params['sysfs_root'],
@@ -285,6 +320,7 @@ def main():
             numa=params['numa'],
             hostname=params['hostname'],
             nova_conf=params['nova_conf'] or None,
+            domain_capabilities=domcaps or None,
         )
     except (discovery.DiscoveryError, novaconf.NovaConfError) as exc:
         module.fail_json(msg=str(exc), path=exc.path)

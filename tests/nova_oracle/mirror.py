@@ -142,6 +142,25 @@ def define_domains(connection, built):
     return names
 
 
+def domain_capability_features(built):
+    """The ``<features>`` element of the tree's domcapabilities.xml, for fakelibvirt's
+    ``virConnect._domain_capability_features`` (None when the host has none)."""
+    path = built.get('domain_capabilities')
+    if not path:
+        return None
+    with open(path) as handle:
+        text = handle.read()
+    start, end = text.index('  <features>'), text.index('</features>') + len('</features>')
+    return text[start:end]
+
+
+def kernel_sev_flags(built, spec):
+    """The kvm_amd parameters the tree shows, as nova's AmdSevFixture takes them."""
+    kernel = (spec.get('sev') or {}).get('kernel') or {}
+    return {'sev': bool(kernel.get('sev', bool(spec.get('sev')))),
+            'sev_es': bool(kernel.get('sev_es')), 'sev_snp': bool(kernel.get('sev_snp'))}
+
+
 def load_nova_conf(conf, built):
     """Parse the tree's nova.conf (and nova.conf.d) into nova's CONF, as oslo.config
     does for ``--config-file`` / ``--config-dir``."""

@@ -138,12 +138,23 @@ class OracleTestBase(base.ServersTestBase):
         return self.built
 
     def start_old_nova(self):
-        """nova before the upgrade: no vGPU children, PCI not in Placement."""
+        """nova before the upgrade: no vGPU children, PCI not in Placement, and (for a SEV
+        host) MEM_ENCRYPTION_CONTEXT still on the root (seeded below, as nova < 2025.2 had it)."""
         self.flags(enabled_mdev_types=[], group='devices')
         self.flags(report_in_placement=False, group='pci')
+        qemu_version = None
+        features = mirror.domain_capability_features(self.built)
+        if features:
+            for flag, value in mirror.kernel_sev_flags(self.built, self.spec).items():
+                setattr(self.libvirt.amd_sev, flag, value)
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.tests.fixtures.libvirt.virConnect._domain_capability_features', features))
+            from oslo_utils import versionutils
+            from nova.virt.libvirt import host as libvirt_host
+            qemu_version = versionutils.convert_version_to_int(libvirt_host.MIN_QEMU_SEV_ES_VERSION)
         self.start_compute(hostname=self.hostname,
                            pci_info=mirror.pci_info(self.spec, self.built),
-                           mdev_info=mirror.mdev_info(self.built))
+                           mdev_info=mirror.mdev_info(self.built), qemu_version=qemu_version)
         self.compute = self.computes[self.hostname]
         self.domains = mirror.define_domains(self.compute.driver._host.get_connection(), self.built)
         self.root_uuid = self.compute_rp_uuids[self.hostname]
@@ -158,6 +169,20 @@ class OracleTestBase(base.ServersTestBase):
                                            'max_unit': units, 'step_size': 1, 'allocation_ratio': 1.0}
             resp = self.placement.put('/resource_providers/%s/inventories' % self.root_uuid, body)
             self.assertEqual(200, resp.status, resp.body)
+        sev_guests = set(i['name'] for i in self.spec.get('instances', []) if i.get('mem_encryption'))
+        if self.spec.get('sev'):
+            # nova < 2025.2: MEM_ENCRYPTION_CONTEXT and HW_CPU_X86_AMD_SEV on the root
+            body = self._get('/resource_providers/%s/inventories' % self.root_uuid)
+            slots = int(self.spec['sev'].get('max_guests', 15))
+            body['inventories']['MEM_ENCRYPTION_CONTEXT'] = {
+                'total': slots, 'reserved': 0, 'min_unit': 1, 'max_unit': 1, 'step_size': 1,
+                'allocation_ratio': 1.0}
+            resp = self.placement.put('/resource_providers/%s/inventories' % self.root_uuid, body)
+            self.assertEqual(200, resp.status, resp.body)
+            body = self._get('/resource_providers/%s/traits' % self.root_uuid)
+            body['traits'] = sorted(set(body['traits']) | {'HW_CPU_X86_AMD_SEV'})
+            resp = self.placement.put('/resource_providers/%s/traits' % self.root_uuid, body, version='1.38')
+            self.assertEqual(200, resp.status, resp.body)
         held = {}
         for mdev in self.built['mdevs'].values():
             if mdev['holder']:
@@ -167,6 +192,8 @@ class OracleTestBase(base.ServersTestBase):
             resources = dict(GUEST)
             if held.get(name):
                 resources['VGPU'] = held[name]
+            if name in sev_guests:
+                resources['MEM_ENCRYPTION_CONTEXT'] = 1
             self.put_allocations(uuid, {self.root_uuid: resources})
             self.consumers[name] = uuid
         for uuid, allocations in extra_consumers:
@@ -183,7 +210,8 @@ class OracleTestBase(base.ServersTestBase):
 
     def our_reshape(self, **kwargs):
         report = discovery.discover(self.built['sysfs_root'], domain_xml_glob=self.built['domain_xml_glob'],
-                                    hostname=self.hostname, nova_conf=self.built['nova_conf'])
+                                    hostname=self.hostname, nova_conf=self.built['nova_conf'],
+                                    domain_capabilities=self.built.get('domain_capabilities'))
         backend = self.backend()
         try:
             return reshaper.reshape_node(backend, self.hostname, report,
@@ -220,7 +248,34 @@ class OracleTestBase(base.ServersTestBase):
         self.assert_started_cleanly(self.restart_mark)
         self.assertEqual([], writes, 'nova-compute wrote to Placement after our reshape')
         self.assertEqual(before, after)
+        self.assert_same_tree_as_novas(after)
         return after
+
+    def assert_same_tree_as_novas(self, dump):
+        """nova's twin: the libvirt driver of the restarted service lays out a FRESH tree
+        (the root alone, as nova would find a new node) and must build exactly our
+        driver-owned children (pGPUs, memory encryption): same names, inventories,
+        traits.  PCI providers are the resource tracker's: it deletes or rewrites those it
+        does not want, which the zero-writes check already catches.  This makes "no
+        writes" mean "nova wants exactly this", not "nova did not look"."""
+        from nova.compute import provider_tree as nova_provider_tree
+        fresh = nova_provider_tree.ProviderTree()
+        fresh.new_root(self.hostname, self.root_uuid, generation=0)
+        self.compute.driver.update_provider_tree(fresh, self.hostname)
+        fields_ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
+
+        def norm(inventories):
+            return {rc: {f: inv.get(f) for f in fields_} for rc, inv in inventories.items()}
+
+        nova = {}
+        for uuid in fresh.get_provider_uuids(self.hostname):
+            data = fresh.data(uuid)
+            if data.name != self.hostname:
+                nova[data.name] = (norm(data.inventory), sorted(data.traits))
+        ours = {name: (norm(p['inventories']), p['traits']) for name, p in dump['providers'].items()
+                if p['parent'] == self.root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' not in p['traits']}
+        self.assertEqual(nova, ours)
+        self.twin = nova
 
     def run_case(self, spec, expect_status='reshaped'):
         self.build(spec)
@@ -284,6 +339,26 @@ class TestPresets(OracleTestBase):
         result, after = self.run_case(fakehost.default_sriov_host(name='oracle-nopci', report_in_placement=False),
                                       expect_status='noop')
         self.assertEqual({}, self.tree(after))
+
+    def test_amd_sev_and_sev_es(self):
+        """2025.2's reshape: MEM_ENCRYPTION_CONTEXT to <node>_amd_sev, SEV-ES child beside it,
+        HW_CPU_X86_AMD_SEV off the root."""
+        result, after = self.run_case(fakehost.default_sev_host(name='oracle-sev'))
+        children = self.tree(after)
+        self.assertEqual({'oracle-sev_amd_sev', 'oracle-sev_amd_sev_es'}, set(children))
+        inv, traits = children['oracle-sev_amd_sev']
+        self.assertEqual(15, inv['MEM_ENCRYPTION_CONTEXT']['total'])
+        self.assertEqual(['HW_CPU_X86_AMD_SEV', 'OWNER_NOVA'], traits)
+        root = after['providers']['oracle-sev']
+        self.assertNotIn('MEM_ENCRYPTION_CONTEXT', root['inventories'])
+        self.assertNotIn('HW_CPU_X86_AMD_SEV', root['traits'])
+        sev_uuid = after['providers']['oracle-sev_amd_sev']['uuid']
+        self.assertEqual(2, len(after['providers']['oracle-sev_amd_sev']['allocations']))
+        self.assertEqual(2, sum(1 for c in after['consumers'].values() if sev_uuid in c['allocations']))
+
+    def test_amd_sev_without_sev_es(self):
+        result, after = self.run_case(fakehost.default_sev_host(name='oracle-sevonly', sev_es=False))
+        self.assertEqual({'oracle-sevonly_amd_sev'}, set(self.tree(after)))
 
     def test_plain(self):
         result, after = self.run_case(fakehost.default_plain_host(name='oracle-plain'), expect_status='noop')

@@ -353,7 +353,7 @@ def test_parse_domain_xml_accepts_uppercase_uuid_and_decimal_address():
         "</devices></domain>", 'inline')
     assert uuid == 'abcdefab-1234-5678-9abc-def012345678'
     assert info == {'name': 'g', 'mdevs': ['aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee'],
-                    'pci_addresses': ['0000:81:02.1']}
+                    'pci_addresses': ['0000:81:02.1'], 'mem_encryption': None}
 
 
 def test_domain_defined_twice_is_a_warning(gpu_host, tmp_path):

@@ -499,7 +499,32 @@ def parse_domain_xml(text, source):
                 raise DiscoveryError('malformed %s: hostdev <interface> without a PCI <source><address/>'
                                      % source, path=source)
             pci.append(_xml_address(address, source))
-    return uuid, {'name': name, 'mdevs': sorted(set(mdevs)), 'pci_addresses': sorted(set(pci))}
+    return uuid, {'name': name, 'mdevs': sorted(set(mdevs)), 'pci_addresses': sorted(set(pci)),
+                  'mem_encryption': _launch_security(root.find('launchSecurity'), source)}
+
+
+def _launch_security(elem, source):
+    """The memory encryption model of a domain: amd-sev, amd-sev-es, amd-sev-snp, intel-tdx.
+
+    nova writes ``<launchSecurity type='sev'>`` with a policy whose bit 2 (0x4) is set
+    for SEV-ES (nova/virt/libvirt/driver.py ``_get_sev_policy``).
+    """
+    if elem is None:
+        return None
+    kind = (elem.get('type') or '').strip()
+    if kind == 'sev':
+        text = (elem.findtext('policy') or '0').strip()
+        try:
+            policy = int(text, 16) if text.lower().startswith('0x') else int(text)
+        except ValueError:
+            raise DiscoveryError('malformed %s: <launchSecurity> policy %r is not a number' % (source, text),
+                                 path=source)
+        return 'amd-sev-es' if policy & 0x4 else 'amd-sev'
+    if kind == 'sev-snp':
+        return 'amd-sev-snp'
+    if kind == 'tdx':
+        return 'intel-tdx'
+    return kind or None
 
 
 def _canonical_uuid(text):
@@ -556,7 +581,7 @@ def _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings):
 
 def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_DOMAIN_XML_GLOB,
              pci_filters=None, numa=True, hostname=None, domain_xmls=None, nova_conf=None,
-             nova_conf_dir=None):
+             nova_conf_dir=None, domain_capabilities=None):
     """Return the device report of this node (see docs/architecture.md).
 
     ``domain_xml_paths``: explicit domain XML files; when None the files
@@ -567,6 +592,9 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
     ``pci_filters``: ``[{vendor_id, product_id?}]`` selecting other PCI
     devices to report.  ``numa``: read NUMA cells (else ``numa_cells`` is []).
     ``hostname``: the report's hostname (default: this machine's).
+    ``domain_capabilities``: libvirt's domain capabilities XML (``virsh domcapabilities``),
+    as text or a file path; with the kernel's kvm_amd parameters it gives the memory
+    encryption models nova 34 reports (``report["mem_encryption"]``).
     ``nova_conf``: the node's nova.conf (plus ``nova_conf_dir``, default
     ``<nova_conf>.d``); what nova 34 reads from it for the layout goes in
     ``report["nova_conf"]`` (None when no file exists there, with a warning), and
@@ -590,6 +618,7 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
     pfs, devices = _discover_pci(sysfs, gpu_addresses, filters, specs)
     cells = _discover_numa(sysfs) if numa else []
     instances = _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings)
+    mem_enc = mem_encryption(sysfs_root, domain_capabilities, nova, warnings)
 
     report = {
         'hostname': hostname or socket.gethostname(),
@@ -600,14 +629,117 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
         'numa_cells': cells,
         'instances': {},
         'nova_conf': nova,
+        'mem_encryption': mem_enc,
         'warnings': warnings,
     }
     for uuid in sorted(instances):
         info = instances[uuid]
         report['instances'][uuid] = {'name': info['name'], 'mdevs': info['mdevs'],
-                                     'pci_addresses': info['pci_addresses'], 'source': info['source']}
+                                     'pci_addresses': info['pci_addresses'], 'source': info['source'],
+                                     'mem_encryption': info.get('mem_encryption')}
     _assign_holders(report, warnings)
     return report
+
+
+# -- memory encryption (nova/virt/libvirt/host.py get_mem_encryption_inventories) -------
+
+MEM_ENCRYPTION_MODELS = (
+    # (nova's model id, trait); the order of nova's fields.MemEncryptionModel.ALL
+    ('amd_sev', 'HW_CPU_X86_AMD_SEV'),
+    ('amd_sev_es', 'HW_CPU_X86_AMD_SEV_ES'),
+    ('amd_sev_snp', 'HW_CPU_X86_AMD_SEV_SNP'),
+    ('intel_tdx', 'HW_CPU_X86_INTEL_TDX'),
+)
+KVM_AMD_PARAMETERS = 'module/kvm_amd/parameters'
+MISC_CGROUP_CAPACITY = 'fs/cgroup/misc.capacity'
+
+
+def _kernel_flag(sysfs_root, name):
+    path = os.path.join(sysfs_root, KVM_AMD_PARAMETERS, name)
+    if not os.path.isfile(path):
+        return False
+    return _read(path).strip().lower() in ('1', 'y', 'yes', 'true', 'on')
+
+
+def _domcaps_text(domain_capabilities):
+    if not domain_capabilities:
+        return None, None
+    text = domain_capabilities
+    source = 'domain capabilities XML'
+    if not text.lstrip().startswith('<'):
+        source = text
+        if not os.path.isfile(text):
+            raise DiscoveryError('domain capabilities file %s does not exist' % text, path=text)
+        text = _read(text)
+    return text, source
+
+
+def mem_encryption(sysfs_root, domain_capabilities, nova, warnings):
+    """``{source, models: {model: {total, trait}}}`` as nova 34 computes them, or None.
+
+    AMD SEV needs the kernel's kvm_amd ``sev`` parameter and ``<sev supported='yes'>``
+    in the domain capabilities (total ``maxGuests``); SEV-ES also the ``sev_es``
+    parameter and no ``sev_snp`` (total ``maxESGuests``); SEV-SNP the ``sev_snp``
+    parameter and ``sev-snp`` among the ``<launchSecurity>`` sectypes (total
+    ``maxESGuests``); Intel TDX ``[libvirt]cpu_mode = host-passthrough``, ``<tdx
+    supported='yes'>`` and a capacity from the misc cgroup or
+    ``[libvirt]num_intel_tdx_guests`` (the smaller... nova takes the option when set).
+    QEMU is assumed recent enough for SEV-ES (nova: 8.0.0); only supported models with
+    a total above 0 are listed.
+    """
+    text, source = _domcaps_text(domain_capabilities)
+    if text is None:
+        if _kernel_flag(sysfs_root, 'sev'):
+            warnings.append('the kernel enables AMD SEV (kvm_amd sev) but no domain capabilities XML '
+                            'was given: memory encryption providers are not planned')
+        return None
+    try:
+        caps = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise DiscoveryError('malformed %s: not valid XML (%s)' % (source, exc), path=source)
+    features = caps.find('features')
+    sev = features.find('sev') if features is not None else None
+    tdx = features.find('tdx') if features is not None else None
+    launch = features.find('launchSecurity') if features is not None else None
+    sectypes = []
+    if launch is not None and launch.get('supported') == 'yes':
+        sectypes = [(v.text or '').strip() for v in launch.findall("enum[@name='sectype']/value")]
+
+    def count(elem, tag):
+        try:
+            return int((elem.findtext(tag) or '0').strip())
+        except ValueError:
+            raise DiscoveryError('malformed %s: <%s> is not a number' % (source, tag), path=source)
+
+    models = {}
+    amd_sev = (_kernel_flag(sysfs_root, 'sev') and sev is not None and sev.get('supported') == 'yes')
+    if amd_sev:
+        models['amd_sev'] = count(sev, 'maxGuests')
+        snp_kernel = _kernel_flag(sysfs_root, 'sev_snp')
+        if _kernel_flag(sysfs_root, 'sev_es') and not snp_kernel:
+            models['amd_sev_es'] = count(sev, 'maxESGuests')
+        if snp_kernel and 'sev-snp' in sectypes:
+            models['amd_sev_snp'] = count(sev, 'maxESGuests')
+    libvirt = (nova or {}).get('libvirt') or {}
+    if tdx is not None and tdx.get('supported') == 'yes' and libvirt.get('cpu_mode') == 'host-passthrough':
+        capacity = libvirt.get('num_intel_tdx_guests')
+        if capacity is None:
+            capacity = _tdx_cgroup_capacity(sysfs_root)
+        models['intel_tdx'] = capacity or 0
+    traits = dict(MEM_ENCRYPTION_MODELS)
+    return {'source': source,
+            'models': dict((m, {'total': n, 'trait': traits[m]}) for m, n in sorted(models.items()))}
+
+
+def _tdx_cgroup_capacity(sysfs_root):
+    path = os.path.join(sysfs_root, MISC_CGROUP_CAPACITY)
+    if not os.path.isfile(path):
+        return None
+    for line in _read(path).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == 'tdx' and parts[1].isdigit():
+            return int(parts[1])
+    return None
 
 
 def _assign_holders(report, warnings):

@@ -260,6 +260,7 @@ def build_layout(root_name, devices, options=None, numa_source=None):
                               'the node\'s capacity. It is refused on a node whose nova.conf was '
                               'read (%s).' % ', '.join(nova.get('files') or ['nova.conf']))
         children = nova_children(root_name, devices, nova, warnings)
+        children.extend(mem_encryption_children(root_name, devices))
         return _finish_layout(root_name, opts, children, warnings, nova)
 
     if opts[KIND_GPU]['enabled']:
@@ -273,7 +274,44 @@ def build_layout(root_name, devices, options=None, numa_source=None):
                         'MEMORY_MB on the root); use it only without nova-compute on this node')
         children.extend(_numa_children(root_name, devices.get('numa_cells') or [], opts[KIND_NUMA],
                                        numa_source or {}, warnings))
+    children.extend(mem_encryption_children(root_name, devices))
     return _finish_layout(root_name, opts, children, warnings, None)
+
+
+# -- memory encryption (nova 34: _update_provider_tree_for_memory_encryption) -------------------
+
+KIND_MEM_ENCRYPTION = 'mem_encryption'
+MEM_ENCRYPTION_CONTEXT = 'MEM_ENCRYPTION_CONTEXT'
+# nova moves every MEM_ENCRYPTION_CONTEXT allocation of the root to the child carrying this
+# trait (_reshape_memory_encryption_allocations), and takes the trait off the root
+SEV_TRAIT = 'HW_CPU_X86_AMD_SEV'
+
+
+def mem_encryption_children(root_name, devices):
+    """One child per memory encryption model the host supports: ``<root>_amd_sev``, ...
+
+    Inventory as nova 34 writes it (``_get_memory_encryption_inventories``): total =
+    the model's slots, min_unit = max_unit = step_size = 1, reserved 0, ratio 1.0;
+    traits: the model's trait and OWNER_NOVA.  A model with no slots gets no provider
+    (nova removes it).
+    """
+    report = devices.get('mem_encryption') or {}
+    children = []
+    for model_id, info in sorted((report.get('models') or {}).items()):
+        name = '%s_%s' % (root_name, model_id)
+        total = int(info.get('total') or 0)
+        child = {'name': name, 'kind': KIND_MEM_ENCRYPTION, 'device': model_id, 'inventories': {},
+                 'traits': sorted([info['trait'], 'OWNER_NOVA']), 'inherit': [], 'numa_node': -1}
+        if total < 1:
+            child['remove'] = True
+        else:
+            child['inventories'] = {MEM_ENCRYPTION_CONTEXT: {
+                'total': total, 'min_unit': 1, 'max_unit': 1, 'step_size': 1, 'reserved': 0,
+                'allocation_ratio': 1.0}}
+            if info['trait'] == SEV_TRAIT:
+                child['takes_all'] = MEM_ENCRYPTION_CONTEXT
+        children.append(child)
+    return children
 
 
 def _finish_layout(root_name, opts, children, warnings, nova):
@@ -294,10 +332,13 @@ def _finish_layout(root_name, opts, children, warnings, nova):
         child.setdefault('moves_from', {})
         child.setdefault('traits_exact', False)
         child.setdefault('heal', False)
+        child.setdefault('takes_all', None)
     classes = sorted(set(rc for c in children for rc in c['inventories'])
                      | set(src for c in children for src in c['moves_from']))
+    root_traits_remove = [SEV_TRAIT] if any(c['takes_all'] for c in children) else []
     return {'root_name': root_name, 'options': opts, 'children': children,
             'classes': classes, 'warnings': warnings, 'remove': remove,
+            'root_traits_remove': root_traits_remove,
             'nova': None if nova is None else {
                 'files': list(nova.get('files') or []),
                 'pci_in_placement': bool((nova.get('pci') or {}).get('report_in_placement'))}}

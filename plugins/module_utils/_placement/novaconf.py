@@ -311,6 +311,11 @@ def interpret(raw, files=None):
             'cpu_dedicated_set': _last(raw, 'compute', 'cpu_dedicated_set'),
             'cpu_shared_set': _last(raw, 'compute', 'cpu_shared_set'),
         },
+        'libvirt': {
+            # memory encryption (nova/virt/libvirt/host.py): TDX needs host-passthrough
+            'cpu_mode': _last(raw, 'libvirt', 'cpu_mode'),
+            'num_intel_tdx_guests': _int(raw, 'libvirt', 'num_intel_tdx_guests', None, source, 0),
+        },
         'default': {
             'reserved_host_memory_mb': _int(raw, 'DEFAULT', 'reserved_host_memory_mb', 512, source, 0),
             'reserved_host_cpus': _int(raw, 'DEFAULT', 'reserved_host_cpus', 0, source, 0),

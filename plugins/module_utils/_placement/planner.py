@@ -194,7 +194,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             'exists': exists, 'inventories': final_inv, 'traits': want['traits'],
             'traits_before': cur_traits, 'traits_after': final_traits,
             'moves_from': dict(want.get('moves_from') or {}), 'heal': bool(want.get('heal')),
-            'holders': dict(want.get('holders') or {}),
+            'holders': dict(want.get('holders') or {}), 'takes_all': want.get('takes_all'),
         })
     child_by_uuid = dict((c['uuid'], c) for c in children)
 
@@ -204,14 +204,21 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
     root_inv = _norm_inv(root.get('inventories'))
     moved = sorted(rc for rc in root_inv if rc in layout['classes'])
     if layout.get('nova') is not None:
-        for rc in ('VGPU',):
-            if rc in root_inv and rc not in moved:
-                raise PlanError('the root provider %s has %s inventory but nova.conf (%s) gives '
-                                'nova 34 no device to report it on ([devices]enabled_mdev_types): '
-                                'nova would drop it from the root (InventoryInUse while instances '
-                                'hold it). Set enabled_mdev_types as the new release runs it, then '
-                                'plan again. Nothing was changed.'
-                                % (root['name'], rc, ', '.join(layout['nova'].get('files') or [])))
+        if 'VGPU' in root_inv and 'VGPU' not in moved:
+            raise PlanError('the root provider %s has VGPU inventory but nova.conf (%s) gives '
+                            'nova 34 no device to report it on ([devices]enabled_mdev_types): '
+                            'nova would drop it from the root (InventoryInUse while instances '
+                            'hold it). Set enabled_mdev_types as the new release runs it, then '
+                            'plan again. Nothing was changed.'
+                            % (root['name'], ', '.join(layout['nova'].get('files') or [])))
+        mec = _layout.MEM_ENCRYPTION_CONTEXT
+        if mec in root_inv and not any(c['takes_all'] == mec for c in children):
+            raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2) but the '
+                            'device report shows no AMD SEV support (kvm_amd sev parameter and '
+                            '<sev supported=\'yes\'> in the domain capabilities): nova 34 would '
+                            'fail its start-up reshape (ReshapeFailed) or drop the inventory. Give '
+                            'device_info the domain capabilities (use_virsh, or domain_capabilities) '
+                            'and plan again. Nothing was changed.' % (root['name'], mec))
     inv_before = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
     inv_after = copy.deepcopy(inv_before)
     inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
@@ -270,6 +277,14 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                 continue
             used[root_uuid][rc] -= amount
             targets = [c for c in children if _child_rc(c, rc) in c['inventories']]
+            takers = [c for c in targets if c['takes_all'] == rc]
+            if takers:
+                # nova's rule for this class: every allocation of the root goes to that child
+                # (MEM_ENCRYPTION_CONTEXT -> <node>_amd_sev, whatever the guest's model)
+                _add(allocs, used, takers[0]['uuid'], rc, amount)
+                assignments.setdefault(consumer, {})[rc] = {
+                    'how': 'nova-rule', 'amount': amount, 'to': {takers[0]['name']: amount}}
+                continue
             want, reason = _by_ownership(rc, amount, targets, owned, allocs)
             owned_total = sum(want.values())
             if reason is None:
@@ -342,9 +357,10 @@ def _check_nova_rules(layout, providers, root_uuid, children):
     present = set(p['name'] for p in providers.values())
     gone = [n for n in layout.get('remove') or [] if n in present]
     if gone:
-        raise PlanError('GPU providers %s get no inventory from nova 34 with %s ([mdev_<type>]'
-                        'max_instances): nova would delete them on its first start. Fix '
-                        'max_instances or remove them, then plan again. Nothing was changed.'
+        raise PlanError('providers %s get no inventory from nova 34 with %s and this host '
+                        '([mdev_<type>]max_instances, or a memory encryption model with no slots '
+                        'left): nova would delete them on its first start. Fix the configuration '
+                        'or remove them, then plan again. Nothing was changed.'
                         % (', '.join(gone), files))
 
 
@@ -500,6 +516,14 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
             'inventory_changed': changed,
             'traits': child['traits_after'] if child else sorted(prov.get('traits') or []),
         }
+    root_traits = None
+    root_before = sorted(root.get('traits') or [])
+    drop = set(layout.get('root_traits_remove') or [])
+    if drop & set(root_before) and _layout.MEM_ENCRYPTION_CONTEXT in moved and not deferred_reason:
+        # nova takes HW_CPU_X86_AMD_SEV off the root when it moves MEM_ENCRYPTION_CONTEXT
+        root_traits = {'uuid': root_uuid, 'name': root['name'], 'before': root_before,
+                       'after': sorted(set(root_before) - drop)}
+        provider_out[root_uuid]['traits'] = root_traits['after']
     create = [{'name': c['name'], 'uuid': c['uuid'], 'parent_provider_uuid': root_uuid}
               for c in children if not c['exists']]
     set_traits = [{'name': c['name'], 'uuid': c['uuid'], 'traits': c['traits_after']}
@@ -535,6 +559,7 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
                      for c in children],
         'create_children': create,
         'set_traits': set_traits,
+        'root_traits': root_traits,
         'ensure': {'resource_classes': ensure_rcs if status == STATUS_PLANNED else [],
                    'traits': ensure_traits if status == STATUS_PLANNED else []},
         'providers': provider_out,

@@ -118,6 +118,18 @@ def _reshape(backend, body):
                         title=exc.title, request_id=exc.request_id)
 
 
+def _set_root_traits(backend, change, attempts, log):
+    """The root's traits after the reshape, as nova sets them in the same pass
+    (HW_CPU_X86_AMD_SEV leaves the root with MEM_ENCRYPTION_CONTEXT).  Traits are not
+    part of ``POST /reshaper``; this is a generation-checked PUT with bounded retry."""
+    if not change:
+        return
+    ops.ensure_provider(backend, name=change['name'], uuid=change['uuid'], traits=change['after'],
+                        traits_exclusive=True, attempts=attempts, log=log)
+    _log(log, 'root %s traits: %s -> %s' % (change['name'], ', '.join(change['before']),
+                                             ', '.join(change['after'])))
+
+
 def _result(status, changed, **kwargs):
     result = {
         'changed': changed,
@@ -238,6 +250,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
             layout_children=[c['name'] for c in plan['children']],
             created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'])
         _reshape(backend, planner.reshape_body(plan))
+        _set_root_traits(backend, plan['root_traits'], attempts, log)
         return plan
 
     plan, retries = with_conflict_retry(step, attempts=attempts, log=log,
@@ -308,6 +321,17 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
                          if changed else '%s already matches %s' % (root_prov['name'], path))
         return result
+    if changed or rplan['status'] == planner.STATUS_NOOP:
+        # the root's traits as the snapshot has them (a reshape may have taken one off)
+        current = sorted(backend.get_provider_traits(root_prov['uuid'])['traits'])
+        wanted = sorted(snap['state']['providers'][root_prov['uuid']].get('traits') or [])
+        if current != wanted:
+            _set_root_traits(backend, {'uuid': root_prov['uuid'], 'name': root_prov['name'],
+                                       'before': current, 'after': wanted}, attempts, log)
+            if not changed:
+                changed = True
+                result['changed'] = True
+                result['status'] = STATUS_ROLLED_BACK
     removed = []
     for item in rplan['remove_children']:
         ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)

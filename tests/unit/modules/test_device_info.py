@@ -128,11 +128,14 @@ def test_use_virsh_live_xml_wins(capsys, monkeypatch, host):
             return 0, '%s\n\n' % i1, ''
         if args[1:] == ['dumpxml', i1]:
             return 0, fakehost.domain_xml('instance-00000001', i1, mdevs=[]), ''
+        if args[1:] == ['domcapabilities']:
+            return 0, fakehost.domain_capabilities_xml({'max_guests': 15, 'max_es_guests': 0}), ''
         return 1, '', 'unexpected call'
 
     rc, out = _run(capsys, _args(host, use_virsh=True), monkeypatch, run_command)
     assert rc == 0
-    assert calls == [['/usr/bin/virsh', 'list', '--uuid'], ['/usr/bin/virsh', 'dumpxml', i1]]
+    assert calls == [['/usr/bin/virsh', 'list', '--uuid'], ['/usr/bin/virsh', 'dumpxml', i1],
+                     ['/usr/bin/virsh', 'domcapabilities']]
     assert out['devices']['instances'][i1]['source'] == 'virsh dumpxml %s' % i1
     assert i1 not in out['ownership']      # the live definition has no mdevs any more
 
@@ -157,6 +160,8 @@ def test_virsh_domain_gone_between_list_and_dumpxml_is_skipped(capsys, monkeypat
     def run_command(self, args, **kwargs):
         if args[1] == 'list':
             return 0, 'deadbeef-0000-0000-0000-000000000000\n', ''
+        if args[1] == 'domcapabilities':
+            return 0, '<domainCapabilities><features/></domainCapabilities>', ''
         return 1, '', "error: failed to get domain 'deadbeef-0000-0000-0000-000000000000'"
 
     rc, out = _run(capsys, _args(host, use_virsh=True), monkeypatch, run_command)
@@ -207,4 +212,5 @@ def test_documentation_matches_argument_spec(monkeypatch):
     returned = yaml.safe_load(device_info.RETURN)
     assert set(returned) == {'devices', 'ownership'}
     assert set(returned['devices']['contains']) == {'hostname', 'sysfs_root', 'gpus', 'sriov_pfs', 'pci_devices',
-                                                    'numa_cells', 'instances', 'nova_conf', 'warnings'}
+                                                    'numa_cells', 'instances', 'nova_conf', 'mem_encryption',
+                                                    'warnings'}
