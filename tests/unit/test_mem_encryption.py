@@ -190,4 +190,3 @@ def test_sev_allocations_on_a_host_without_sev_stop_the_node(embedded_backend, t
         reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
     assert 'MEM_ENCRYPTION_CONTEXT' in str(info.value) and 'Nothing was changed' in str(info.value)
     assert MEC in embedded_backend.get_inventories(root)['inventories']
-

@@ -126,8 +126,8 @@ def _set_root_traits(backend, change, attempts, log):
         return
     ops.ensure_provider(backend, name=change['name'], uuid=change['uuid'], traits=change['after'],
                         traits_exclusive=True, attempts=attempts, log=log)
-    _log(log, 'root %s traits: %s -> %s' % (change['name'], ', '.join(change['before']),
-                                             ', '.join(change['after'])))
+    _log(log, 'root %s traits: %s -> %s'
+         % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
 
 
 def _result(status, changed, **kwargs):
