@@ -296,6 +296,9 @@ def build_host(root, spec, clean=False):
                          'Node %d MemFree:        %d kB\n'
                          'Node %d MemUsed:        %d kB\n'
                          % (cell['id'], memory_kb, cell['id'], memory_kb // 2, cell['id'], memory_kb // 2))
+        all_cpus = sorted(c for cell in cells for c in _cpu_ids(cell.get('cpus', [])))
+        writer.write(os.path.join(writer.sys, 'devices', 'system', 'cpu', 'online'),
+                     '%s\n' % _cpus_text(all_cpus))
 
     domcaps = None
     if spec.get('sev') is not None:
@@ -323,7 +326,8 @@ def build_host(root, spec, clean=False):
         writer.write(path, domain_xml(name, uuid, info.get('mdevs', []) + list(info.get('extra_mdevs', [])),
                                       info.get('pci', []) + list(info.get('extra_pci', [])),
                                       info.get('vfs', []), vf_as=info.get('vf_as', 'interface'),
-                                      mem_encryption=info.get('mem_encryption')))
+                                      mem_encryption=info.get('mem_encryption'),
+                                      pinned_cpus=info.get('pinned_cpus')))
         xml_paths.append(path)
 
     return {
@@ -395,8 +399,25 @@ def domain_capabilities_xml(sev):
     return '\n'.join(lines)
 
 
-def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface', mem_encryption=None):
-    """A libvirt domain definition shaped like the ones nova writes."""
+def _cpu_ids(cpus):
+    if isinstance(cpus, str):
+        out = []
+        for part in cpus.split(','):
+            if '-' in part:
+                lo, hi = part.split('-')
+                out.extend(range(int(lo), int(hi) + 1))
+            elif part.strip():
+                out.append(int(part))
+        return out
+    return list(cpus)
+
+
+def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface', mem_encryption=None,
+               pinned_cpus=None):
+    """A libvirt domain definition shaped like the ones nova writes.
+
+    ``pinned_cpus``: host CPUs of a ``hw:cpu_policy=dedicated`` guest, one per vCPU
+    (``<cputune><vcpupin>``, as nova writes them); otherwise the guest floats."""
     lines = [
         "<domain type='kvm'>",
         '  <name>%s</name>' % escape(name),
@@ -407,7 +428,13 @@ def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface', mem_encr
         '    </nova:instance>',
         '  </metadata>',
         "  <memory unit='KiB'>4194304</memory>",
-        "  <vcpu placement='static'>2</vcpu>",
+        "  <vcpu placement='static'>%d</vcpu>" % (len(pinned_cpus) if pinned_cpus else 2),
+    ]
+    if pinned_cpus:
+        lines.append('  <cputune>')
+        lines += ["    <vcpupin vcpu='%d' cpuset='%d'/>" % (i, c) for i, c in enumerate(pinned_cpus)]
+        lines += ["    <emulatorpin cpuset='%s'/>" % ','.join(str(c) for c in pinned_cpus), '  </cputune>']
+    lines += [
         "  <os><type arch='x86_64' machine='q35'>hvm</type></os>",
         '  <devices>',
         "    <disk type='file' device='disk'>",
@@ -586,7 +613,25 @@ def default_sev_host(name='compute-01', sev_es=True):
     }
 
 
-PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
+def default_pinned_host(name='compute-01'):
+    """Spec of a node before Train's PCPU: pinned guests consume VCPU on the root.
+
+    8 host CPUs (two cells of 4), nova.conf of the new release dedicates 2-7 to pinned
+    guests (``[compute]cpu_dedicated_set``) and shares 0-1 (``cpu_shared_set``).  Two
+    guests are pinned (vcpupin to 2,3 and to 4,5), one floats.
+    """
+    return {
+        'hostname': name,
+        'numa_cells': [{'id': 0, 'cpus': '0-3', 'memory_mb': 8192},
+                       {'id': 1, 'cpus': '4-7', 'memory_mb': 8192}],
+        'instances': [{'name': 'instance-00000041', 'pinned_cpus': [2, 3]},
+                      {'name': 'instance-00000042', 'pinned_cpus': [4, 5]},
+                      {'name': 'instance-00000043'}],
+        'nova_conf': {'compute': {'cpu_dedicated_set': '2-7', 'cpu_shared_set': '0-1'}},
+    }
+
+
+PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'pinned': default_pinned_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
            'multi-type': multi_type_gpu_host}
 
 

@@ -142,6 +142,13 @@ class OracleTestBase(base.ServersTestBase):
         host) MEM_ENCRYPTION_CONTEXT still on the root (seeded below, as nova < 2025.2 had it)."""
         self.flags(enabled_mdev_types=[], group='devices')
         self.flags(report_in_placement=False, group='pci')
+        if CONF.compute.cpu_dedicated_set:
+            # before Train: no dedicated/shared sets, every online CPU is VCPU
+            self.flags(cpu_dedicated_set=None, cpu_shared_set=None, group='compute')
+            online = set(fakehost._cpu_ids(','.join(str(c['cpus']) for c in self.spec['numa_cells'])))
+            from nova.virt.libvirt import host as libvirt_host
+            # the base class mocks get_online_cpus (range(16)): give it this host's CPUs
+            libvirt_host.Host.get_online_cpus.return_value = online
         qemu_version = None
         features = mirror.domain_capability_features(self.built)
         if features:
@@ -223,6 +230,8 @@ class OracleTestBase(base.ServersTestBase):
         """nova 34 with the node's nova.conf in full; returns the writes it sent."""
         CONF.clear_override('enabled_mdev_types', group='devices')
         CONF.clear_override('report_in_placement', group='pci')
+        CONF.clear_override('cpu_dedicated_set', group='compute')
+        CONF.clear_override('cpu_shared_set', group='compute')
         self.recording = []
         self.restart_mark = len(self.stdlog.logger.output)
         try:
@@ -359,6 +368,16 @@ class TestPresets(OracleTestBase):
     def test_amd_sev_without_sev_es(self):
         result, after = self.run_case(fakehost.default_sev_host(name='oracle-sevonly', sev_es=False))
         self.assertEqual({'oracle-sevonly_amd_sev'}, set(self.tree(after)))
+
+    def test_vcpu_to_pcpu(self):
+        """Train's reshape: pinned guests' VCPU becomes PCPU, the root reports nova's PCPU
+        (cpu_dedicated_set) and VCPU (cpu_shared_set) totals."""
+        result, after = self.run_case(fakehost.default_pinned_host(name='oracle-pcpu'))
+        root = after['providers']['oracle-pcpu']
+        self.assertEqual(6, root['inventories']['PCPU']['total'])
+        self.assertEqual(2, root['inventories']['VCPU']['total'])
+        holders = sorted(rc for a in root['allocations'].values() for rc in a if rc in ('VCPU', 'PCPU'))
+        self.assertEqual(['PCPU', 'PCPU', 'VCPU'], holders)
 
     def test_plain(self):
         result, after = self.run_case(fakehost.default_plain_host(name='oracle-plain'), expect_status='noop')

@@ -353,7 +353,8 @@ def test_parse_domain_xml_accepts_uppercase_uuid_and_decimal_address():
         "</devices></domain>", 'inline')
     assert uuid == 'abcdefab-1234-5678-9abc-def012345678'
     assert info == {'name': 'g', 'mdevs': ['aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee'],
-                    'pci_addresses': ['0000:81:02.1'], 'mem_encryption': None}
+                    'pci_addresses': ['0000:81:02.1'], 'mem_encryption': None, 'vcpus': 0,
+                    'pinned_cpus': None}
 
 
 def test_domain_defined_twice_is_a_warning(gpu_host, tmp_path):

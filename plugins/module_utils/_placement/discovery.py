@@ -400,6 +400,14 @@ def _discover_pci(sysfs, gpu_addresses, filters, specs=None):
     return pfs, devices
 
 
+def _online_cpus(sysfs_root, cells):
+    """The host's online CPUs (``devices/system/cpu/online``, else the NUMA cells')."""
+    path = os.path.join(sysfs_root, 'devices', 'system', 'cpu', 'online')
+    if os.path.isfile(path):
+        return parse_cpulist(_read(path), path)
+    return sorted(c for cell in cells for c in cell.get('cpus', []))
+
+
 def _discover_numa(sysfs):
     node_dir = sysfs.node_dir
     if not os.path.isdir(node_dir):
@@ -499,8 +507,27 @@ def parse_domain_xml(text, source):
                 raise DiscoveryError('malformed %s: hostdev <interface> without a PCI <source><address/>'
                                      % source, path=source)
             pci.append(_xml_address(address, source))
+    # nova pins every vCPU of a hw:cpu_policy=dedicated guest to ONE host CPU; a NUMA-aware
+    # shared guest gets <vcpupin> too, but to a range (its cell's CPUs)
+    pinned = None
+    pins = root.findall('cputune/vcpupin')
+    if pins:
+        sets = []
+        for pin in pins:
+            try:
+                sets.append(parse_cpulist(pin.get('cpuset') or '', source))
+            except DiscoveryError:
+                raise DiscoveryError('malformed %s: <vcpupin cpuset=%r>' % (source, pin.get('cpuset')),
+                                     path=source)
+        if all(len(cpus) == 1 for cpus in sets):
+            pinned = sorted(set(c for cpus in sets for c in cpus))
+    try:
+        vcpus = int((root.findtext('vcpu') or '0').strip())
+    except ValueError:
+        raise DiscoveryError('malformed %s: <vcpu> is not a number' % source, path=source)
     return uuid, {'name': name, 'mdevs': sorted(set(mdevs)), 'pci_addresses': sorted(set(pci)),
-                  'mem_encryption': _launch_security(root.find('launchSecurity'), source)}
+                  'mem_encryption': _launch_security(root.find('launchSecurity'), source),
+                  'vcpus': vcpus, 'pinned_cpus': pinned}
 
 
 def _launch_security(elem, source):
@@ -617,6 +644,7 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
     specs = (nova or {}).get('pci', {}).get('device_spec') if nova else None
     pfs, devices = _discover_pci(sysfs, gpu_addresses, filters, specs)
     cells = _discover_numa(sysfs) if numa else []
+    online = _online_cpus(sysfs_root, cells)
     instances = _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings)
     mem_enc = mem_encryption(sysfs_root, domain_capabilities, nova, warnings)
 
@@ -627,6 +655,7 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
         'sriov_pfs': pfs,
         'pci_devices': devices,
         'numa_cells': cells,
+        'cpus_online': online,
         'instances': {},
         'nova_conf': nova,
         'mem_encryption': mem_enc,
@@ -636,7 +665,8 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
         info = instances[uuid]
         report['instances'][uuid] = {'name': info['name'], 'mdevs': info['mdevs'],
                                      'pci_addresses': info['pci_addresses'], 'source': info['source'],
-                                     'mem_encryption': info.get('mem_encryption')}
+                                     'mem_encryption': info.get('mem_encryption'),
+                                     'vcpus': info.get('vcpus'), 'pinned_cpus': info.get('pinned_cpus')}
     _assign_holders(report, warnings)
     return report
 

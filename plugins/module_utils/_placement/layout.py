@@ -49,6 +49,7 @@ KIND_GPU = 'gpu'
 KIND_PCI = 'pci'
 KIND_SRIOV = 'sriov'
 KIND_NUMA = 'numa'
+KIND_PCPU = 'pcpu'
 KINDS = (KIND_GPU, KIND_PCI, KIND_SRIOV, KIND_NUMA)
 
 NUMA_CLASSES = ('VCPU', 'PCPU', 'MEMORY_MB')
@@ -58,6 +59,9 @@ NUMA_CLASSES = ('VCPU', 'PCPU', 'MEMORY_MB')
 # Placement for an existing one" (nova's PCI tracking leaves them alone too,
 # so an operator's hand-set reserved survives).
 DEFAULT_OPTIONS = {
+    # VCPU -> PCPU: the operator's word on which guests are pinned, where the domain XML
+    # does not tell (a guest with no domain here, or pinned outside cpu_dedicated_set)
+    KIND_PCPU: {'pinned': [], 'unpinned': []},
     KIND_GPU: {
         'enabled': True,
         'resource_class': 'VGPU',
@@ -142,6 +146,16 @@ def merge_options(options):
             merged[kind][key] = value
     for kind in KINDS:
         _check_kind_options(kind, merged[kind])
+    for key in ('pinned', 'unpinned'):
+        value = merged[KIND_PCPU][key]
+        if not isinstance(value, list):
+            raise LayoutError('pcpu.%s must be a list of consumer UUIDs, got %r' % (key, value))
+        for item in value:
+            if not model.is_uuid_like(item):
+                raise LayoutError('pcpu.%s: %r is not a consumer UUID' % (key, item))
+    both = set(merged[KIND_PCPU]['pinned']) & set(merged[KIND_PCPU]['unpinned'])
+    if both:
+        raise LayoutError('pcpu: %s listed as both pinned and unpinned' % ', '.join(sorted(both)))
     return merged
 
 
@@ -261,7 +275,9 @@ def build_layout(root_name, devices, options=None, numa_source=None):
                               'read (%s).' % ', '.join(nova.get('files') or ['nova.conf']))
         children = nova_children(root_name, devices, nova, warnings)
         children.extend(mem_encryption_children(root_name, devices))
-        return _finish_layout(root_name, opts, children, warnings, nova)
+        result = _finish_layout(root_name, opts, children, warnings, nova)
+        result['cpu'] = nova_cpu(devices, nova, opts[KIND_PCPU])
+        return result
 
     if opts[KIND_GPU]['enabled']:
         children.extend(_gpu_children(root_name, devices.get('gpus') or [], opts[KIND_GPU], warnings))
@@ -275,7 +291,60 @@ def build_layout(root_name, devices, options=None, numa_source=None):
         children.extend(_numa_children(root_name, devices.get('numa_cells') or [], opts[KIND_NUMA],
                                        numa_source or {}, warnings))
     children.extend(mem_encryption_children(root_name, devices))
-    return _finish_layout(root_name, opts, children, warnings, None)
+    result = _finish_layout(root_name, opts, children, warnings, None)
+    result['cpu'] = None
+    return result
+
+
+# -- VCPU -> PCPU (nova Train: _update_provider_tree_for_pcpu) -----------------------------------
+
+def nova_cpu(devices, nova, opts):
+    """The root's CPU inventory nova 34 reports under this nova.conf, and which guests are
+    pinned; None when ``[compute]cpu_dedicated_set`` is not set (nothing to do).
+
+    PCPU = the dedicated set (nova: ``_get_pcpu_available``), min_unit 1, max_unit =
+    total, ratio 1, reserved 0; VCPU = ``cpu_shared_set`` (or ``vcpu_pin_set``), none
+    when only the dedicated set is given (``_get_vcpu_available``).  A guest is pinned
+    when every vCPU is pinned to one host CPU of the dedicated set (how nova defines a
+    ``hw:cpu_policy=dedicated`` domain), unpinned when it floats; anything else is
+    undecided unless ``opts`` (layout ``pcpu.pinned`` / ``pcpu.unpinned``) says.
+    """
+    compute = nova.get('compute') or {}
+    dedicated = compute.get('cpu_dedicated_set')
+    if not dedicated:
+        return None
+    online = set(devices.get('cpus_online') or [])
+    files = ', '.join(nova.get('files') or ['nova.conf'])
+    if online and not set(dedicated) <= online:
+        raise LayoutError('%s: [compute]cpu_dedicated_set names CPUs %s that are not online on this '
+                          'host (online: %s): nova 34 refuses to start with it'
+                          % (files, _cpus_text(sorted(set(dedicated) - online)), _cpus_text(sorted(online))))
+    shared = compute.get('cpu_shared_set') or compute.get('vcpu_pin_set')
+    vcpus = len(shared) if shared else 0
+    pinned = {}
+    for uuid, info in sorted((devices.get('instances') or {}).items()):
+        cpus = info.get('pinned_cpus')
+        if not cpus:
+            pinned[uuid] = False
+        elif set(cpus) <= set(dedicated):
+            pinned[uuid] = True
+        else:
+            pinned[uuid] = ('its vCPUs are pinned to host CPUs %s, not all in cpu_dedicated_set %s'
+                            % (_cpus_text(cpus), _cpus_text(dedicated)))
+    for uuid in opts.get('pinned') or []:
+        pinned[model.normalize_uuid(uuid)] = True
+    for uuid in opts.get('unpinned') or []:
+        pinned[model.normalize_uuid(uuid)] = False
+    return {
+        'dedicated': list(dedicated), 'shared': list(shared) if shared else None,
+        'pcpu': {'total': len(dedicated), 'min_unit': 1, 'max_unit': len(dedicated), 'step_size': 1,
+                 'allocation_ratio': 1.0, 'reserved': 0},
+        'vcpu_total': vcpus, 'pinned': pinned, 'files': files,
+    }
+
+
+def _cpus_text(cpus):
+    return ','.join(str(c) for c in cpus)
 
 
 # -- memory encryption (nova 34: _update_provider_tree_for_memory_encryption) -------------------

@@ -201,6 +201,52 @@ def _float(raw, section, option, default, source):
     return number
 
 
+def parse_cpu_spec(spec):
+    """nova's CPU set syntax (nova/virt/hardware.py parse_cpu_spec): ``"1-4,^3,6"``."""
+    ids, reject = set(), set()
+    for rule in str(spec).split(','):
+        rule = rule.strip()
+        if not rule:
+            continue
+        parts = rule.split('-', 1)
+        if len(parts) > 1:
+            neg = parts[0].startswith('^')
+            if neg:
+                parts[0] = parts[0][1:]
+            try:
+                start, end = [int(p.strip()) for p in parts]
+            except ValueError:
+                raise ValueError('invalid range expression %r' % rule)
+            if start > end:
+                raise ValueError('invalid range expression %r' % rule)
+            (reject if neg else ids).update(range(start, end + 1))
+        elif rule.startswith('^'):
+            try:
+                reject.add(int(rule[1:].strip()))
+            except ValueError:
+                raise ValueError('invalid exclusion expression %r' % rule)
+        else:
+            try:
+                ids.add(int(rule))
+            except ValueError:
+                raise ValueError('invalid inclusion expression %r' % rule)
+    return ids - reject
+
+
+def _cpus(raw, section, option, source):
+    """A CPU set option as a sorted list, or None when unset (nova: '' is unset)."""
+    value = _last(raw, section, option)
+    if value is None or not value.strip():
+        return None
+    try:
+        cpus = parse_cpu_spec(value)
+    except ValueError as exc:
+        raise NovaConfError('%s: %s = %r: %s' % (source, _where(section, option), value, exc))
+    if not cpus:
+        raise NovaConfError('%s: %s = %r leaves no CPU' % (source, _where(section, option), value))
+    return sorted(cpus)
+
+
 def _list(raw, section, option, default=None):
     value = _last(raw, section, option)
     if value is None:
@@ -308,8 +354,9 @@ def interpret(raw, files=None):
             'alias': _multi(raw, [('pci', 'alias'), ('DEFAULT', 'pci_alias')]),
         },
         'compute': {
-            'cpu_dedicated_set': _last(raw, 'compute', 'cpu_dedicated_set'),
-            'cpu_shared_set': _last(raw, 'compute', 'cpu_shared_set'),
+            'cpu_dedicated_set': _cpus(raw, 'compute', 'cpu_dedicated_set', source),
+            'cpu_shared_set': _cpus(raw, 'compute', 'cpu_shared_set', source),
+            'vcpu_pin_set': _cpus(raw, 'DEFAULT', 'vcpu_pin_set', source),
         },
         'libvirt': {
             # memory encryption (nova/virt/libvirt/host.py): TDX needs host-passthrough

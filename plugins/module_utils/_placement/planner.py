@@ -256,6 +256,33 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
         return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
                        policy, warnings, names, deferred_reason, current)
 
+    # -- VCPU -> PCPU (Train): who is pinned, decided before anything moves ------
+    cpu = layout.get('cpu')
+    pinned_consumers = []
+    cpu_plan = None
+    if cpu and 'PCPU' not in root_inv:
+        undecided = []
+        for consumer in sorted(current):
+            if not _amount_on(current[consumer], root_uuid, 'VCPU'):
+                continue
+            verdict = cpu['pinned'].get(consumer, 'no guest domain on this host is this consumer (a '
+                                                  'migration in flight, or an orphan allocation)')
+            if verdict is True:
+                pinned_consumers.append(consumer)
+            elif verdict is not False:
+                undecided.append('%s: %s' % (consumer, verdict))
+        if undecided:
+            reason = ('VCPU to PCPU ([compute]cpu_dedicated_set in %s): cannot tell whether these '
+                      'consumers are pinned guests: %s. Name them in the layout option pcpu.pinned or '
+                      'pcpu.unpinned, or reshape once the migration is over'
+                      % (cpu['files'], '; '.join(undecided)))
+            return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
+                           policy, warnings, names, reason, current)
+        cpu_plan = _cpu_inventory(root_inv, cpu, layout.get('nova') or {})
+        inv_after[root_uuid].update(cpu_plan['set'])
+        for rc in cpu_plan['drop']:
+            inv_after[root_uuid].pop(rc, None)
+
     # -- consumers: re-assign the moved classes -------------------------------
     used = _usage_from_allocations(current)
     used_before = copy.deepcopy(used)
@@ -323,9 +350,53 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             'to': _named_units(to, child_by_uuid)}
 
     _heal(healers, current, new_allocs, used, assignments, warnings)
+    if cpu_plan is not None:
+        for consumer in pinned_consumers:
+            allocs = new_allocs.setdefault(consumer, copy.deepcopy(current[consumer]))
+            res = allocs[root_uuid]['resources']
+            n = res.pop('VCPU')
+            res['PCPU'] = res.get('PCPU', 0) + n
+            used[root_uuid]['VCPU'] -= n
+            used[root_uuid]['PCPU'] = used[root_uuid].get('PCPU', 0) + n
+        cpu_plan['pinned'] = list(pinned_consumers)
+        _check_root_cpu(root, inv_after[root_uuid], used.get(root_uuid) or {}, used_before.get(root_uuid) or {})
     _check_children(children, new_allocs, used, used_before, inv_after)
-    return _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
+    plan = _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
                    assignments, policy, warnings, names, None, current)
+    plan['cpu'] = cpu_plan
+    return plan
+
+
+def _cpu_inventory(root_inv, cpu, nova):
+    """The root's VCPU/PCPU records nova 34 reports under ``cpu_dedicated_set``."""
+    default = nova.get('default') or {}
+    out = {'set': {'PCPU': model.normalize_inventory(dict(cpu['pcpu']), 'PCPU')}, 'drop': []}
+    if cpu['vcpu_total']:
+        rec = dict(root_inv.get('VCPU') or {})
+        n = cpu['vcpu_total']
+        rec.update({'total': n, 'max_unit': n, 'min_unit': 1, 'step_size': 1,
+                    'reserved': default.get('reserved_host_cpus') or 0})
+        if default.get('cpu_allocation_ratio') is not None:
+            rec['allocation_ratio'] = default['cpu_allocation_ratio']
+        out['set']['VCPU'] = model.normalize_inventory(rec, 'VCPU')
+    else:
+        out['drop'].append('VCPU')
+    return out
+
+
+def _check_root_cpu(root, inv, used, used_before):
+    for rc in ('VCPU', 'PCPU'):
+        after = used.get(rc, 0)
+        if rc not in inv:
+            if after:
+                raise PlanError('unpinned guests hold %d VCPU on %s but nova 34 would report no VCPU '
+                                '(cpu_dedicated_set without cpu_shared_set). Set cpu_shared_set, or '
+                                'name them in pcpu.pinned. Nothing was changed.' % (after, root['name']))
+            continue
+        if not model.fits(inv[rc], used_before.get(rc, 0), after):
+            raise PlanError('%s would have %d %s allocated but nova 34 reports a capacity of %d under '
+                            'cpu_dedicated_set / cpu_shared_set. Nothing was changed.'
+                            % (root['name'], after, rc, model.capacity(inv[rc])))
 
 
 def _child_rc(child, rc):
@@ -571,6 +642,7 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
         'deferred_reason': deferred_reason,
         'warnings': warnings,
     }
+    plan['cpu'] = None
     plan['diff'] = plan_diff(plan, state, names)
     return plan
 
@@ -720,7 +792,9 @@ def plan_rollback(state, snap, remove_children=False):
         if consumer not in current:
             gone.append(consumer)
             continue
-        if model.consumer_totals(current[consumer]) != model.consumer_totals(snapped_allocs[consumer]):
+        now = model.consumer_totals(current[consumer])
+        planned = ((snap.get('plan') or {}).get('planned_totals') or {}).get(consumer)
+        if now != model.consumer_totals(snapped_allocs[consumer]) and now != planned:
             refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
                            % (consumer, _fmt_totals(model.consumer_totals(current[consumer])),
                               _fmt_totals(model.consumer_totals(snapped_allocs[consumer])))))

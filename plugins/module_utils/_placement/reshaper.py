@@ -34,6 +34,7 @@ __metaclass__ = type
 import os
 
 from . import layout as _layout
+from . import model
 from . import ops
 from . import planner
 from . import snapshot as _snapshot
@@ -156,7 +157,13 @@ def _log(log, message):
 def _plan_summary(plan):
     keep = ('status', 'root', 'policy', 'layout_classes', 'moved_classes', 'children',
             'create_children', 'inventory_changes', 'assignments', 'moved', 'warnings')
-    return dict((k, plan.get(k)) for k in keep)
+    summary = dict((k, plan.get(k)) for k in keep)
+    # the consumers' totals after this reshape: a rollback accepts a consumer holding either
+    # the snapshot's totals or these (PCI healing and VCPU -> PCPU change them on purpose)
+    summary['planned_totals'] = dict(
+        (c, model.consumer_totals(model.strip_allocations(body['allocations'])))
+        for c, body in (plan.get('allocations') or {}).items())
+    return summary
 
 
 def prepare_snapshot_dir(snapshot_dir):

@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""VCPU to PCPU (nova Train): pinned guests' VCPU becomes PCPU on the root.
+
+Rules from nova 34.0.0 nova/virt/libvirt/driver.py (_update_provider_tree_for_pcpu,
+_get_pcpu_available, _get_vcpu_available) and nova/virt/hardware.py (parse_cpu_spec);
+tests/nova_oracle checks the result with nova itself.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+import fakehost
+from test_reshaper_support import comparable, make_provider, put, report_for
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+
+
+def test_cpu_spec_syntax_is_novas():
+    assert novaconf.parse_cpu_spec('1-4,^3,6') == {1, 2, 4, 6}
+    assert novaconf.parse_cpu_spec('0-7,^2-3') == {0, 1, 4, 5, 6, 7}
+    with pytest.raises(ValueError):
+        novaconf.parse_cpu_spec('4-2')
+
+
+def test_pinned_guests_are_those_pinned_one_cpu_per_vcpu_in_the_dedicated_set(tmp_path):
+    report = report_for(tmp_path, fakehost.default_pinned_host(name='cn'), nova=True)
+    assert report['cpus_online'] == list(range(8))
+    cpu = layout.build_layout('cn', report)['cpu']
+    names = dict((u, i['name']) for u, i in report['instances'].items())
+    assert dict((names[u], v) for u, v in cpu['pinned'].items()) == {
+        'instance-00000041': True, 'instance-00000042': True, 'instance-00000043': False}
+    assert cpu['pcpu'] == {'total': 6, 'min_unit': 1, 'max_unit': 6, 'step_size': 1,
+                           'allocation_ratio': 1.0, 'reserved': 0}
+    assert cpu['vcpu_total'] == 2
+
+
+def test_dedicated_set_outside_the_online_cpus_is_refused(tmp_path):
+    spec = fakehost.default_pinned_host(name='cn')
+    spec['nova_conf']['compute']['cpu_dedicated_set'] = '2-9'
+    report = report_for(tmp_path, spec, nova=True)
+    with pytest.raises(layout.LayoutError) as info:
+        layout.build_layout('cn', report)
+    assert '8,9' in str(info.value) and 'not online' in str(info.value)
+
+
+def _legacy_node(backend, report, extra=()):
+    root = make_provider(backend, 'cn', {'VCPU': {'total': 8, 'allocation_ratio': 4.0},
+                                         'MEMORY_MB': {'total': 16384}})
+    for uuid in sorted(report['instances']):
+        put(backend, uuid, {root: {'resources': {'VCPU': 2, 'MEMORY_MB': 1024}}})
+    for uuid in extra:
+        put(backend, uuid, {root: {'resources': {'VCPU': 1, 'MEMORY_MB': 512}}})
+    return root
+
+
+def test_reshape_swaps_pinned_guests_and_reports_novas_cpu_inventory(embedded_backend, tmp_path):
+    report = report_for(tmp_path / 'h', fakehost.default_pinned_host(name='cn'), nova=True)
+    root = _legacy_node(embedded_backend, report)
+    before = comparable(provider_tree_state(embedded_backend, root))
+    snaps = str(tmp_path / 'snaps')
+    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=snaps)
+    assert result['status'] == 'reshaped' and result['verified'], result['msg']
+    inv = embedded_backend.get_inventories(root)['inventories']
+    assert inv['PCPU']['total'] == 6 and inv['PCPU']['allocation_ratio'] == 1.0
+    assert inv['VCPU']['total'] == 2 and inv['VCPU']['allocation_ratio'] == 4.0   # ratio kept
+    names = dict((i['name'], u) for u, i in report['instances'].items())
+    for name, want in (('instance-00000041', 'PCPU'), ('instance-00000042', 'PCPU'),
+                       ('instance-00000043', 'VCPU')):
+        res = embedded_backend.get_allocations(names[name])['allocations'][root]['resources']
+        assert res == {want: 2, 'MEMORY_MB': 1024}, name
+    assert sorted(result['plan']['cpu']['pinned']) == sorted([names['instance-00000041'],
+                                                              names['instance-00000042']])
+    assert reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=snaps)['status'] == 'noop'
+    back = reshaper.rollback_node(embedded_backend, 'cn', snapshot_dir=snaps)
+    assert back['verified'], back['msg']
+    assert comparable(provider_tree_state(embedded_backend, root)) == before
+
+
+def test_a_consumer_no_domain_explains_defers_the_node(embedded_backend, tmp_path):
+    report = report_for(tmp_path / 'h', fakehost.default_pinned_host(name='cn'), nova=True)
+    ghost = 'c0ffee00-0000-4000-8000-000000000001'
+    root = _legacy_node(embedded_backend, report, extra=[ghost])
+    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
+    assert result['status'] == 'deferred' and not result['changed']
+    assert ghost in result['deferred_reason'] and 'pcpu.pinned' in result['deferred_reason']
+    assert 'PCPU' not in embedded_backend.get_inventories(root)['inventories']
+    # the operator's word decides
+    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'),
+                                   layout_options={'pcpu': {'unpinned': [ghost]}})
+    assert result['status'] == 'reshaped' and result['verified'], result['msg']
+    assert embedded_backend.get_allocations(ghost)['allocations'][root]['resources']['VCPU'] == 1
+
+
+def test_no_shared_set_with_unpinned_guests_stops(embedded_backend, tmp_path):
+    spec = fakehost.default_pinned_host(name='cn')
+    del spec['nova_conf']['compute']['cpu_shared_set']
+    report = report_for(tmp_path / 'h', spec, nova=True)
+    root = _legacy_node(embedded_backend, report)
+    with pytest.raises(Exception) as info:
+        reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
+    assert 'no VCPU' in str(info.value) and 'Nothing was changed' in str(info.value)
+    assert 'PCPU' not in embedded_backend.get_inventories(root)['inventories']
