@@ -631,7 +631,31 @@ def default_pinned_host(name='compute-01'):
     }
 
 
-PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'pinned': default_pinned_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
+def mixed_host(name='compute-01'):
+    """Spec of a node that needs every start-up reshape at once: vGPU children, PCI in
+    Placement (healing), AMD SEV (with SEV-ES) and VCPU -> PCPU.  8 host CPUs as in
+    :func:`default_pinned_host`; instance-00000001 (2 mdevs) is also pinned to CPUs 2-3,
+    instance-00000002 (mdevs on both GPUs) also runs with SEV."""
+    spec = default_gpu_host(name=name)
+    sriov = default_sriov_host(name=name)
+    pinned = default_pinned_host(name=name)
+    sev = default_sev_host(name=name)
+    spec['numa_cells'] = pinned['numa_cells']
+    spec['sriov_pfs'] = sriov['sriov_pfs']
+    spec['pci_devices'] = sriov['pci_devices']
+    spec['sev'] = sev['sev']
+    spec['instances'] = ([{'name': 'instance-00000001', 'pinned_cpus': [2, 3]},
+                          {'name': 'instance-00000002', 'mem_encryption': 'amd-sev'},
+                          {'name': 'instance-00000003'}]
+                         + sriov['instances'])
+    spec['nova_conf'] = dict(spec['nova_conf'])
+    spec['nova_conf'].update(sriov['nova_conf'])
+    spec['nova_conf'].update(pinned['nova_conf'])
+    return spec
+
+
+PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'pinned': default_pinned_host,
+           'mixed': mixed_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
            'multi-type': multi_type_gpu_host}
 
 

@@ -379,6 +379,25 @@ class TestPresets(OracleTestBase):
         holders = sorted(rc for a in root['allocations'].values() for rc in a if rc in ('VCPU', 'PCPU'))
         self.assertEqual(['PCPU', 'PCPU', 'VCPU'], holders)
 
+    def test_every_kind_at_once(self):
+        """vGPU children, PCI healing, SEV and PCPU in ONE POST /reshaper, nova accepts."""
+        posts = []
+        real = RestBackend.reshape
+
+        def counting(backend, body):
+            posts.append(body)
+            return real(backend, body)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'ansible_collections.placement.upgrade.plugins.module_utils._placement.rest.RestBackend.reshape',
+            counting))
+        result, after = self.run_case(fakehost.mixed_host(name='oracle-mixed'))
+        self.assertEqual(1, len(posts))
+        self.assertEqual({'oracle-mixed_pci_0000_84_00_0', 'oracle-mixed_pci_0000_85_00_0',
+                          'oracle-mixed_0000:81:00.0', 'oracle-mixed_0000:3B:00.0',
+                          'oracle-mixed_amd_sev', 'oracle-mixed_amd_sev_es'}, set(self.tree(after)))
+        self.assertEqual(6, after['providers']['oracle-mixed']['inventories']['PCPU']['total'])
+
     def test_plain(self):
         result, after = self.run_case(fakehost.default_plain_host(name='oracle-plain'), expect_status='noop')
         self.assertEqual({}, self.tree(after))

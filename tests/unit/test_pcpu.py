@@ -108,3 +108,49 @@ def test_no_shared_set_with_unpinned_guests_stops(embedded_backend, tmp_path):
         reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
     assert 'no VCPU' in str(info.value) and 'Nothing was changed' in str(info.value)
     assert 'PCPU' not in embedded_backend.get_inventories(root)['inventories']
+
+
+def test_every_kind_in_one_reshape_and_one_rollback(embedded_backend, tmp_path):
+    """vGPU children, PCI healing, SEV and PCPU at once: one POST /reshaper, and the
+    rollback restores all of it (inventories, allocations, the root's SEV trait)."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
+    spec = fakehost.mixed_host(name='cn')
+    built = fakehost.build_host(str(tmp_path / 'h'), spec, clean=True)
+    report = discovery.discover(built['sysfs_root'], domain_xml_glob=built['domain_xml_glob'], hostname='cn',
+                                nova_conf=built['nova_conf'], domain_capabilities=built['domain_capabilities'])
+    root = make_provider(embedded_backend, 'cn', {
+        'VCPU': {'total': 8, 'allocation_ratio': 4.0}, 'MEMORY_MB': {'total': 16384},
+        'VGPU': {'total': 16, 'max_unit': 16}, 'MEM_ENCRYPTION_CONTEXT': {'total': 15, 'max_unit': 1}},
+        traits=['COMPUTE_NODE', 'HW_CPU_X86_AMD_SEV'])
+    held = {}
+    for gpu in report['gpus']:
+        for mdev in gpu['mdevs']:
+            if mdev['instance_uuid']:
+                held[mdev['instance_uuid']] = held.get(mdev['instance_uuid'], 0) + 1
+    for uuid, info in sorted(report['instances'].items()):
+        res = {'VCPU': 1, 'MEMORY_MB': 512}
+        if held.get(uuid):
+            res['VGPU'] = held[uuid]
+        if info.get('mem_encryption'):
+            res['MEM_ENCRYPTION_CONTEXT'] = 1
+        put(embedded_backend, uuid, {root: {'resources': res}})
+    before = comparable(provider_tree_state(embedded_backend, root))
+    bodies = []
+    real = embedded_backend.reshape
+    embedded_backend.reshape = lambda body: (bodies.append(body), real(body))[1]
+    snaps = str(tmp_path / 'snaps')
+    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=snaps)
+    assert result['status'] == 'reshaped' and result['verified'], result['msg']
+    assert len(bodies) == 1
+    inv = embedded_backend.get_inventories(root)['inventories']
+    assert sorted(inv) == ['MEMORY_MB', 'PCPU', 'VCPU']
+    names = dict((i['name'], u) for u, i in report['instances'].items())
+    first = embedded_backend.get_allocations(names['instance-00000001'])['allocations']
+    assert first[root]['resources'] == {'PCPU': 1, 'MEMORY_MB': 512}
+    healed = [c for c in report['instances'] if any(
+        rp != root and 'CUSTOM_PCI' in ''.join(a['resources'])
+        for rp, a in embedded_backend.get_allocations(c)['allocations'].items())]
+    assert len(healed) == 3
+    back = reshaper.rollback_node(embedded_backend, 'cn', snapshot_dir=snaps, remove_children=True)
+    assert back['verified'], back['msg']
+    assert comparable(provider_tree_state(embedded_backend, root)) == before
