@@ -20,8 +20,14 @@ upgrade, and covers every path of the roll:
   guest with mdevs on two GPUs), some unheld mdevs, CPU-only guests next to them;
   Placement has ``VGPU: N`` on the root provider and every guest's VGPU allocation
   on the root (nova before Stein).  The roll reshapes them.
+* two of the GPU nodes (compute-02, compute-05) are also AMD SEV hosts: Placement has
+  ``MEM_ENCRYPTION_CONTEXT`` and ``HW_CPU_X86_AMD_SEV`` on the root (nova before 2025.2)
+  and their first guest holds one; the roll moves it to ``<node>_amd_sev`` in the same
+  reshape (compute-02 also gets ``<node>_amd_sev_es``).
 * one SR-IOV node (``kind: sriov``): an X710 PF with VFs held by guests and a
-  passthrough GPU; its VF and GPU classes sit flat on the root.  Reshaped.
+  passthrough GPU, tracked only in nova's database before the upgrade (nothing in
+  Placement); its nova.conf turns ``[pci]report_in_placement`` on, so the roll creates
+  nova's PCI providers and moves the guests' PCI allocations there.  Reshaped.
 * one node already reshaped (``kind: reshaped``): seeded flat, then reshaped by the
   collection's own core while the fleet is built.  The roll skips it.
 * a migration in flight (``kind: migrating`` + ``kind: plain`` target): one guest of
@@ -130,6 +136,11 @@ def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
     return specs
 
 
+# GPU nodes (by GPU-node index) that are also AMD SEV hosts: compute-02 (SEV and SEV-ES),
+# compute-05 (SEV only)
+SEV_GPU_NODES = (1, 4)
+
+
 def _gpu_spec(name, index, rng):
     vendor, product, mdev_type, type_name, max_inst = GPU_MODELS[index % len(GPU_MODELS)]
     gpu_count = (2, 1, 3)[index % 3]
@@ -161,13 +172,20 @@ def _gpu_spec(name, index, rng):
     # an unheld mdev left behind by a deleted guest, on every other node
     if index % 2 == 1:
         gpus[0]['mdevs'].append({'type': mdev_type, 'holder': None})
-    return {
+    spec = {
         'hostname': name,
         'gpus': gpus,
         'numa_cells': [dict(c) for c in fakehost.DEFAULT_NUMA],
         'instances': [{'name': g} for g in guests],
         'nova_conf': {'devices': {'enabled_mdev_types': mdev_type}},
     }
+    if index in SEV_GPU_NODES:
+        # an AMD SEV host (nova < 2025.2: MEM_ENCRYPTION_CONTEXT on the root): its first guest
+        # runs with memory encryption; the second SEV node's kernel has no SEV-ES
+        sev_es = index == SEV_GPU_NODES[0]
+        spec['sev'] = fakehost.default_sev_host(name, sev_es=sev_es)['sev']
+        spec['instances'][0]['mem_encryption'] = 'amd-sev'
+    return spec
 
 
 # ---------------------------------------------------------------------------
@@ -191,6 +209,8 @@ def write_inventory(out_dir, fleet, extra_vars=None):
             'rolling_reshape_domain_xml_glob': node['domain_xml_glob'],
             'rolling_reshape_nova_conf': node.get('nova_conf') or '',
         }
+        if node.get('domain_capabilities'):
+            host['rolling_reshape_domain_capabilities'] = node['domain_capabilities']
         if node['provider'] != node['name']:
             host['rolling_reshape_provider_name'] = node['provider']
         if node.get('pci_filters'):
@@ -299,22 +319,28 @@ def seed_placement(backend, fleet, log=None):
         units = _gpu_units(node['spec'])
         if units:
             inventories['VGPU'] = _inv(units)
+        sev = node['spec'].get('sev')
+        if sev:
+            inventories['MEM_ENCRYPTION_CONTEXT'] = _inv(int(sev.get('max_guests', 15)), max_unit=1)
         # PCI devices (the SR-IOV node's VFs, the passthrough A2) are not in Placement before
         # the upgrade: nova tracked them in its own database; nova 34 with
         # [pci]report_in_placement reports them on children and heals the allocations.
         _set_inventories(backend, root['uuid'], inventories)
-        _set_traits(backend, root['uuid'], ['COMPUTE_NODE'])
+        _set_traits(backend, root['uuid'], ['COMPUTE_NODE'] + (['HW_CPU_X86_AMD_SEV'] if sev else []))
         _set_aggregates(backend, root['uuid'], [aggregate])
         log('seeded provider %s (%s)' % (node['provider'], ', '.join(
             '%s %d' % (rc, inv['total']) for rc, inv in sorted(inventories.items()))))
     for node in fleet['nodes']:
         root_uuid = roots[node['name']]
         held = _held_units(node)
+        sev_guests = set(i['name'] for i in node['spec'].get('instances', []) if i.get('mem_encryption'))
         consumers = []
         for guest, consumer in sorted(node['instances'].items()):
             resources = {'VCPU': rng.choice((2, 4, 8)), 'MEMORY_MB': rng.choice((4096, 8192, 16384))}
             for rc, n in held.get(guest, {}).items():
                 resources[rc] = n
+            if guest in sev_guests:
+                resources['MEM_ENCRYPTION_CONTEXT'] = 1
             allocations = {root_uuid: {'resources': resources},
                            pool['uuid']: {'resources': {'DISK_GB': rng.choice((20, 40, 80))}}}
             if node.get('migrates_to') and guest == node['migrating_guest']:
@@ -377,7 +403,8 @@ def pci_held_units(node):
 def _reshape_now(backend, node, fleet, log):
     from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
     devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                                 hostname=node['provider'], nova_conf=node.get('nova_conf'))
+                                 hostname=node['provider'], nova_conf=node.get('nova_conf'),
+                                 domain_capabilities=node.get('domain_capabilities'))
     result = reshaper.reshape_node(backend, node['provider'], devices,
                                    snapshot_dir=fleet['build_snapshot_dir'], log=log)
     if result['status'] != 'reshaped' or not result.get('verified'):
@@ -401,6 +428,7 @@ def describe(out_dir, specs, built, prefix='', seed=7):
             'sysfs_root': host['sysfs_root'],
             'domain_xml_glob': host['domain_xml_glob'],
             'nova_conf': host['nova_conf'],
+            'domain_capabilities': host.get('domain_capabilities'),
             'instances': instances,
             'spec': item['spec'],
             'unmapped': item['unmapped'],

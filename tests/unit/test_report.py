@@ -228,7 +228,8 @@ def fleet(tmp_path):
 
 def _devices(node):
     return discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                              hostname=node['provider'], nova_conf=node['nova_conf'])
+                              hostname=node['provider'], nova_conf=node['nova_conf'],
+                              domain_capabilities=node.get('domain_capabilities'))
 
 
 def _comparable(tree):

@@ -35,7 +35,8 @@ def rolled(tmp_path_factory):
     with EmbeddedBackend(fleet['embedded_db']) as backend:
         for node in fleet['nodes']:
             devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                                         hostname=node['provider'], nova_conf=node['nova_conf'])
+                                         hostname=node['provider'], nova_conf=node['nova_conf'],
+                                         domain_capabilities=node.get('domain_capabilities'))
             apply = node['name'] == 'compute-01'
             results[node['name']] = reshaper.reshape_node(
                 backend, node['provider'], devices, check_mode=not apply,

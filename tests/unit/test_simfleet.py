@@ -30,7 +30,8 @@ def fleet(tmp_path_factory):
 
 def _devices(node):
     return discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
-                              hostname=node['provider'], nova_conf=node['nova_conf'])
+                              hostname=node['provider'], nova_conf=node['nova_conf'],
+                              domain_capabilities=node.get('domain_capabilities'))
 
 
 def test_fleet_plan_roles():
@@ -101,8 +102,15 @@ def test_every_node_plans_as_expected(fleet):
             result = reshaper.reshape_node(backend, node['provider'], _devices(node), check_mode=True)
             seen[node['name']] = result['status']
             if node['kind'] == 'gpu':
-                # every held mdev's VGPU unit moves to a GPU child
-                assert result['moved']['units'] == {'VGPU': node['vgpu_held']}
+                # every held mdev's VGPU unit moves to a GPU child; on the SEV nodes the SEV
+                # guest's MEM_ENCRYPTION_CONTEXT moves to <node>_amd_sev in the same reshape
+                want = {'VGPU': node['vgpu_held']}
+                if node['spec'].get('sev'):
+                    want['MEM_ENCRYPTION_CONTEXT'] = 1
+                    kids = sorted(c['name'] for c in result['plan']['children'] if 'amd_sev' in c['name'])
+                    assert kids == [node['provider'] + '_amd_sev'] + (
+                        [node['provider'] + '_amd_sev_es'] if node['name'] == 'compute-02' else [])
+                assert result['moved']['units'] == want
             if node['kind'] == 'sriov':
                 # no PCI class on the legacy root: the children are created and every guest
                 # holding a VF or the A2 gets its PCI allocation (what nova 34 would heal)
