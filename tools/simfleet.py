@@ -27,7 +27,9 @@ upgrade, and covers every path of the roll:
 * one SR-IOV node (``kind: sriov``): an X710 PF with VFs held by guests and a
   passthrough GPU, tracked only in nova's database before the upgrade (nothing in
   Placement); its nova.conf turns ``[pci]report_in_placement`` on, so the roll creates
-  nova's PCI providers and moves the guests' PCI allocations there.  Reshaped.
+  nova's PCI providers and moves the guests' PCI allocations there.  It is also the
+  pinned-CPU host: ``[compute]cpu_dedicated_set`` is set and instance-00000011 is
+  pinned, so its VCPU becomes PCPU on the root in the same reshape.  Reshaped.
 * one node already reshaped (``kind: reshaped``): seeded flat, then reshaped by the
   collection's own core while the fleet is built.  The roll skips it.
 * a migration in flight (``kind: migrating`` + ``kind: plain`` target): one guest of
@@ -124,6 +126,12 @@ def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
             gpu_index += 1
         elif kind == 'sriov':
             spec = fakehost.default_sriov_host(name)
+            # also the fleet's pinned-CPU host: nova.conf of the new release dedicates one
+            # thread of every core to pinned guests; instance-00000011 is pinned (Train's
+            # VCPU -> PCPU reshape, done in the same pass as the PCI one)
+            spec['nova_conf']['compute'] = {'cpu_dedicated_set': '16-31,48-63',
+                                            'cpu_shared_set': '0-15,32-47'}
+            spec['instances'][0]['pinned_cpus'] = [16, 17]
         else:
             spec = fakehost.default_plain_host(name)
         extra = ['instance-%08x' % (0x100 + i) for i in range(rng.randint(1, 2))]

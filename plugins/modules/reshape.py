@@ -55,6 +55,10 @@ options:
         C({libvirt_name}), C({vendor_id}), C({product_id}), C({numa_node}) (C({id}) for NUMA).
       - C(reserved) and C(allocation_ratio) left unset keep the value an existing child already
         has in Placement (Placement's default for a new child).
+      - When the device report carries the node's nova.conf, nova 34's own layout applies and
+        C(numa) is refused. C(pcpu) takes C(pinned) and C(unpinned), lists of consumer UUIDs,
+        for the VCPU to PCPU reshape (C([compute]cpu_dedicated_set)) where the domain XML does
+        not tell whether a consumer is a pinned guest.
     type: dict
     default: {}
   ownership_policy:
