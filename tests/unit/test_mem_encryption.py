@@ -190,3 +190,27 @@ def test_sev_allocations_on_a_host_without_sev_stop_the_node(embedded_backend, t
         reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
     assert 'MEM_ENCRYPTION_CONTEXT' in str(info.value) and 'Nothing was changed' in str(info.value)
     assert MEC in embedded_backend.get_inventories(root)['inventories']
+
+
+def test_a_sev_es_guest_on_the_root_goes_to_amd_sev_with_a_warning(embedded_backend, tmp_path):
+    """nova's _reshape_memory_encryption_allocations has one target, the HW_CPU_X86_AMD_SEV child."""
+    spec = fakehost.default_sev_host(name='cn')
+    spec['instances'][1]['mem_encryption'] = 'amd-sev-es'
+    _built, report = _sev_report(tmp_path, spec)
+    _legacy_sev_node(embedded_backend, report)
+    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
+    assert result['status'] == 'reshaped' and result['verified'], result['msg']
+    es = [u for u, i in report['instances'].items() if i['mem_encryption'] == 'amd-sev-es'][0]
+    assert any(es in w and 'amd-sev-es' in w and 'cn_amd_sev' in w for w in result['warnings'])
+    assert result['plan']['assignments'][es][MEC]['to'] == {'cn_amd_sev': 1}
+
+
+def test_sev_stop_names_the_consumers(embedded_backend, tmp_path):
+    _built, report = _sev_report(tmp_path, fakehost.default_sev_host(name='cn'))
+    _legacy_sev_node(embedded_backend, report)
+    report['mem_encryption'] = None
+    with pytest.raises(planner.PlanError) as info:
+        reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
+    holders = sorted(u for u, i in report['instances'].items() if i['mem_encryption'])
+    assert info.value.consumers == holders
+    assert all(h in str(info.value) for h in holders)

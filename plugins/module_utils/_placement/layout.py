@@ -379,6 +379,10 @@ def mem_encryption_children(root_name, devices):
                 'allocation_ratio': 1.0}}
             if info['trait'] == SEV_TRAIT:
                 child['takes_all'] = MEM_ENCRYPTION_CONTEXT
+                # the model each guest's <launchSecurity> shows, for the planner's warning
+                child['guest_models'] = dict(
+                    (model.normalize_uuid(u), i.get('mem_encryption'))
+                    for u, i in (devices.get('instances') or {}).items() if i.get('mem_encryption'))
         children.append(child)
     return children
 

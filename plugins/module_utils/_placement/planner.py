@@ -195,6 +195,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             'traits_before': cur_traits, 'traits_after': final_traits,
             'moves_from': dict(want.get('moves_from') or {}), 'heal': bool(want.get('heal')),
             'holders': dict(want.get('holders') or {}), 'takes_all': want.get('takes_all'),
+            'guest_models': dict(want.get('guest_models') or {}),
         })
     child_by_uuid = dict((c['uuid'], c) for c in children)
 
@@ -213,12 +214,16 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                             % (root['name'], ', '.join(layout['nova'].get('files') or [])))
         mec = _layout.MEM_ENCRYPTION_CONTEXT
         if mec in root_inv and not any(c['takes_all'] == mec for c in children):
-            raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2) but the '
+            holders = sorted(c for c, a in (state.get('allocations') or {}).items()
+                             if _amount_on(_stripped(a), root_uuid, mec))
+            raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2)%s but the '
                             'device report shows no AMD SEV support (kvm_amd sev parameter and '
                             '<sev supported=\'yes\'> in the domain capabilities): nova 34 would '
-                            'fail its start-up reshape (ReshapeFailed) or drop the inventory. Give '
-                            'device_info the domain capabilities (use_virsh, or domain_capabilities) '
-                            'and plan again. Nothing was changed.' % (root['name'], mec))
+                            'fail its start-up reshape (ReshapeFailed: no AMD SEV child for them) or '
+                            'drop the inventory. Give device_info the domain capabilities (use_virsh, '
+                            'or domain_capabilities) and plan again. Nothing was changed.'
+                            % (root['name'], mec, ', allocated by consumers %s' % ', '.join(holders)
+                               if holders else ''), consumers=holders)
     inv_before = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
     inv_after = copy.deepcopy(inv_before)
     inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
@@ -309,6 +314,11 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                 # nova's rule for this class: every allocation of the root goes to that child
                 # (MEM_ENCRYPTION_CONTEXT -> <node>_amd_sev, whatever the guest's model)
                 _add(allocs, used, takers[0]['uuid'], rc, amount)
+                seen = takers[0]['guest_models'].get(consumer, 'amd-sev')
+                if seen != 'amd-sev':
+                    warnings.append('consumer %s runs as %s (domain <launchSecurity>) but holds %s on '
+                                    'the root: nova 34 moves every such allocation to %s, and so does '
+                                    'this reshape' % (consumer, seen, rc, takers[0]['name']))
                 assignments.setdefault(consumer, {})[rc] = {
                     'how': 'nova-rule', 'amount': amount, 'to': {takers[0]['name']: amount}}
                 continue
