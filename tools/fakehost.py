@@ -302,12 +302,15 @@ def build_host(root, spec, clean=False):
 
     domcaps = None
     if spec.get('sev') is not None:
-        sev = spec['sev']
         params = os.path.join(writer.sys, 'module', 'kvm_amd', 'parameters')
-        for name, on in sorted((sev.get('kernel') or {'sev': True}).items()):
+        for name, on in sorted((spec['sev'].get('kernel') or {'sev': True}).items()):
             writer.write(os.path.join(params, name), 'Y\n' if on else 'N\n')
+    if spec.get('tdx') is not None and spec['tdx'].get('misc_capacity') is not None:
+        writer.write(os.path.join(writer.sys, 'fs', 'cgroup', 'misc.capacity'),
+                     'sev 0\nsev_es 0\ntdx %d\n' % int(spec['tdx']['misc_capacity']))
+    if spec.get('sev') is not None or spec.get('tdx') is not None:
         domcaps = os.path.join(root, 'etc', 'libvirt', 'domcapabilities.xml')
-        writer.write(domcaps, domain_capabilities_xml(sev))
+        writer.write(domcaps, domain_capabilities_xml(spec.get('sev'), spec.get('tdx')))
 
     nova_conf = None
     if spec.get('nova_conf') is not None:
@@ -380,17 +383,21 @@ def _pci_address_xml(address, with_type=False):
 SEV_POLICY = {'amd-sev': '0x0033', 'amd-sev-es': '0x0037'}    # nova: NODBG|NOKS|DOMAIN|SEV (+ES)
 
 
-def domain_capabilities_xml(sev):
-    """``virsh domcapabilities`` of an AMD SEV host, as libvirt prints it."""
-    supported = 'yes' if sev.get('supported', True) else 'no'
+def domain_capabilities_xml(sev=None, tdx=None):
+    """``virsh domcapabilities`` of an AMD SEV (or Intel TDX) host, as libvirt prints it."""
     lines = ["<domainCapabilities>", "  <path>/usr/bin/qemu-system-x86_64</path>",
              "  <domain>kvm</domain>", "  <machine>pc-q35-8.2</machine>", "  <arch>x86_64</arch>",
-             "  <features>", "    <gic supported='no'/>",
-             "    <sev supported='%s'>" % supported,
-             "      <cbitpos>47</cbitpos>", "      <reducedPhysBits>1</reducedPhysBits>",
-             "      <maxGuests>%d</maxGuests>" % int(sev.get('max_guests', 15)),
-             "      <maxESGuests>%d</maxESGuests>" % int(sev.get('max_es_guests', 0)),
-             "    </sev>"]
+             "  <features>", "    <gic supported='no'/>"]
+    sev = sev or {}
+    if sev:
+        supported = 'yes' if sev.get('supported', True) else 'no'
+        lines += ["    <sev supported='%s'>" % supported,
+                  "      <cbitpos>47</cbitpos>", "      <reducedPhysBits>1</reducedPhysBits>",
+                  "      <maxGuests>%d</maxGuests>" % int(sev.get('max_guests', 15)),
+                  "      <maxESGuests>%d</maxESGuests>" % int(sev.get('max_es_guests', 0)),
+                  "    </sev>"]
+    if tdx is not None:
+        lines.append("    <tdx supported='%s'/>" % ('yes' if tdx.get('supported', True) else 'no'))
     if sev.get('launch_security'):
         lines += ["    <launchSecurity supported='yes'>", "      <enum name='sectype'>"]
         lines += ["        <value>%s</value>" % t for t in sev['launch_security']]
@@ -613,6 +620,19 @@ def default_sev_host(name='compute-01', sev_es=True):
     }
 
 
+def default_tdx_host(name='compute-01'):
+    """Spec of an Intel TDX node (nova 2025.2+ reports it on ``<node>_intel_tdx`` from the
+    start, so nothing moves): libvirt shows ``<tdx supported='yes'/>``, the misc cgroup 63
+    TDX guests, and nova.conf sets the host-passthrough CPU mode TDX needs."""
+    return {
+        'hostname': name,
+        'numa_cells': [dict(c) for c in DEFAULT_NUMA],
+        'tdx': {'misc_capacity': 63},
+        'instances': [{'name': 'instance-00000051'}],
+        'nova_conf': {'libvirt': {'cpu_mode': 'host-passthrough'}},
+    }
+
+
 def default_pinned_host(name='compute-01'):
     """Spec of a node before Train's PCPU: pinned guests consume VCPU on the root.
 
@@ -655,6 +675,7 @@ def mixed_host(name='compute-01'):
 
 
 PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'pinned': default_pinned_host,
+           'tdx': default_tdx_host,
            'mixed': mixed_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
            'multi-type': multi_type_gpu_host}
 

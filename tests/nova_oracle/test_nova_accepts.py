@@ -151,6 +151,10 @@ class OracleTestBase(base.ServersTestBase):
             libvirt_host.Host.get_online_cpus.return_value = online
         qemu_version = None
         features = mirror.domain_capability_features(self.built)
+        if features and self.spec.get('tdx') is not None:
+            capacity = (self.spec['tdx'] or {}).get('misc_capacity')
+            self.useFixture(fixtures.MockPatch(
+                'nova.virt.libvirt.host.Host._get_cgroup_tdx_capacity', return_value=capacity))
         if features:
             for flag, value in mirror.kernel_sev_flags(self.built, self.spec).items():
                 setattr(self.libvirt.amd_sev, flag, value)
@@ -368,6 +372,23 @@ class TestPresets(OracleTestBase):
     def test_amd_sev_without_sev_es(self):
         result, after = self.run_case(fakehost.default_sev_host(name='oracle-sevonly', sev_es=False))
         self.assertEqual({'oracle-sevonly_amd_sev'}, set(self.tree(after)))
+
+    def test_amd_sev_snp(self):
+        """A kernel with SEV-SNP: nova hides SEV-ES and reports SEV-SNP (maxESGuests)."""
+        spec = fakehost.default_sev_host(name='oracle-snp')
+        spec['sev']['kernel']['sev_snp'] = True
+        spec['sev']['launch_security'] = ['sev', 'sev-es', 'sev-snp']
+        result, after = self.run_case(spec)
+        self.assertEqual({'oracle-snp_amd_sev', 'oracle-snp_amd_sev_snp'}, set(self.tree(after)))
+
+    def test_intel_tdx(self):
+        """Intel TDX: nothing to move (nova has reported it on a child from the start, so the
+        nova that seeds the node already made <node>_intel_tdx): our plan must find that
+        child exactly as it would build it (noop), from the same misc cgroup total."""
+        result, after = self.run_case(fakehost.default_tdx_host(name='oracle-tdx'), expect_status='noop')
+        children = self.tree(after)
+        self.assertEqual({'oracle-tdx_intel_tdx'}, set(children))
+        self.assertEqual(63, children['oracle-tdx_intel_tdx'][0]['MEM_ENCRYPTION_CONTEXT']['total'])
 
     def test_vcpu_to_pcpu(self):
         """Train's reshape: pinned guests' VCPU becomes PCPU, the root reports nova's PCPU

@@ -214,3 +214,15 @@ def test_sev_stop_names_the_consumers(embedded_backend, tmp_path):
     holders = sorted(u for u, i in report['instances'].items() if i['mem_encryption'])
     assert info.value.consumers == holders
     assert all(h in str(info.value) for h in holders)
+
+
+def test_intel_tdx_needs_host_passthrough_and_takes_the_capacity(tmp_path):
+    """host.py supports_intel_tdx / _get_tdx_capacity: cpu_mode host-passthrough, <tdx
+    supported='yes'>, capacity from [libvirt]num_intel_tdx_guests when set, else the misc cgroup."""
+    spec = fakehost.default_tdx_host(name='cn')
+    models = _sev_report(tmp_path, spec)[1]['mem_encryption']['models']
+    assert models == {'intel_tdx': {'total': 63, 'trait': 'HW_CPU_X86_INTEL_TDX'}}
+    spec['nova_conf']['libvirt']['num_intel_tdx_guests'] = 16
+    assert _sev_report(tmp_path, spec)[1]['mem_encryption']['models']['intel_tdx']['total'] == 16
+    del spec['nova_conf']['libvirt']['cpu_mode']
+    assert _sev_report(tmp_path, spec)[1]['mem_encryption']['models'] == {}

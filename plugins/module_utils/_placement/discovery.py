@@ -712,8 +712,9 @@ def mem_encryption(sysfs_root, domain_capabilities, nova, warnings):
     parameter and no ``sev_snp`` (total ``maxESGuests``); SEV-SNP the ``sev_snp``
     parameter and ``sev-snp`` among the ``<launchSecurity>`` sectypes (total
     ``maxESGuests``); Intel TDX ``[libvirt]cpu_mode = host-passthrough``, ``<tdx
-    supported='yes'>`` and a capacity from the misc cgroup or
-    ``[libvirt]num_intel_tdx_guests`` (the smaller... nova takes the option when set).
+    supported='yes'>`` and a capacity: ``[libvirt]num_intel_tdx_guests`` when set, else
+    the ``tdx`` line of the misc cgroup's ``misc.capacity``.  (nova 34 no longer reads
+    ``[libvirt]num_memory_encrypted_guests``: AMD totals come from libvirt only.)
     QEMU is assumed recent enough for SEV-ES (nova: 8.0.0); only supported models with
     a total above 0 are listed.
     """
