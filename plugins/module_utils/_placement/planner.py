@@ -420,15 +420,19 @@ def _check_nova_rules(layout, providers, root_uuid, children):
     if nova is None:
         return
     wanted = set(c['name'] for c in children)
+    # nova's ensure_tracking_was_not_enabled_before looks at every provider of the tree,
+    # the root included; the PCI view (stray check) only at the children
+    marked = sorted(p['name'] for u, p in providers.items()
+                    if 'COMPUTE_MANAGED_PCI_DEVICE' in (p.get('traits') or []))
     managed = sorted(p['name'] for u, p in providers.items()
                      if u != root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' in (p.get('traits') or []))
     files = ', '.join(nova.get('files') or []) or 'nova.conf'
-    if managed and not nova.get('pci_in_placement'):
+    if marked and not nova.get('pci_in_placement'):
         raise PlanError('providers %s carry COMPUTE_MANAGED_PCI_DEVICE but [pci]report_in_placement '
                         'is False in %s: nova 34 refuses to start on this node ("Nova does not '
                         'support disabling it after it is enabled"). Enable report_in_placement in '
-                        'nova.conf, or remove those providers, then plan again. Nothing was changed.'
-                        % (', '.join(managed), files))
+                        'nova.conf, or remove the trait / those providers, then plan again. Nothing '
+                        'was changed.' % (', '.join(marked), files))
     stray = [n for n in managed if n not in wanted]
     if stray:
         raise PlanError('PCI providers %s are not in the PCI view nova 34 builds from %s '
