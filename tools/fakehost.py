@@ -296,7 +296,7 @@ def build_host(root, spec, clean=False):
                          'Node %d MemFree:        %d kB\n'
                          'Node %d MemUsed:        %d kB\n'
                          % (cell['id'], memory_kb, cell['id'], memory_kb // 2, cell['id'], memory_kb // 2))
-        all_cpus = sorted(c for cell in cells for c in _cpu_ids(cell.get('cpus', [])))
+        all_cpus = sorted(c for cell in cells for c in cpu_ids(cell.get('cpus', [])))
         writer.write(os.path.join(writer.sys, 'devices', 'system', 'cpu', 'online'),
                      '%s\n' % _cpus_text(all_cpus))
 
@@ -406,7 +406,8 @@ def domain_capabilities_xml(sev=None, tdx=None):
     return '\n'.join(lines)
 
 
-def _cpu_ids(cpus):
+def cpu_ids(cpus):
+    """``'0-3,8'`` (or a list) -> ``[0, 1, 2, 3, 8]``."""
     if isinstance(cpus, str):
         out = []
         for part in cpus.split(','):

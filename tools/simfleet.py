@@ -318,7 +318,7 @@ def seed_placement(backend, fleet, log=None):
         root = _provider(backend, node['provider'], stable_uuid(prefix, 'provider', node['provider']))
         roots[node['name']] = root['uuid']
         node['uuid'] = root['uuid']
-        cpus = sum(len(_cpus(c['cpus'])) for c in node['spec'].get('numa_cells', [])) or 32
+        cpus = sum(len(fakehost.cpu_ids(c['cpus'])) for c in node['spec'].get('numa_cells', [])) or 32
         memory = sum(int(c['memory_mb']) for c in node['spec'].get('numa_cells', [])) or 65536
         inventories = {
             'VCPU': _inv(cpus, allocation_ratio=4.0, max_unit=cpus),
@@ -368,17 +368,6 @@ def seed_placement(backend, fleet, log=None):
         if node['kind'] == 'reshaped':
             _reshape_now(backend, node, fleet, log)
     return fleet
-
-
-def _cpus(text):
-    out = []
-    for part in str(text).split(','):
-        if '-' in part:
-            low, high = part.split('-')
-            out.extend(range(int(low), int(high) + 1))
-        elif part.strip():
-            out.append(int(part))
-    return out
 
 
 def _held_units(node):

@@ -154,7 +154,7 @@ def domain_capability_features(built):
     return text[start:end]
 
 
-def kernel_sev_flags(built, spec):
+def kernel_sev_flags(spec):
     """The kvm_amd parameters the tree shows, as nova's AmdSevFixture takes them."""
     kernel = (spec.get('sev') or {}).get('kernel') or {}
     return {'sev': bool(kernel.get('sev', bool(spec.get('sev')))),

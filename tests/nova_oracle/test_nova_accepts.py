@@ -53,10 +53,6 @@ USER = '75736572-2075-7365-7220-757365722075'
 GUEST = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}
 
 
-def _gpu_units(spec):
-    return simfleet._gpu_units(spec)
-
-
 class OracleTestBase(base.ServersTestBase):
     """One fake host, our reshape, then nova's verdict."""
 
@@ -145,7 +141,7 @@ class OracleTestBase(base.ServersTestBase):
         if CONF.compute.cpu_dedicated_set:
             # before Train: no dedicated/shared sets, every online CPU is VCPU
             self.flags(cpu_dedicated_set=None, cpu_shared_set=None, group='compute')
-            online = set(fakehost._cpu_ids(','.join(str(c['cpus']) for c in self.spec['numa_cells'])))
+            online = set(c for cell in self.spec['numa_cells'] for c in fakehost.cpu_ids(cell['cpus']))
             from nova.virt.libvirt import host as libvirt_host
             # the base class mocks get_online_cpus (range(16)): give it this host's CPUs
             libvirt_host.Host.get_online_cpus.return_value = online
@@ -156,7 +152,7 @@ class OracleTestBase(base.ServersTestBase):
             self.useFixture(fixtures.MockPatch(
                 'nova.virt.libvirt.host.Host._get_cgroup_tdx_capacity', return_value=capacity))
         if features:
-            for flag, value in mirror.kernel_sev_flags(self.built, self.spec).items():
+            for flag, value in mirror.kernel_sev_flags(self.spec).items():
                 setattr(self.libvirt.amd_sev, flag, value)
             self.useFixture(fixtures.MonkeyPatch(
                 'nova.tests.fixtures.libvirt.virConnect._domain_capability_features', features))
@@ -173,7 +169,7 @@ class OracleTestBase(base.ServersTestBase):
 
     def seed_legacy(self, extra_consumers=()):
         """What the old nova left in Placement: VGPU on the root, guests on the root."""
-        units = _gpu_units(self.spec)
+        units = simfleet._gpu_units(self.spec)
         if units:
             body = self._get('/resource_providers/%s/inventories' % self.root_uuid)
             body['inventories']['VGPU'] = {'total': units, 'reserved': 0, 'min_unit': 1,

@@ -16,7 +16,7 @@ __metaclass__ = type
 import pytest
 
 import fakehost
-from test_reshaper_support import comparable, make_provider, put
+from test_reshaper_support import Wrapper, comparable, make_provider, put
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
@@ -161,18 +161,11 @@ def test_gpu_and_sev_in_one_reshape(embedded_backend, tmp_path):
     vgpus = sum(8 for _g in report['gpus'])
     root, consumers = _legacy_sev_node(embedded_backend, report, with_gpu_vgpu=vgpus)
     before = comparable(provider_tree_state(embedded_backend, root))
-    calls = []
-    real = embedded_backend.reshape
-
-    def counting(body):
-        calls.append(body)
-        return real(body)
-
-    embedded_backend.reshape = counting
+    spy = Wrapper(embedded_backend)
     snaps = str(tmp_path / 'snaps')
-    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=snaps)
+    result = reshaper.reshape_node(spy, 'cn', report, snapshot_dir=snaps)
     assert result['status'] == 'reshaped' and result['verified'], result['msg']
-    assert len(calls) == 1
+    assert len(spy.reshape_calls) == 1
     assert set(result['plan']['moved_classes']) == {'VGPU', MEC}
     names = sorted(c['name'] for c in result['plan']['children'])
     assert names == ['cn_amd_sev', 'cn_amd_sev_es', 'cn_pci_0000_84_00_0', 'cn_pci_0000_85_00_0']

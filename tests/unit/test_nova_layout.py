@@ -13,8 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
-
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
@@ -34,6 +32,7 @@ from test_reshaper_support import (
     make_provider,
     put,
     report_for,
+    Wrapper,
 )
 
 GPU_A, GPU_B, GPU_C = '0000:84:00.0', '0000:85:00.0', '0000:86:00.0'
@@ -50,21 +49,6 @@ def _nova_gpu_inventory(total):
     """The record nova's _get_gpu_inventories gives a pGPU."""
     return {'total': total, 'min_unit': 1, 'max_unit': total, 'step_size': 1, 'reserved': 0,
             'allocation_ratio': 1.0}
-
-
-class CapturesReshape(object):
-    """Delegates to a backend and records every POST /reshaper body."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.bodies = []
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def reshape(self, body):
-        self.bodies.append(copy.deepcopy(body))
-        return self.inner.reshape(body)
 
 
 def _rewrite_untyped(backend, root, consumer):
@@ -470,12 +454,12 @@ def test_reshape_under_nova_conf_keeps_every_consumer_type(embedded_backend, tmp
         assert request['project_id'] == PROJECT and request['user_id'] == USER
         assert request['consumer_generation'] == state['allocations'][consumer]['consumer_generation']
 
-    spy = CapturesReshape(backend)
+    spy = Wrapper(backend)
     result = reshaper.reshape_node(spy, 'cn', report, snapshot_dir=str(tmp_path / 'snap'))
     assert result['status'] == 'reshaped'
     assert result['verified'] is True, result['verification']
-    assert len(spy.bodies) == 1
-    sent = spy.bodies[0]['allocations']
+    assert len(spy.reshape_calls) == 1
+    sent = spy.reshape_calls[0]['allocations']
     assert sorted(sent) == sorted(expected)
     assert all('consumer_type' not in request for request in sent.values())
 

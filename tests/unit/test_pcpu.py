@@ -15,7 +15,7 @@ __metaclass__ = type
 import pytest
 
 import fakehost
-from test_reshaper_support import comparable, make_provider, put, report_for
+from test_reshaper_support import Wrapper, comparable, make_provider, put, report_for
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
@@ -135,13 +135,11 @@ def test_every_kind_in_one_reshape_and_one_rollback(embedded_backend, tmp_path):
             res['MEM_ENCRYPTION_CONTEXT'] = 1
         put(embedded_backend, uuid, {root: {'resources': res}})
     before = comparable(provider_tree_state(embedded_backend, root))
-    bodies = []
-    real = embedded_backend.reshape
-    embedded_backend.reshape = lambda body: (bodies.append(body), real(body))[1]
+    spy = Wrapper(embedded_backend)
     snaps = str(tmp_path / 'snaps')
-    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=snaps)
+    result = reshaper.reshape_node(spy, 'cn', report, snapshot_dir=snaps)
     assert result['status'] == 'reshaped' and result['verified'], result['msg']
-    assert len(bodies) == 1
+    assert len(spy.reshape_calls) == 1
     inv = embedded_backend.get_inventories(root)['inventories']
     assert sorted(inv) == ['MEMORY_MB', 'PCPU', 'VCPU']
     names = dict((i['name'], u) for u, i in report['instances'].items())

@@ -34,25 +34,11 @@ from test_reshaper_support import (
     put,
     report_for,
     vgpu_on,
+    Wrapper,
 )
 
 GPU_A = '0000:84:00.0'
 GPU_B = '0000:85:00.0'
-
-
-class Wrapper(object):
-    """Delegates to a backend; subclasses intercept calls."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.reshape_calls = []
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def reshape(self, body):
-        self.reshape_calls.append(body)
-        return self.inner.reshape(body)
 
 
 class WritesBeforeFirstReshape(Wrapper):

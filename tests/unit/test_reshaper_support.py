@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import os
 import sys
 import uuid as _uuid
@@ -160,3 +161,19 @@ def vgpu_on(backend, consumer):
 def consumers_by_name(report):
     """{instance name: consumer uuid} from a device report."""
     return dict((info['name'], uuid) for uuid, info in report['instances'].items())
+
+
+class Wrapper(object):
+    """Delegates to a backend and records every ``POST /reshaper`` body it passes on
+    (``reshape_calls``, deep copies); subclasses intercept other calls."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.reshape_calls = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def reshape(self, body):
+        self.reshape_calls.append(copy.deepcopy(body))
+        return self.inner.reshape(body)

@@ -39,7 +39,7 @@ import socket
 import xml.etree.ElementTree as ET
 
 from . import novaconf as _novaconf
-from .errors import PlacementError
+from .errors import LocalFileError
 
 DISCOVERY_CODE = 'placement_upgrade.discovery'
 DEFAULT_DOMAIN_XML_GLOB = '/etc/libvirt/qemu/*.xml'
@@ -54,22 +54,14 @@ _NODE_RE = re.compile(r'^node([0-9]+)$')
 _MEMTOTAL_RE = re.compile(r'^Node\s+([0-9]+)\s+MemTotal:\s+([0-9]+)\s*kB\s*$')
 
 
-class DiscoveryError(PlacementError):
+class DiscoveryError(LocalFileError):
     """A sysfs file or domain XML could not be read or parsed.
 
     The message always names the file (or the XML source) at fault.
     """
 
-    status = 0
     default_code = DISCOVERY_CODE
-
-    def __init__(self, detail, path=None, **kwargs):
-        kwargs.setdefault('title', 'Discovery Error')
-        super(DiscoveryError, self).__init__(detail, **kwargs)
-        self.path = path
-
-    def __str__(self):
-        return self.detail
+    default_title = 'Discovery Error'
 
 
 # ---------------------------------------------------------------------------

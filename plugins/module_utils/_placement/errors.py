@@ -144,6 +144,22 @@ class UnsupportedVersion(PlacementError):
     status = 406
 
 
+class LocalFileError(PlacementError):
+    """A file of the node (sysfs, domain XML, nova.conf) that cannot be read or holds
+    something the core refuses.  The message names the file; ``path`` carries it."""
+
+    status = 0
+    default_title = 'Error'
+
+    def __init__(self, detail, path=None, **kwargs):
+        kwargs.setdefault('title', self.default_title)
+        super(LocalFileError, self).__init__(detail, **kwargs)
+        self.path = path
+
+    def __str__(self):
+        return self.detail
+
+
 class ConfigurationError(PlacementError):
     """Bad backend options (no database path and no cloud, missing openstacksdk, ...)."""
 

@@ -37,7 +37,7 @@ import math
 import os
 import re
 
-from .errors import PlacementError
+from .errors import LocalFileError
 
 NOVACONF_CODE = 'placement_upgrade.nova_conf'
 DEFAULT_NOVA_CONF = '/etc/nova/nova.conf'
@@ -50,19 +50,11 @@ ANY = '*'
 _REGEX_ANY = '.*'
 
 
-class NovaConfError(PlacementError):
+class NovaConfError(LocalFileError):
     """nova.conf cannot be read or holds a value nova itself would refuse; names file and option."""
 
-    status = 0
     default_code = NOVACONF_CODE
-
-    def __init__(self, detail, path=None, **kwargs):
-        kwargs.setdefault('title', 'nova.conf Error')
-        super(NovaConfError, self).__init__(detail, **kwargs)
-        self.path = path
-
-    def __str__(self):
-        return self.detail
+    default_title = 'nova.conf Error'
 
 
 # -- reading the files ----------------------------------------------------------------------
@@ -174,30 +166,29 @@ def _bool(raw, section, option, default, source):
     raise NovaConfError('%s: %s = %r is not a boolean' % (source, _where(section, option), value))
 
 
-def _int(raw, section, option, default, source, minimum=None):
+def _number(raw, section, option, default, source, cast, what):
     value = _last(raw, section, option)
     if value is None or value.strip() == '':
         return default
     try:
-        number = int(value.strip())
+        return cast(value.strip())
     except ValueError:
-        raise NovaConfError('%s: %s = %r is not an integer' % (source, _where(section, option), value))
-    if minimum is not None and number < minimum:
+        raise NovaConfError('%s: %s = %r is not %s' % (source, _where(section, option), value, what))
+
+
+def _int(raw, section, option, default, source, minimum=None):
+    number = _number(raw, section, option, default, source, int, 'an integer')
+    if number is not None and minimum is not None and number < minimum:
         raise NovaConfError('%s: %s = %d is below the minimum %d'
                             % (source, _where(section, option), number, minimum))
     return number
 
 
 def _float(raw, section, option, default, source):
-    value = _last(raw, section, option)
-    if value is None or value.strip() == '':
-        return default
-    try:
-        number = float(value.strip())
-    except ValueError:
-        raise NovaConfError('%s: %s = %r is not a number' % (source, _where(section, option), value))
-    if math.isnan(number) or number < 0:
-        raise NovaConfError('%s: %s = %r must be a number >= 0' % (source, _where(section, option), value))
+    number = _number(raw, section, option, default, source, float, 'a number')
+    if number is not None and (math.isnan(number) or number < 0):
+        raise NovaConfError('%s: %s = %r must be a number >= 0'
+                            % (source, _where(section, option), _last(raw, section, option)))
     return number
 
 

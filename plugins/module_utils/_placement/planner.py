@@ -422,10 +422,9 @@ def _check_nova_rules(layout, providers, root_uuid, children):
     wanted = set(c['name'] for c in children)
     # nova's ensure_tracking_was_not_enabled_before looks at every provider of the tree,
     # the root included; the PCI view (stray check) only at the children
-    marked = sorted(p['name'] for u, p in providers.items()
+    marked = sorted(p['name'] for p in providers.values()
                     if 'COMPUTE_MANAGED_PCI_DEVICE' in (p.get('traits') or []))
-    managed = sorted(p['name'] for u, p in providers.items()
-                     if u != root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' in (p.get('traits') or []))
+    managed = [n for n in marked if n != providers[root_uuid]['name']]
     files = ', '.join(nova.get('files') or []) or 'nova.conf'
     if marked and not nova.get('pci_in_placement'):
         raise PlanError('providers %s carry COMPUTE_MANAGED_PCI_DEVICE but [pci]report_in_placement '
@@ -767,7 +766,7 @@ def plan_rollback(state, snap, remove_children=False):
     * with ``remove_children`` the layout's children that are empty in the
       snapshot are deleted afterwards (the caller does it, after the reshape).
 
-    Returns ``{"status": "planned"|"noop", "root", "inventories": {rp:
+    Returns ``{"status": "planned"|"noop", "root", "root_traits", "inventories": {rp:
     {"resource_provider_generation", "inventories"}}, "allocations": {consumer:
     request}, "restored": [consumer], "gone": [consumer], "remove_children":
     [{"uuid", "name"}], "diff", "warnings"}``.
@@ -876,11 +875,21 @@ def plan_rollback(state, snap, remove_children=False):
         before['consumers'][consumer] = _named_allocs(current[consumer], names)
         after['consumers'][consumer] = _named_allocs(allocations[consumer]['allocations'], names)
 
-    status = STATUS_PLANNED if (inventories or allocations or remove) else STATUS_NOOP
+    # the root's traits as the snapshot has them (a reshape may have taken one off, e.g.
+    # HW_CPU_X86_AMD_SEV); applied after the reverse reshape, like the reshape's own
+    root_traits = None
+    now_traits = sorted(providers[root_uuid].get('traits') or [])
+    then_traits = sorted(sprov.get(root_uuid, {}).get('traits') or [])
+    if now_traits != then_traits:
+        root_traits = {'uuid': root_uuid, 'name': snap['root']['name'], 'before': now_traits,
+                       'after': then_traits}
+
+    status = STATUS_PLANNED if (inventories or allocations or remove or root_traits) else STATUS_NOOP
     return {
         'version': PLAN_VERSION,
         'status': status,
         'root': {'uuid': root_uuid, 'name': snap['root']['name']},
+        'root_traits': root_traits,
         'inventories': inventories,
         'allocations': allocations,
         'restored': restored,

@@ -316,6 +316,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
             body = planner.rollback_body(rplan)
             if body is not None:
                 _reshape(backend, body)
+            _set_root_traits(backend, rplan['root_traits'], attempts, log)
         return rplan
 
     rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
@@ -328,17 +329,6 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
                          if changed else '%s already matches %s' % (root_prov['name'], path))
         return result
-    if changed or rplan['status'] == planner.STATUS_NOOP:
-        # the root's traits as the snapshot has them (a reshape may have taken one off)
-        current = sorted(backend.get_provider_traits(root_prov['uuid'])['traits'])
-        wanted = sorted(snap['state']['providers'][root_prov['uuid']].get('traits') or [])
-        if current != wanted:
-            _set_root_traits(backend, {'uuid': root_prov['uuid'], 'name': root_prov['name'],
-                                       'before': current, 'after': wanted}, attempts, log)
-            if not changed:
-                changed = True
-                result['changed'] = True
-                result['status'] = STATUS_ROLLED_BACK
     removed = []
     for item in rplan['remove_children']:
         ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
