@@ -32,15 +32,23 @@ upgrade, and covers every path of the roll:
   pinned, so its VCPU becomes PCPU on the root in the same reshape.  Reshaped.
 * one node already reshaped (``kind: reshaped``): seeded flat, then reshaped by the
   collection's own core while the fleet is built.  The roll skips it.
-* a migration in flight (``kind: migrating`` + ``kind: plain`` target): one guest of
-  a GPU node also holds VCPU/MEMORY_MB on another node's root.  Both nodes are
-  deferred.
+* moves in flight, in every form nova writes them (each deferred, the rest of the roll
+  goes on; inflight.py):
+  - ``kind: migrating``: a resize from this GPU node to the ``plain`` node is waiting to
+    be confirmed: nova's migration record (its uuid a consumer with no consumer_type, as
+    nova 34 writes it) holds the SOURCE allocations here, VGPU included; the instance
+    holds the destination's on the plain node, whose host also runs its domain;
+  - ``kind: resizing`` (7+ nodes): a resize to the same host: the instance holds the new
+    flavour and a consumer of type MIGRATION the old one, both on this node;
+  - ``kind: evacuating`` (7+ nodes): a CPU-only guest evacuated from the plain node to
+    this one holds allocations on both trees until the failed source comes back.
+  The plain node has nothing to reshape: it is skipped (its remarks name the moves).
 * one shared DISK_GB pool (trait MISC_SHARES_VIA_AGGREGATE, same aggregate as every
   node): every guest's DISK_GB lives there and must be carried along.
 
-``unmapped=[node]`` adds, on a GPU node, a VGPU consumer that no guest's domain XML
-explains (an allocation leaked by a deleted guest): with the strict ownership
-policy the roll must stop at that node.
+``unmapped=[node]`` adds, on a GPU node, a guest whose domain holds no mdev but whose
+allocation has VGPU 1 (an unmappable owner): with the strict ownership policy the roll
+must stop at that node.
 
 Everything is deterministic (uuid5 names, a seeded random generator), so two
 builds give the same fleet.  ``prefix`` is put in front of every provider name and
@@ -82,6 +90,8 @@ GPU_MODELS = [
     ('10de', '2236', 'nvidia-592', 'NVIDIA A10-4Q', 6),
 ]
 SRIOV_VF_CLASS = 'CUSTOM_PCI_8086_154C'
+GPU_KINDS = ('gpu', 'migrating', 'resizing', 'evacuating')
+UNMAPPABLE_GUEST = 'instance-000000ff'
 PASSTHROUGH_GPU = {'vendor_id': '10de', 'product_id': '25b6'}
 PASSTHROUGH_CLASS = 'CUSTOM_PCI_10DE_25B6'
 
@@ -97,8 +107,9 @@ def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
     """The list of node specs: ``[{name, kind, spec, guests, ...}]`` (no files written).
 
     Roles by position: the last node is the plain migration target, the one before it
-    the migrating GPU node, then the already-reshaped node, then the SR-IOV node; the
-    rest are GPU nodes.  Fewer than 5 nodes gives GPU nodes only (plus what fits).
+    the migrating GPU node, then the already-reshaped node, then the SR-IOV node, then
+    (7+ nodes) the evacuating and the resizing GPU nodes; the rest are GPU nodes.
+    Fewer than 5 nodes gives GPU nodes only (plus what fits).
     """
     if nodes < 1:
         raise ValueError('a fleet needs at least one node')
@@ -110,18 +121,21 @@ def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
         kinds[-2] = 'migrating'
         kinds[-3] = 'reshaped'
         kinds[-4] = 'sriov'
+        if nodes >= 7:
+            kinds[-5] = 'evacuating'
+            kinds[-6] = 'resizing'
     elif nodes >= 3:
         kinds[-1] = 'reshaped'
     unmapped = set(unmapped or ())
     for name in unmapped:
         if name not in names:
             raise ValueError('unmapped node %s is not in the fleet (%s)' % (name, ', '.join(names)))
-        if kinds[names.index(name)] not in ('gpu', 'migrating'):
+        if kinds[names.index(name)] not in GPU_KINDS:
             raise ValueError('unmapped node %s must be a GPU node, it is %s' % (name, kinds[names.index(name)]))
     specs = []
     gpu_index = 0
     for name, kind in zip(names, kinds):
-        if kind in ('gpu', 'migrating', 'reshaped'):
+        if kind in GPU_KINDS or kind == 'reshaped':
             spec = _gpu_spec(name, gpu_index, rng)
             gpu_index += 1
         elif kind == 'sriov':
@@ -137,11 +151,25 @@ def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
         extra = ['instance-%08x' % (0x100 + i) for i in range(rng.randint(1, 2))]
         spec.setdefault('instances', [])
         spec['instances'] = list(spec['instances']) + [{'name': guest} for guest in extra]
+        if name in unmapped:
+            # a guest whose domain holds no mdev although its allocation has VGPU 1
+            spec['instances'].append({'name': UNMAPPABLE_GUEST})
         specs.append({'name': name, 'kind': kind, 'spec': spec, 'cpu_only': extra,
                       'unmapped': name in unmapped})
     if nodes >= 5:
-        specs[-2]['migrates_to'] = specs[-1]['name']
+        source, target = specs[-2], specs[-1]
+        source['migrates_to'] = target['name']
+        guest = _first_guest(source)
+        # the destination's host runs the resized guest's domain (same uuid)
+        target['spec']['instances'].append(
+            {'name': guest, 'uuid': fakehost.instance_uuid(source['spec']['hostname'], guest)})
+    if nodes >= 7:
+        specs[-5]['evacuated_from'] = specs[-1]['name']
     return specs
+
+
+def _first_guest(item):
+    return sorted(i['name'] for i in item['spec']['instances'])[0]
 
 
 # GPU nodes (by GPU-node index) that are also AMD SEV hosts: compute-02 (SEV and SEV-ES),
@@ -286,14 +314,29 @@ def _set_aggregates(backend, uuid, aggregates):
     backend.set_aggregates(uuid, gen, sorted(aggregates))
 
 
-def _put(backend, consumer, allocations):
+def _put(backend, consumer, allocations, consumer_type='INSTANCE'):
     current = backend.get_allocations(consumer)
     backend.put_allocations(consumer, {
         'allocations': allocations,
         'project_id': PROJECT_ID,
         'user_id': USER_ID,
         'consumer_generation': current.get('consumer_generation') if current.get('allocations') else None,
-        'consumer_type': 'INSTANCE',
+        'consumer_type': consumer_type,
+    })
+
+
+def _put_untyped(backend, root_uuid, consumer, allocations):
+    """Write a new consumer as nova 34 does: no consumer_type (Placement reports ``unknown``).
+
+    Through POST /reshaper, which the backends send at microversion 1.37 (before
+    consumer types), naming the root with its inventory unchanged.
+    """
+    inv = backend.get_inventories(root_uuid)
+    backend.reshape({
+        'inventories': {root_uuid: {'resource_provider_generation': inv['resource_provider_generation'],
+                                    'inventories': inv['inventories']}},
+        'allocations': {consumer: {'allocations': allocations, 'project_id': PROJECT_ID,
+                                   'user_id': USER_ID, 'consumer_generation': None}},
     })
 
 
@@ -351,17 +394,33 @@ def seed_placement(backend, fleet, log=None):
                 resources['MEM_ENCRYPTION_CONTEXT'] = 1
             allocations = {root_uuid: {'resources': resources},
                            pool['uuid']: {'resources': {'DISK_GB': rng.choice((20, 40, 80))}}}
+            if guest == UNMAPPABLE_GUEST:
+                resources['VGPU'] = 1
+                node['unmappable_consumer'] = consumer
             if node.get('migrates_to') and guest == node['migrating_guest']:
+                # nova (Queens+): the migration record's uuid holds the source allocations,
+                # written without a consumer_type (nova 34); the instance holds the
+                # destination's (seeded with the plain node, whose host runs its domain)
+                migration = stable_uuid(prefix, 'migration', node['name'])
+                _put_untyped(backend, root_uuid, migration, allocations)
+                node['migration_consumer'] = migration
+                consumers.append(migration)
+                continue
+            if node['kind'] == 'resizing' and guest == node['resizing_guest']:
+                # a resize to the same host: the MIGRATION consumer keeps the old flavour here
+                old = dict(resources, VCPU=max(1, resources['VCPU'] // 2))
+                migration = stable_uuid(prefix, 'migration', node['name'])
+                _put(backend, migration, {root_uuid: {'resources': old},
+                                          pool['uuid']: {'resources': {'DISK_GB': 20}}},
+                     consumer_type='MIGRATION')
+                node['migration_consumer'] = migration
+                consumers.append(migration)
+            if node.get('evacuated_from') and guest == node['evacuated_guest']:
+                # evacuated from the plain node, which has not come back: both trees
                 elsewhere = {'VCPU': resources['VCPU'], 'MEMORY_MB': resources['MEMORY_MB']}
-                allocations[roots[node['migrates_to']]] = {'resources': elsewhere}
+                allocations[roots[node['evacuated_from']]] = {'resources': elsewhere}
             _put(backend, consumer, allocations)
             consumers.append(consumer)
-        if node.get('unmapped'):
-            ghost = stable_uuid(prefix, 'ghost', node['name'])
-            _put(backend, ghost, {root_uuid: {'resources': {'VCPU': 2, 'MEMORY_MB': 2048, 'VGPU': 1}},
-                                  pool['uuid']: {'resources': {'DISK_GB': 20}}})
-            node['ghost_consumer'] = ghost
-            consumers.append(ghost)
         node['consumers'] = consumers
         log('seeded %d consumers on %s' % (len(consumers), node['provider']))
     for node in fleet['nodes']:
@@ -434,18 +493,20 @@ def describe(out_dir, specs, built, prefix='', seed=7):
         }
         if item.get('migrates_to'):
             node['migrates_to'] = item['migrates_to']
-            node['migrating_guest'] = sorted(host['instances'])[0]
+            node['migrating_guest'] = _first_guest(item)
+        if item['kind'] == 'resizing':
+            node['resizing_guest'] = _first_guest(item)
+        if item.get('evacuated_from'):
+            node['evacuated_from'] = item['evacuated_from']
+            node['evacuated_guest'] = item['cpu_only'][0]
         nodes.append(node)
+    # each node's verdict, as the fleet plan gives it (a real roll at serial 1 stops at the
+    # first 'failed' node: the nodes after it are then not reached)
     expected = {}
-    targets = set(n['migrates_to'] for n in nodes if n.get('migrates_to'))
-    stop = None
     for node in nodes:
-        if stop:
-            expected[node['name']] = 'unreached'
-        elif node['unmapped']:
+        if node['unmapped']:
             expected[node['name']] = 'failed'
-            stop = node['name']
-        elif node.get('migrates_to') or node['name'] in targets:
+        elif node['kind'] in ('migrating', 'resizing', 'evacuating'):
             expected[node['name']] = 'deferred'
         elif node['kind'] in ('gpu', 'sriov'):
             expected[node['name']] = 'reshaped'

@@ -437,11 +437,12 @@ def test_reshape_under_nova_conf_keeps_every_consumer_type(embedded_backend, tmp
     report = report_for(tmp_path / 'host', fakehost.default_gpu_host(name='cn'), nova=True)
     node = flat_gpu_node(backend, 'cn', report)
     names = consumers_by_name(report)
-    untyped, migration, instance = (names['instance-00000001'], names['instance-00000002'],
-                                    names['instance-00000003'])
+    untyped, custom, instance = (names['instance-00000001'], names['instance-00000002'],
+                                 names['instance-00000003'])
     _rewrite_untyped(backend, node['root'], untyped)
-    _retype(backend, migration, 'MIGRATION')
-    expected = {untyped: 'unknown', migration: 'MIGRATION', instance: 'INSTANCE'}
+    # (a MIGRATION-typed consumer would defer the node: test_inflight.py)
+    _retype(backend, custom, 'CUSTOM_TENANT_TYPE')
+    expected = {untyped: 'unknown', custom: 'CUSTOM_TENANT_TYPE', instance: 'INSTANCE'}
     for consumer, ctype in expected.items():
         assert backend.get_allocations(consumer)['consumer_type'] == ctype    # precondition
 
@@ -465,7 +466,7 @@ def test_reshape_under_nova_conf_keeps_every_consumer_type(embedded_backend, tmp
 
     a = child_named(backend, 'cn_pci_0000_84_00_0')['uuid']
     b = child_named(backend, 'cn_pci_0000_85_00_0')['uuid']
-    moved = {untyped: {a: 2}, migration: {a: 1, b: 1}, instance: {b: 1}}
+    moved = {untyped: {a: 2}, custom: {a: 1, b: 1}, instance: {b: 1}}
     for consumer, ctype in expected.items():
         got = backend.get_allocations(consumer)
         assert got['consumer_type'] == ctype

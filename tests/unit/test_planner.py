@@ -76,8 +76,11 @@ def _report(a_avail=5, b_avail=6):
                 'mdev_types': {'nvidia-222': {'available_instances': avail}},
                 'mdevs': [{'uuid': '%s-%d' % (address, i), 'type': 'nvidia-222', 'instance_uuid': h}
                           for i, h in enumerate(holders)]}
+    # every consumer of these tests is a guest domain on the host (I4 one without devices);
+    # a consumer no domain is (a migration or an orphan) defers the node: test_inflight.py
     return {'gpus': [gpu(GPU_A, [I1, I1, I2], a_avail), gpu(GPU_B, [I2, I3], b_avail)],
-            'sriov_pfs': [], 'pci_devices': [], 'numa_cells': [], 'instances': {}}
+            'sriov_pfs': [], 'pci_devices': [], 'numa_cells': [],
+            'instances': dict((i, {'name': 'guest-%s' % i[0], 'mdevs': []}) for i in (I1, I2, I3, I4))}
 
 
 def _plan(state, report=None, **kwargs):

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import os
 import stat
@@ -35,23 +36,11 @@ from test_reshaper_support import (
     report_for,
     vgpu_on,
     Wrapper,
+    WritesBeforeFirstReshape,
 )
 
 GPU_A = '0000:84:00.0'
 GPU_B = '0000:85:00.0'
-
-
-class WritesBeforeFirstReshape(Wrapper):
-    """Writes one allocation (a concurrent nova) right before the first reshape call."""
-
-    def __init__(self, inner, write):
-        super(WritesBeforeFirstReshape, self).__init__(inner)
-        self.write = write
-
-    def reshape(self, body):
-        if not self.reshape_calls:
-            self.write(self.inner)
-        return super(WritesBeforeFirstReshape, self).reshape(body)
 
 
 @pytest.fixture
@@ -154,13 +143,27 @@ def test_rerun_is_a_noop(embedded_backend, node):
     assert sorted(os.listdir(node['snapdir'])) == files
 
 
+def _guest_without_devices(report, consumer):
+    """The report with one more guest domain on the host: ``consumer``, holding no device."""
+    report = copy.deepcopy(report)
+    report['instances'][consumer] = {'name': 'instance-stray', 'mdevs': [], 'pci_addresses': [],
+                                     'source': 'test'}
+    return report
+
+
 def test_unmapped_consumer_fails_and_leaves_the_node_untouched(embedded_backend, node):
     backend = embedded_backend
     stray = str(_uuid.uuid4())
     put(backend, stray, {node['root']: {'resources': {'VGPU': 1, 'VCPU': 1}}})
     before = comparable(provider_tree_state(backend, node['root']))
+    # no guest domain is this consumer: a migration or an orphan, the node waits
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'deferred' and stray in result['deferred_reason']
+    assert comparable(provider_tree_state(backend, node['root'])) == before
+    # a guest of the host whose domain explains none of its VGPU: the plan stops
     with pytest.raises(planner.PlanError) as info:
-        reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+        reshaper.reshape_node(backend, 'compute-01', _guest_without_devices(node['report'], stray),
+                              snapshot_dir=node['snapdir'])
     assert stray in str(info.value)
     assert info.value.consumers == [stray]
     assert comparable(provider_tree_state(backend, node['root'])) == before
@@ -172,8 +175,8 @@ def test_pack_policy_places_the_unmapped_consumer_first_fit(embedded_backend, no
     backend = embedded_backend
     stray = str(_uuid.uuid4())
     put(backend, stray, {node['root']: {'resources': {'VGPU': 2}}})
-    result = reshaper.reshape_node(backend, 'compute-01', node['report'], policy='pack',
-                                   snapshot_dir=node['snapdir'])
+    result = reshaper.reshape_node(backend, 'compute-01', _guest_without_devices(node['report'], stray),
+                                   policy='pack', snapshot_dir=node['snapdir'])
     assert result['verified'] is True, result['verification']
     a = child_named(backend, 'compute-01_pci_0000_84_00_0')
     assert vgpu_on(backend, stray) == {a['uuid']: 2}       # first child by name with room

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import uuid as _uuid
 
@@ -79,11 +80,14 @@ def test_whole_device_info_result_is_accepted(run, env):
 def test_unmapped_consumer_fails_with_its_name(run, env):
     stray = str(_uuid.uuid4())
     put(env['store'], stray, {env['root']: {'resources': {'VGPU': 1}}})
-    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir']})
+    report = copy.deepcopy(env['report'])
+    # a guest of the host (its domain is there) whose devices explain none of its VGPU
+    report['instances'][stray] = {'name': 'instance-stray', 'mdevs': [], 'pci_addresses': []}
+    rc, res = run({'root_provider': 'compute-01', 'devices': report, 'snapshot_dir': env['snapdir']})
     assert rc == 1 and res['failed'] is True
     assert stray in res['msg'] and 'pack' in res['msg']
     assert res['error']['code'] == 'placement_upgrade.plan'
-    rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+    rc, res = run({'root_provider': 'compute-01', 'devices': report, 'snapshot_dir': env['snapdir'],
                    'ownership': {stray: {'0000:85:00.0': 1}}})
     assert rc == 0 and res['verified'] is True
 

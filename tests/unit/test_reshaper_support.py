@@ -177,3 +177,16 @@ class Wrapper(object):
     def reshape(self, body):
         self.reshape_calls.append(copy.deepcopy(body))
         return self.inner.reshape(body)
+
+
+class WritesBeforeFirstReshape(Wrapper):
+    """Writes one allocation (a concurrent nova) right before the first reshape call."""
+
+    def __init__(self, inner, write):
+        super(WritesBeforeFirstReshape, self).__init__(inner)
+        self.write = write
+
+    def reshape(self, body):
+        if not self.reshape_calls:
+            self.write(self.inner)
+        return super(WritesBeforeFirstReshape, self).reshape(body)

@@ -36,8 +36,10 @@ def _devices(node):
 
 def test_fleet_plan_roles():
     specs = simfleet.fleet_plan(12)
-    assert [s['kind'] for s in specs] == ['gpu'] * 8 + ['sriov', 'reshaped', 'migrating', 'plain']
-    assert specs[10]['migrates_to'] == 'compute-12'
+    assert [s['kind'] for s in specs] == ['gpu'] * 6 + ['resizing', 'evacuating', 'sriov', 'reshaped',
+                                                        'migrating', 'plain']
+    assert specs[10]['migrates_to'] == 'compute-12' and specs[7]['evacuated_from'] == 'compute-12'
+    assert [s['kind'] for s in simfleet.fleet_plan(6)][-4:] == ['sriov', 'reshaped', 'migrating', 'plain']
     assert [s['kind'] for s in simfleet.fleet_plan(4)] == ['gpu', 'gpu', 'gpu', 'reshaped']
     assert [s['name'] for s in simfleet.fleet_plan(2, prefix='x-')] == ['x-compute-01', 'x-compute-02']
     with pytest.raises(ValueError, match='not in the fleet'):
@@ -96,6 +98,7 @@ def test_legacy_layout_is_seeded(fleet):
 
 
 def test_every_node_plans_as_expected(fleet):
+    reasons, remarks = {}, ''
     with EmbeddedBackend(fleet['embedded_db']) as backend:
         seen = {}
         for node in fleet['nodes']:
@@ -122,21 +125,44 @@ def test_every_node_plans_as_expected(fleet):
                 assert result['moved']['units'] == want
                 assert sorted(c['name'] for c in result['plan']['create_children']) == [
                     node['provider'] + '_0000:3B:00.0', node['provider'] + '_0000:81:00.0']
+            if node['kind'] in ('migrating', 'resizing', 'evacuating'):
+                reasons[node['kind']] = result['deferred_reason']
+                assert result['plan']['allocations'] == {} and not result['changed']
+            if node['kind'] == 'plain':
+                remarks = ' '.join(result['plan']['warnings'])
     assert seen == fleet['expected']
-    assert list(seen.values()).count('reshaped') == 9
-    assert list(seen.values()).count('noop') == 1
-    assert list(seen.values()).count('deferred') == 2
+    assert list(seen.values()).count('reshaped') == 7
+    assert list(seen.values()).count('noop') == 2
+    assert list(seen.values()).count('deferred') == 3
+    by_kind = dict((n['kind'], n) for n in fleet['nodes'])
+    # nova's migration model: the untyped migration consumer holds the source allocations
+    mig = by_kind['migrating']
+    assert 'consumer %s holds' % mig['migration_consumer'] in reasons['migrating']
+    assert 'migration in flight' in reasons['migrating'] and 'orphan' in reasons['migrating']
+    assert 'nova-manage placement audit' in reasons['migrating'] and 'VGPU' in reasons['migrating']
+    # a resize to the same host, Placement reporting the consumer type
+    assert 'consumer %s is a migration (consumer_type MIGRATION)' % by_kind['resizing']['migration_consumer'] \
+        in reasons['resizing']
+    # an evacuated guest on two compute trees
+    evac = by_kind['evacuating']
+    guest = evac['instances'][evac['evacuated_guest']]
+    assert 'instance %s holds allocations on this node' % guest in reasons['evacuating']
+    assert 'evacuation' in reasons['evacuating'] and '(compute-12)' in reasons['evacuating']
+    # the plain node has nothing to change: it is skipped, its remarks name the moves
+    assert 'evacuation' in remarks and guest in remarks
 
 
 def test_unmapped_consumer_stops_the_plan(tmp_path):
     small = simfleet.build(str(tmp_path / 'f'), nodes=4, unmapped=['compute-02'])
     assert small['expected'] == {'compute-01': 'reshaped', 'compute-02': 'failed',
-                                 'compute-03': 'unreached', 'compute-04': 'unreached'}
+                                 'compute-03': 'reshaped', 'compute-04': 'noop'}
     node = small['nodes'][1]
     with EmbeddedBackend(small['embedded_db']) as backend:
         with pytest.raises(planner.PlanError) as err:
             reshaper.reshape_node(backend, node['provider'], _devices(node), check_mode=True)
-    assert node['ghost_consumer'] in err.value.detail
+    # a guest on the host whose domain explains none of its VGPU: not a move in flight, a stop
+    assert err.value.consumers == [node['unmappable_consumer']]
+    assert 'no device ownership known' in err.value.detail
 
 
 def test_builds_are_reproducible(tmp_path):

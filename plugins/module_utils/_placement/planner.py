@@ -21,8 +21,9 @@ policy, what ownership cannot place is packed first-fit over the children sorted
 by name, respecting capacity, min/max unit and step size (model.py's rules).
 
 The plan is JSON-serialisable, diffable and EMPTY (status ``noop``) when the
-node already has the layout.  A node with a migration in flight (a consumer
-that also holds allocations on another compute node's tree) is ``deferred``.
+node already has the layout.  A node with something to change and a move in
+flight (inflight.py: a migration consumer, an instance on two compute trees, a
+consumer no guest domain on the host is) is ``deferred``: nothing is changed.
 
 Plain Python: no Ansible import here.
 """
@@ -33,6 +34,7 @@ __metaclass__ = type
 
 import copy
 
+from . import inflight as _inflight
 from . import layout as _layout
 from . import model
 from .errors import PlacementError
@@ -41,7 +43,6 @@ PLAN_VERSION = 1
 POLICY_STRICT = 'strict'
 POLICY_PACK = 'pack'
 POLICIES = (POLICY_STRICT, POLICY_PACK)
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
 STATUS_PLANNED = 'planned'
 STATUS_NOOP = 'noop'
@@ -136,18 +137,27 @@ def numa_source(state, root_uuid, devices, options):
 # -- the plan ---------------------------------------------------------------------
 
 def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POLICY_STRICT,
-                      ownership_overrides=None, allow_foreign_allocations=False, foreign=None):
-    """Build the layout and the ownership map from a device report, then plan."""
+                      ownership_overrides=None, allow_foreign_allocations=False, foreign=None,
+                      migrations=None, defer_in_flight=True):
+    """Build the layout and the ownership map from a device report, then plan.
+
+    The guest domains of the report are the consumers the host knows; ``migrations``
+    are nova's in-progress migration records when nova was asked (inflight.py).
+    """
     root = find_root(state, root_uuid)
     lay = _layout.build_layout(root['name'], devices, layout_options,
                                numa_source=numa_source(state, root_uuid, devices, layout_options))
     owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership_overrides)
+    instances = (devices or {}).get('instances')
     return plan_reshape(state, root_uuid, lay, owners, policy=policy,
-                        allow_foreign_allocations=allow_foreign_allocations, foreign=foreign)
+                        allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
+                        instances=None if instances is None else list(instances),
+                        migrations=migrations, defer_in_flight=defer_in_flight)
 
 
 def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
-                 allow_foreign_allocations=False, foreign=None):
+                 allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
+                 defer_in_flight=True):
     """Compute the reshape plan (see the module docstring); raises PlanError."""
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
@@ -231,35 +241,38 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
         inv_before.setdefault(child['uuid'], {})
         inv_after[child['uuid']] = child['inventories']
 
-    # -- consumers: foreign allocations (migration in flight) -------------------
     current = dict((c, _stripped(a)) for c, a in sorted((state.get('allocations') or {}).items()))
-    foreign_hits = []
-    for consumer, allocs in current.items():
-        for rp in sorted(allocs):
-            if rp in providers:
-                continue
-            info = foreign.get(rp)
-            if info is not None and SHARING_TRAIT in (info.get('traits') or []):
-                continue
-            foreign_hits.append((consumer, rp, (info or {}).get('name')))
-    deferred_reason = None
-    if foreign_hits:
-        text = '; '.join('consumer %s also holds allocations on provider %s%s outside this tree'
-                         % (c, rp, ' (%s)' % n if n else '') for c, rp, n in foreign_hits)
-        if allow_foreign_allocations:
-            warnings.append('allow_foreign_allocations: ' + text + ' (carried along unchanged)')
-        else:
-            deferred_reason = ('migration in flight: %s. Reshape this node once the migration is '
-                               'finished, or set allow_foreign_allocations' % text)
-
     names = dict((u, p['name']) for u, p in providers.items())
     names.update((c['uuid'], c['name']) for c in children)
     for rp, info in foreign.items():
         names.setdefault(rp, info.get('name') or rp)
 
-    if deferred_reason:
-        return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
-                       policy, warnings, names, deferred_reason, current)
+    # -- moves in flight (inflight.py: every form nova uses) -------------------------
+    if defer_in_flight:
+        touched_classes = set(moved)
+        if layout.get('cpu') and 'PCPU' not in root_inv:
+            touched_classes.add('VCPU')
+        reasons, remarks, _named = _inflight.find(
+            state, root['name'], providers, foreign=foreign, touched=touched_classes,
+            instances=instances, migrations=migrations,
+            explained=set(ownership) | set((layout.get('cpu') or {}).get('pinned') or {}),
+            two_trees_ok=allow_foreign_allocations)
+        warnings.extend(remarks)
+        if reasons:
+            # a node already in the layout stays "already done": only a node with something
+            # to change waits for the move
+            try:
+                trial = plan_reshape(state, root_uuid, layout, ownership, policy=policy,
+                                     allow_foreign_allocations=True, foreign=foreign,
+                                     defer_in_flight=False)
+            except PlanError:
+                trial = None
+            if trial is not None and trial['status'] == STATUS_NOOP:
+                trial['warnings'] = warnings + [r + ' (nothing to reshape here)' for r in reasons]
+                return trial
+            reason = 'move in flight: %s' % '; '.join(reasons)
+            return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
+                           policy, warnings, names, reason, current)
 
     # -- VCPU -> PCPU (Train): who is pinned, decided before anything moves ------
     cpu = layout.get('cpu')

@@ -181,8 +181,16 @@ def prepare_snapshot_dir(snapshot_dir):
 
 def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
                  ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
-                 check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05):
-    """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc."""
+                 check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
+                 migrations=None):
+    """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
+
+    ``migrations``: nova's in-progress migration records (os-migrations), when nova was
+    asked; a node with a move in flight is deferred (inflight.py).
+
+    ``run_id`` (the roll's id) is stored in the snapshot, so the run's report can tell
+    this node was reshaped by it even when nothing else recorded it.
+    """
     root_prov = resolve_root(backend, root)
     root_uuid = root_prov['uuid']
     if not check_mode:
@@ -195,7 +203,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
                                          ownership_overrides=ownership,
                                          allow_foreign_allocations=allow_foreign_allocations,
-                                         foreign=foreign)
+                                         foreign=foreign, migrations=migrations)
         return state, foreign, plan
 
     def step():
@@ -243,7 +251,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                 plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
                                                  ownership_overrides=ownership,
                                                  allow_foreign_allocations=allow_foreign_allocations,
-                                                 foreign=foreign)
+                                                 foreign=foreign, migrations=migrations)
             else:
                 state, foreign, plan = plan_now()
             ctx['before'] = state
@@ -255,7 +263,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         ctx['snapshot'] = _snapshot.write_snapshot(
             snapshot_dir, root_prov, state, foreign=foreign,
             layout_children=[c['name'] for c in plan['children']],
-            created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'])
+            created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'],
+            run_id=run_id)
         _reshape(backend, planner.reshape_body(plan))
         _set_root_traits(backend, plan['root_traits'], attempts, log)
         return plan
@@ -275,6 +284,14 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                      deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']))
     if status == STATUS_DEFERRED:
         result['msg'] = planner.summary(plan)
+        if ctx['created']:
+            # a move started between the first read and the reshape: the children made for
+            # it stay, empty (nothing is allocated against them; the rerun reuses them)
+            left = ('children %s were created before the move in flight was seen and are left '
+                    'empty; the rerun reuses them' % ', '.join(ctx['created']))
+            result['changed'] = True
+            result['warnings'].append(left)
+            result['msg'] += '. ' + left[0].upper() + left[1:]
         return result
     if status == STATUS_NOOP:
         result['msg'] = planner.summary(plan)
@@ -366,7 +383,7 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
     try:
         plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
                                          ownership_overrides=ownership, allow_foreign_allocations=True,
-                                         foreign=foreign)
+                                         foreign=foreign, defer_in_flight=False)
     except planner.PlanError as exc:
         checks = [
             _verify.usage_matches_allocations(state),

@@ -14,7 +14,12 @@ Content::
      "root": {"uuid", "name"}, "state": <backend.provider_tree_state>,
      "foreign": {rp: {"name", "traits", "root_provider_uuid"}},
      "layout_children": [child names], "created_children": [child names],
-     "plan": <the plan summary>}
+     "plan": <the plan summary>, "run_id": "<the roll's run id, '' when none>"}
+
+``run_id`` was added later without a format change: a snapshot without it reads
+as run ``''`` (:func:`snapshot_run_id`).  :func:`run_snapshots` finds the
+snapshots one run wrote of a node, which is how the fleet report tells a node
+this run reshaped even when the roll stopped before recording it.
 
 Plain Python: no Ansible import here.
 """
@@ -34,6 +39,7 @@ from .errors import PlacementError
 FORMAT = 1
 KIND = 'placement_upgrade.snapshot'
 _UNSAFE = re.compile(r'[^A-Za-z0-9._-]')
+_STAMP = r'\d{8}T\d{6}\.\d{6}Z'
 
 
 class SnapshotError(PlacementError):
@@ -66,11 +72,17 @@ def latest_path(snapshot_dir, root_name):
     return os.path.join(snapshot_dir, '%s.latest.json' % safe_name(root_name))
 
 
-def _atomic_write(path, text):
+def atomic_write(path, text, mode=0o600):
+    """Write ``text`` to ``path`` so a reader sees the old file or the whole new one, never a part.
+
+    A temporary file in the same directory is created with ``mode`` (0600 by
+    default), written, fsync'ed and renamed over ``path``; the directory is
+    fsync'ed after the rename (where the platform allows it).
+    """
     directory = os.path.dirname(path) or '.'
     fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.tmp', dir=directory)
     try:
-        os.fchmod(fd, 0o600)
+        os.fchmod(fd, mode)
         with os.fdopen(fd, 'w') as handle:
             fd = None
             handle.write(text)
@@ -96,11 +108,12 @@ def _atomic_write(path, text):
 
 
 def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
-                   created_children=None, plan=None, path=None, now=None):
+                   created_children=None, plan=None, path=None, now=None, run_id=''):
     """Write a snapshot and ``<root>.latest.json``; return the timestamped path.
 
     ``path`` rewrites an earlier snapshot of the same run (a conflict retry
     re-reads the tree, and the snapshot must describe what the reshape replaced).
+    ``run_id`` names the roll that wrote it (stored as the document's ``run_id``).
     """
     if not snapshot_dir:
         raise SnapshotError('snapshot_dir is required to reshape: a reshape is only applied after '
@@ -122,13 +135,14 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
         'layout_children': sorted(layout_children or []),
         'created_children': sorted(created_children or []),
         'plan': plan,
+        'run_id': str(run_id or ''),
     }
     text = json.dumps(doc, indent=1, sort_keys=True)
     if path is None:
         path = os.path.join(snapshot_dir, '%s.%s.json' % (safe_name(root['name']), utc_stamp(now)))
     try:
-        _atomic_write(path, text)
-        _atomic_write(latest_path(snapshot_dir, root['name']), text)
+        atomic_write(path, text)
+        atomic_write(latest_path(snapshot_dir, root['name']), text)
     except (OSError, IOError) as exc:
         raise SnapshotError('cannot write snapshot %s: %s' % (path, exc))
     return path
@@ -165,3 +179,37 @@ def find_snapshot(snapshot_dir, root_name, path=None):
         raise SnapshotError('no snapshot of %s in %s (looked for %s)'
                             % (root_name, snapshot_dir, os.path.basename(candidate)))
     return candidate
+
+
+def snapshot_run_id(doc):
+    """The run that wrote a snapshot document (``''`` for one written before run ids existed)."""
+    value = (doc or {}).get('run_id')
+    return '' if value is None else str(value)
+
+
+def run_snapshots(snapshot_dir, root_name, run_id):
+    """``[(path, doc)]``: the timestamped snapshots of ``root_name`` that run ``run_id`` wrote, oldest first.
+
+    Only ``<safe_name(root)>.<stamp>.json`` files are read (not ``.latest.json``),
+    and only documents of that very root name; an empty ``run_id`` matches
+    nothing (a snapshot without a run id belongs to no known run).  Files that
+    cannot be read are skipped: this is a look-up, not a restore.
+    """
+    if not run_id or not snapshot_dir or not os.path.isdir(snapshot_dir):
+        return []
+    pattern = re.compile(r'^%s\.(%s)\.json$' % (re.escape(safe_name(root_name)), _STAMP))
+    found = []
+    for name in os.listdir(snapshot_dir):
+        match = pattern.match(name)
+        if not match:
+            continue
+        path = os.path.join(snapshot_dir, name)
+        try:
+            doc = load_snapshot(path)
+        except SnapshotError:
+            continue
+        if snapshot_run_id(doc) != str(run_id) or (doc.get('root') or {}).get('name') != root_name:
+            continue
+        found.append((match.group(1), path, doc))
+    found.sort(key=lambda item: item[0])
+    return [(path, doc) for _stamp, path, doc in found]

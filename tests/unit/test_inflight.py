@@ -1,0 +1,206 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Moves in flight (inflight.py): every form nova uses defers the node, untouched, and the
+rerun reshapes it once the move is over."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import uuid as _uuid
+
+import pytest
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import inflight
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+
+from test_reshaper_support import (PROJECT, USER, WritesBeforeFirstReshape, comparable, consumers_by_name,
+                                    flat_gpu_node, gpu_report, make_provider, put)
+
+ROOT = 'a0000000-0000-4000-8000-000000000001'
+CHILD = 'a0000000-0000-4000-8000-000000000004'
+POOL = 'a0000000-0000-4000-8000-000000000002'
+OTHER = 'a0000000-0000-4000-8000-000000000003'
+INST = '11111111-1111-4111-8111-111111111111'
+MIG = '22222222-2222-4222-8222-222222222222'
+FOREIGN = {POOL: {'name': 'pool', 'traits': ['MISC_SHARES_VIA_AGGREGATE']},
+           OTHER: {'name': 'cn2', 'traits': []}}
+
+
+def _state(**consumers):
+    allocations = {}
+    for consumer, (allocs, ctype) in consumers.items():
+        allocations[consumer] = {'allocations': dict((rp, {'resources': r}) for rp, r in allocs.items()),
+                                 'consumer_type': ctype}
+    return {'providers': {ROOT: {}, CHILD: {}}, 'allocations': allocations}
+
+
+def _find(state, **kwargs):
+    kwargs.setdefault('foreign', FOREIGN)
+    kwargs.setdefault('touched', ('VGPU',))
+    kwargs.setdefault('instances', [INST])
+    return inflight.find(state, 'cn1', [ROOT, CHILD], **kwargs)
+
+
+def _mig(status='finished', source='cn1', dest='cn2', kind='resize', uuid=MIG):
+    return {'uuid': uuid, 'instance_uuid': INST, 'status': status, 'migration_type': kind,
+            'source_node': source, 'dest_node': dest, 'source_compute': source, 'dest_compute': dest}
+
+
+def test_migration_from_nova_names_the_instance_and_what_to_do():
+    state = _state(**{MIG: ({ROOT: {'VCPU': 2, 'VGPU': 1}, POOL: {'DISK_GB': 20}}, 'unknown')})
+    reasons, remarks, named = _find(state, migrations=[_mig()])
+    assert len(reasons) == 1 and named == [MIG] and remarks == []
+    assert 'resize %s of instance %s (status finished, from cn1 to cn2)' % (MIG, INST) in reasons[0]
+    assert 'source allocations on this node (VCPU 2, VGPU 1)' in reasons[0]
+    assert 'confirm or revert' in reasons[0]
+    # a record that is over is not a move in flight: the consumer is then judged as any other
+    reasons, _remarks, _named = _find(state, migrations=[_mig(status='confirmed')])
+    assert 'migration in flight' in reasons[0] and 'orphan' in reasons[0]
+
+
+def test_migration_from_nova_without_allocations_here_still_defers_both_ends():
+    state = _state(**{INST: ({ROOT: {'VCPU': 2}}, 'INSTANCE')})
+    for source, dest in (('cn1', 'cn2'), ('cn0', 'cn1')):
+        reasons, _remarks, named = _find(state, migrations=[_mig(source=source, dest=dest, kind='live-migration',
+                                                                 status='running')])
+        assert named == [MIG] and 'nova reports live-migration %s' % MIG in reasons[0]
+    assert _find(state, migrations=[_mig(source='cn7', dest='cn8')]) == ([], [], [])
+
+
+def test_same_host_resize_and_evacuation_are_named_so():
+    same = _mig(source='cn1', dest='cn1')
+    state = _state(**{MIG: ({ROOT: {'VGPU': 1}}, 'unknown'), INST: ({ROOT: {'VGPU': 1}}, 'INSTANCE')})
+    reasons, _remarks, _named = _find(state, migrations=[same])
+    assert 'to the same host' in reasons[0]
+    evac = _mig(kind='evacuation', status='accepted')
+    reasons, _remarks, _named = _find(_state(**{MIG: ({ROOT: {'VGPU': 1}}, 'unknown')}), migrations=[evac])
+    assert 'source\'s nova-compute' in reasons[0]
+
+
+def test_consumer_type_migration_defers_even_without_nova():
+    state = _state(**{MIG: ({ROOT: {'VCPU': 1}}, 'MIGRATION')})
+    reasons, _remarks, named = _find(state, instances=None)
+    assert named == [MIG] and 'consumer_type MIGRATION' in reasons[0]
+
+
+def test_a_consumer_no_domain_is_may_be_a_migration_or_an_orphan():
+    holds_vgpu = _state(**{MIG: ({ROOT: {'VCPU': 1, 'VGPU': 1}}, 'unknown')})
+    reasons, remarks, named = _find(holds_vgpu)
+    assert named == [MIG] and remarks == []
+    for words in ('migration in flight', 'orphaned allocation', 'openstack server migration list',
+                  'nova-manage placement audit', 'the ownership option'):
+        assert words in reasons[0]
+    # holding nothing this reshape moves: left as it is, said as a remark
+    cpu_only = _state(**{MIG: ({ROOT: {'VCPU': 1}}, 'unknown')})
+    reasons, remarks, named = _find(cpu_only)
+    assert reasons == [] and named == [] and 'left as it is' in remarks[0]
+    # only VCPU moving (VCPU -> PCPU): the hint is the pcpu option
+    reasons, _remarks, _named = _find(cpu_only, touched=('VCPU',))
+    assert 'pcpu.pinned or pcpu.unpinned' in reasons[0]
+    # the operator placed it explicitly, or the host's domains are unknown: no suspicion
+    assert _find(holds_vgpu, explained=[MIG]) == ([], [], [])
+    assert _find(holds_vgpu, instances=None) == ([], [], [])
+    # the domain list is compared case-insensitively
+    assert _find(holds_vgpu, instances=[MIG.upper()]) == ([], [], [])
+
+
+def test_two_compute_trees_but_not_a_sharing_pool():
+    pool_only = _state(**{INST: ({ROOT: {'VGPU': 1}, POOL: {'DISK_GB': 10}}, 'INSTANCE')})
+    assert _find(pool_only) == ([], [], [])
+    both = _state(**{INST: ({ROOT: {'VGPU': 1}, OTHER: {'VCPU': 1}}, 'INSTANCE')})
+    reasons, _remarks, named = _find(both)
+    assert named == [INST] and 'evacuation' in reasons[0] and '%s (cn2)' % OTHER in reasons[0]
+    reasons, remarks, named = _find(both, two_trees_ok=True)
+    assert reasons == [] and named == [] and remarks[0].startswith('allow_foreign_allocations: ')
+
+
+# -- through the reshape, on the embedded Placement ----------------------------------------------
+
+@pytest.fixture
+def node(embedded_backend, tmp_path):
+    report = gpu_report(tmp_path / 'host', 'compute-01')
+    built = flat_gpu_node(embedded_backend, 'compute-01', report)
+    built['report'] = report
+    built['snapdir'] = str(tmp_path / 'snapshots')
+    return built
+
+
+def _untyped(backend, root, consumer, allocations):
+    """A consumer written as nova 34 writes it: no consumer_type (Placement says unknown)."""
+    inv = backend.get_inventories(root)
+    backend.reshape({
+        'inventories': {root: {'resource_provider_generation': inv['resource_provider_generation'],
+                               'inventories': inv['inventories']}},
+        'allocations': {consumer: {'allocations': allocations, 'project_id': PROJECT, 'user_id': USER,
+                                   'consumer_generation': None}}})
+
+
+def test_same_host_resize_waits_then_the_rerun_reshapes(embedded_backend, node):
+    backend = embedded_backend
+    resized = consumers_by_name(node['report'])['instance-00000003']
+    migration = str(_uuid.uuid4())
+    old = model.strip_allocations(backend.get_allocations(resized)['allocations'])
+    _untyped(backend, node['root'], migration, old)
+    assert backend.get_allocations(migration)['consumer_type'] == 'unknown'
+    before = comparable(provider_tree_state(backend, node['root']))
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'deferred' and result['changed'] is False
+    assert 'consumer %s holds' % migration in result['deferred_reason']
+    assert comparable(provider_tree_state(backend, node['root'])) == before
+    # nova's API names it: the reason says which instance and what to do
+    record = {'uuid': migration, 'instance_uuid': resized, 'status': 'finished', 'migration_type': 'resize',
+              'source_node': 'compute-01', 'dest_node': 'compute-01'}
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'],
+                                   check_mode=True, migrations=[record])
+    assert 'resize %s of instance %s' % (migration, resized) in result['deferred_reason']
+    assert 'to the same host' in result['deferred_reason']
+    # the resize is confirmed (nova deletes the migration's allocations): the rerun reshapes
+    backend.delete_allocations(migration)
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+
+
+def test_a_node_already_reshaped_stays_skipped_with_a_move_in_flight(embedded_backend, node):
+    backend = embedded_backend
+    assert reshaper.reshape_node(backend, 'compute-01', node['report'],
+                                 snapshot_dir=node['snapdir'])['status'] == 'reshaped'
+    moving = consumers_by_name(node['report'])['instance-00000003']
+    other = make_provider(backend, 'compute-02', {'VCPU': {'total': 8}})
+    allocs = model.strip_allocations(backend.get_allocations(moving)['allocations'])
+    allocs[other] = {'resources': {'VCPU': 1}}
+    put(backend, moving, allocs)
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'noop' and result['changed'] is False
+    assert any(moving in w and 'nothing to reshape here' in w for w in result['warnings'])
+
+
+def test_a_migration_starting_between_plan_and_reshape_is_replanned_not_overwritten(embedded_backend, node):
+    migration = str(_uuid.uuid4())
+    resized = consumers_by_name(node['report'])['instance-00000003']
+    old = model.strip_allocations(embedded_backend.get_allocations(resized)['allocations'])
+
+    def start_migration(inner):
+        # nova swaps the source allocations to the migration record (move_allocations)
+        _untyped(inner, node['root'], migration, old)
+        put(inner, resized, {node['pool']: {'resources': {'DISK_GB': 20}}})
+
+    backend = WritesBeforeFirstReshape(embedded_backend, start_migration)
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'],
+                                   backoff=0)
+    assert result['status'] == 'deferred' and result['retries'] == 1
+    assert len(backend.reshape_calls) == 1                # the first one lost on generations
+    assert migration in result['deferred_reason']
+    # the migration's allocations are as nova wrote them, the node still flat
+    assert embedded_backend.get_allocations(migration)['allocations'][node['root']]['resources'] == \
+        old[node['root']]['resources']
+    assert 'VGPU' in embedded_backend.get_inventories(node['root'])['inventories']
+    # the children made before it are named, left empty, and reused by the rerun
+    assert result['changed'] is True and any('left empty' in w for w in result['warnings'])
+    embedded_backend.delete_allocations(migration)
+    rerun = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert rerun['status'] == 'reshaped' and rerun['verified'] is True
+    assert rerun['plan']['create_children'] == []
