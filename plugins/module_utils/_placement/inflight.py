@@ -82,7 +82,7 @@ def _what_to_do(mig=None):
 
 
 def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,
-         explained=(), two_trees_ok=False):
+         explained=(), two_trees_ok=False, root_uuid=None):
     """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
 
     ``state``: the node's tree read (providers and every consumer's FULL allocations).
@@ -97,6 +97,7 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
     ``source_node``, ``dest_node``), None when nova was not asked.
     ``explained``: consumers the operator placed explicitly (ownership overrides): not
     suspected of being a migration.
+    ``root_uuid``: the root provider's uuid (named in the commands the reasons give).
     ``two_trees_ok``: the operator allows allocations on two trees (``allow_foreign_allocations``):
     they are carried along unchanged and named in ``remarks``.
 
@@ -165,9 +166,10 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
                 'either a migration in flight (nova\'s migration record holds the source node\'s '
                 'allocations until the move is confirmed or reverted; a resize to the same host '
                 'looks the same) or an orphaned allocation (its instance is gone). Tell them apart '
-                'with `openstack server migration list --host <host>` (a migration with uuid %s) '
-                'and `nova-manage placement audit --resource_provider <root uuid> --verbose` (an '
-                'orphan; heal it with --delete)' % (consumer, _text(here), consumer))
+                'with `openstack server migration list --host %s` (a migration with uuid %s) '
+                'and `nova-manage placement audit --resource_provider %s --verbose` (an '
+                'orphan; heal it with --delete)' % (consumer, _text(here), root_name, consumer,
+                                                   root_uuid or '<root provider uuid>'))
         if hits:
             hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
                     else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')

@@ -256,7 +256,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             state, root['name'], providers, foreign=foreign, touched=touched_classes,
             instances=instances, migrations=migrations,
             explained=set(ownership) | set((layout.get('cpu') or {}).get('pinned') or {}),
-            two_trees_ok=allow_foreign_allocations)
+            two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid)
         warnings.extend(remarks)
         if reasons:
             # a node already in the layout stays "already done": only a node with something
