@@ -115,6 +115,16 @@ options:
         snapshot (those the reshape created) instead of leaving them with no inventory.
     type: bool
     default: false
+  run_id:
+    description:
+      - Identifier of the roll this reshape belongs to, stored as C(run_id) in the snapshot
+        written before the reshape.
+      - M(placement.upgrade.fleet_report) (its O(placement.upgrade.fleet_report#module:snapshot_dir)
+        option) finds through it the nodes a run reshaped whose outcome the roll never recorded
+        (a roll aborted in the middle of a batch).
+      - Only used with O(state=reshaped).
+    type: str
+    default: ''
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -161,6 +171,7 @@ EXAMPLES = r'''
     root_provider: "{{ inventory_hostname }}"
     devices: "{{ node_devices.devices }}"
     snapshot_dir: /var/lib/placement-upgrade/snapshots
+    run_id: 20260101T120000Z
   delegate_to: localhost
   register: reshape
 
@@ -338,7 +349,7 @@ def _run(module, backend, log):
             policy=params['ownership_policy'], ownership=params['ownership'],
             allow_foreign_allocations=params['allow_foreign_allocations'],
             snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
-            attempts=attempts, log=keep)
+            attempts=attempts, log=keep, run_id=params['run_id'])
     result = dict(result)
     result['remarks'] = list(result.pop('warnings', None) or [])
     for remark in result['remarks']:
@@ -365,6 +376,7 @@ def main():
             snapshot_dir=dict(type='path'),
             snapshot=dict(type='path'),
             remove_children=dict(type='bool', default=False),
+            run_id=dict(type='str', default=''),
         ),
         **placement_module_kwargs(required_if=[('state', 'reshaped', ('devices',)),
                                                ('state', 'verified', ('devices',))])
