@@ -18,16 +18,31 @@ description:
     every node stored so far in O(dest), so the report is complete after each batch and stays
     complete when the roll stops at a failing node.
   - For each new record the node's provider tree is read from Placement; the tree before is
-    the snapshot the reshape wrote (reshaped nodes), the plan applied to the tree (check mode),
-    or the tree as it is (skipped, deferred and failed nodes, which a reshape leaves untouched).
+    the snapshot the reshape wrote (reshaped nodes, and failed nodes whose reshape was applied
+    before the failure), the plan applied to the tree (check mode), or the tree as it is
+    (skipped and deferred nodes, and failed nodes the reshape left untouched).
+  - The report is derived from what happened, not from what the play expected. A node whose
+    tree this run changed is marked touched (RV(touched_nodes)), whatever failed around it; a
+    node of O(hosts) the roll wrote no record of, but that has a snapshot of this run in
+    O(snapshot_dir), is reported as reshaped from that snapshot and Placement.
+  - Placement being unreachable (or one node's tree failing to read) does not fail the task;
+    the records are stored, the report is rendered from them, and it names the nodes whose
+    trees were not read and why (RV(unread_nodes)). A record that cannot be read or drawn is
+    skipped or shown without trees, with a warning naming it.
   - Writes C(report.md), C(report.html) (one self-contained page, every provider tree drawn
     before and after as inline SVG with usage bars, and a table of where each consumer's
     allocations moved) and C(summary.json) (fleet totals and each node's outcome) into
-    O(dest), plus one C(nodes/<node>.json) per node. Files are replaced atomically.
+    O(dest), plus one C(nodes/<node>.json) per node. Files are replaced atomically (written,
+    fsync'ed, renamed) with mode C(0600).
+  - The report says what it ran against (O(context), the Placement backend and its
+    microversion, the collection version) and what to do next (RV(next_steps), with the rerun,
+    rollback and fix commands).
 options:
   dest:
     description:
-      - Directory of this run's report. Created (mode C(0750)) when missing.
+      - Directory of this run's report. Created (mode C(0700)) when missing.
+      - One directory per run; when it already holds node records of another run (another
+        O(run_id)), the task fails instead of mixing two runs in one report.
     type: path
     required: true
   records:
@@ -61,7 +76,11 @@ options:
     default: Rolling reshape report
   run_id:
     description:
-      - Identifier of the run, shown in the report.
+      - Identifier of the run, shown in the report and stored in each node record.
+      - When set, every node record already in O(dest) must be of this run. When empty, the
+        records in O(dest) must agree on one run id, which is then the report's.
+      - The same id given to M(placement.upgrade.reshape) (its O(placement.upgrade.reshape#module:run_id))
+        is stored in its snapshots, which is how O(snapshot_dir) is searched.
     type: str
     default: ''
   read_trees:
@@ -80,6 +99,41 @@ options:
       - Point a C(latest) symbolic link in the parent directory of O(dest) at O(dest).
     type: bool
     default: true
+  snapshot_dir:
+    description:
+      - Directory of the reshape snapshots (the O(placement.upgrade.reshape#module:snapshot_dir) of
+        the roll).
+      - For every node of O(hosts) without a record (neither given now nor stored in O(dest)),
+        the snapshots of its root provider written by this run (C(run_id) equal to O(run_id))
+        are looked up; a node that has one was reshaped by this run although the roll recorded
+        nothing (for example, the roll was aborted in its batch). It is reported as reshaped,
+        the tree before from the snapshot and the tree after from Placement, with a reason
+        saying so, and its derived record is stored.
+      - A failed node whose reshape result does not show an applied reshape is compared with
+        its snapshot of this run, if any; it is touched when its tree is not the snapshot's.
+      - Needs O(run_id). Not used with O(mode=plan).
+    type: path
+  providers:
+    description:
+      - Root provider name of a node, by inventory hostname, for the nodes whose root provider
+        is not named after the host (used with O(snapshot_dir); a record's C(provider) says it
+        for recorded nodes).
+    type: dict
+    default: {}
+  context:
+    description:
+      - What the run is, shown in the header of the report and in C(summary.json).
+      - Only the keys C(awx_job_id), C(awx_job_template), C(playbook), C(check_mode), C(plan),
+        C(limit) and C(inventory) with a plain value are shown; other keys are dropped with a
+        warning, so no secret reaches the report.
+      - C(inventory) (a path, or a list of inventory sources) is used in the commands of
+        RV(next_steps); C(INVENTORY) stands for it when not given.
+      - The module adds what it knows itself, C(backend) (V(embedded) with C(embedded_db), or
+        V(rest) with C(cloud) when it is a name and C(endpoint)), C(placement_microversion) (the
+        negotiated one, when Placement was read) and C(collection_version). Credentials
+        (O(auth), a O(cloud) dict) are never included.
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -98,6 +152,8 @@ attributes:
 notes:
   - Writing the report is the run's output, not managed state; the roles mark the task
     C(changed_when=false).
+  - With O(mode=plan) a failed node is one that would stop a real roll; those nodes are listed
+    first and returned in RV(would_stop), so a plan run can fail at its end.
 seealso:
   - module: placement.upgrade.reshape
 '''
@@ -109,6 +165,13 @@ EXAMPLES = r'''
     dest: /var/lib/placement-upgrade/reports/20260101T120000Z
     records: "{{ ansible_play_batch | map('extract', hostvars, 'rolling_reshape_result') | list }}"
     hosts: "{{ ansible_play_hosts_all }}"
+    run_id: 20260101T120000Z
+    snapshot_dir: /var/lib/placement-upgrade/snapshots
+    context:
+      awx_job_id: "{{ awx_job_id | default('') }}"
+      awx_job_template: "{{ awx_job_template_name | default('') }}"
+      playbook: placement.upgrade.rolling_reshape
+      check_mode: "{{ ansible_check_mode }}"
   delegate_to: localhost
   run_once: true
   check_mode: false
@@ -141,14 +204,31 @@ paths:
   sample: {markdown: /srv/reports/run1/report.md, html: /srv/reports/run1/report.html,
            summary: /srv/reports/run1/summary.json}
 summary:
-  description: The content of summary.json, totals and each node's outcome.
+  description:
+    - The content of summary.json, totals and each node's outcome.
+    - Keys C(title), C(mode), C(run_id), C(context) (what the report ran against, see
+      O(context)), C(started), C(finished), C(stopped), C(totals), C(deferred), C(failed),
+      C(would_stop), C(unreached), C(touched), C(unread), C(next_steps) (as the return values
+      of the same names) and C(nodes).
+    - Each of C(nodes) has C(node), C(provider), C(status), C(label), C(outcome) (for example
+      C(failed after its reshape was applied), followed by its rollback command, or
+      C(failed, left untouched)),
+      C(touched), C(derived), C(unread), C(reason), C(duration), C(moved), C(snapshot),
+      C(rollback) (the rollback command of a node this run reshaped), C(retries), C(created)
+      and C(verification_failed).
   returned: success
   type: dict
   sample:
-    totals: {nodes: 12, consumers_moved: 21, allocations_moved: 24, providers_created: 16,
+    totals: {nodes: 12, touched: 8, consumers_moved: 21, allocations_moved: 24, providers_created: 16,
              statuses: {reshaped: 8, noop: 2, deferred: 2, failed: 0, unreached: 0}}
+    context: {playbook: placement.upgrade.rolling_reshape, backend: rest, cloud: overcloud,
+              endpoint: "https://placement.example.com/", placement_microversion: "1.39",
+              collection_version: 0.1.0}
 summary_line:
-  description: One line with the fleet totals.
+  description:
+    - One line with the fleet totals.
+    - "With O(mode=plan) it reads C(<n> nodes (plan): X would reshape, Y already done, Z deferred,
+      W would stop the roll; ...)."
   returned: success
   type: str
   sample: "12 nodes: 8 reshaped, 2 skipped, 2 deferred, 0 failed; 24 allocations of 21 consumers moved; 18.2 s"
@@ -159,11 +239,48 @@ deferred_nodes:
   elements: dict
   sample: [{node: compute-11, reason: "migration in flight: ..."}]
 failed_nodes:
-  description: Failed nodes with the reason (the node the roll stopped at).
+  description:
+    - Failed nodes with the reason (the node the roll stopped at), and C(touched), true when the
+      node failed after its reshape was applied.
   returned: success
   type: list
   elements: dict
-  sample: []
+  sample: [{node: compute-07, reason: "post task failed (task: Restart nova-compute)", touched: true}]
+would_stop:
+  description:
+    - With O(mode=plan), the nodes that would stop a real roll (the failed ones), with the
+      reason; always empty with O(mode=apply).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{node: compute-03, reason: "strict ownership: consumer 5f1e... holds VGPU no guest explains"}]
+touched_nodes:
+  description: The nodes whose provider tree this run changed (reshaped, rolled back, or failed after the reshape).
+  returned: success
+  type: list
+  elements: str
+  sample: [compute-01, compute-02]
+unread_nodes:
+  description: The nodes whose provider tree could not be read from Placement, with why.
+  returned: success
+  type: list
+  elements: dict
+  sample: [{node: compute-04, reason: "cannot use Placement: Placement could not be reached ..."}]
+next_steps:
+  description:
+    - What to do next, one line each, with the command to run (C(INVENTORY) stands for the
+      inventory unless O(context) names it).
+    - The rerun command for the deferred nodes, the fix-then-rerun command of a node that
+      stopped (or would stop) the roll, the rerun command of the nodes not reached, and the
+      rollback command of the nodes this run reshaped.
+  returned: success
+  type: list
+  elements: str
+  sample:
+    - "Rerun the deferred node after its reason is cleared: ansible-playbook -i INVENTORY
+      placement.upgrade.rolling_reshape --limit compute-11"
+    - "To undo this run on the nodes it reshaped (only if needed), roll them back: ansible-playbook
+      -i INVENTORY placement.upgrade.rollback -e rollback_nodes=compute-01,compute-02"
 unreached_nodes:
   description: Nodes of O(hosts) without a record (the roll did not reach them).
   returned: success
@@ -176,7 +293,9 @@ stored:
   type: list
   elements: str
 log:
-  description: Warnings met while collecting the records (missing snapshot, provider not found).
+  description:
+    - Warnings met while collecting the records (missing snapshot, provider not found,
+      Placement not reachable, a record skipped or derived from its snapshot).
   returned: always
   type: list
   elements: str
@@ -190,13 +309,14 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
     error_result,
+    format_error,
     placement_argument_spec,
     placement_module_kwargs,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, report, snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
-    ConfigurationError,
     PlacementError,
+    ServiceUnavailable,
 )
 
 
@@ -216,39 +336,142 @@ def _latest_link(dest):
     return link
 
 
+class _Reader(object):
+    """Reads the node trees through one backend; when Placement cannot be reached, goes on without it."""
+
+    def __init__(self, params, log):
+        self.params = params
+        self.log = log
+        self.backend = None
+        self.error = None
+        self.tried = False
+
+    def open(self):
+        if self.tried:
+            return
+        self.tried = True
+        if not self.params['read_trees']:
+            return
+        try:
+            self.backend = factory.get_backend(backend_options(self.params), create=False)
+        except PlacementError as exc:
+            self._down('cannot use Placement: %s' % format_error(exc))
+        except Exception as exc:  # pylint: disable=broad-except
+            # openstacksdk / keystoneauth errors the REST backend does not map
+            self._down('cannot use Placement (%s: %s)' % (type(exc).__name__, exc))
+
+    def _down(self, why):
+        self.error = why
+        self.log('not reading provider trees: %s; the report is written from the records alone' % why)
+        self.close()
+
+    def collect(self, call, *args, **kwargs):
+        """``call(backend, *args, read_error=..., **kwargs)``; a Placement that stops answering is dropped."""
+        try:
+            return call(self.backend, *args, read_error=self.error, **kwargs)
+        except ServiceUnavailable as exc:
+            self._down('Placement stopped answering: %s' % format_error(exc))
+            return call(None, *args, read_error=self.error, **kwargs)
+
+    def close(self):
+        backend, self.backend = self.backend, None
+        if backend is not None:
+            try:
+                backend.close()
+            except Exception:  # pylint: disable=broad-except
+                pass
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _as_given(record, exc):
+    """What is kept of a record that could not be collected: its plain fields, and why."""
+    kept = dict((k, v) for k, v in record.items() if isinstance(v, _PLAIN) and k not in ('before', 'after'))
+    kept['unread'] = 'the record could not be collected (%s: %s)' % (type(exc).__name__, exc)
+    return kept
+
+
+def _hosts_without_record(hosts, have):
+    seen = set()
+    out = []
+    for host in hosts:
+        if host not in have and host not in seen:
+            seen.add(host)
+            out.append(host)
+    return out
+
+
 def run(module, log):
     params = module.params
     dest = params['dest']
     mode = params['mode']
-    collected = []
-    backend = None
+    existing, problems = report.load_records(dest)
+    for problem in problems:
+        log('unreadable node record skipped: %s' % problem)
+    run_id = report.check_run(existing, params['run_id'], dest)
     records = [r for r in params['records'] if isinstance(r, dict) and (r.get('node') or r.get('provider'))]
+    reader = _Reader(params, log)
+    collected = []
     try:
-        if records and params['read_trees']:
-            try:
-                backend = factory.get_backend(backend_options(params), create=False)
-            except ConfigurationError as exc:
-                log('not reading provider trees: %s' % exc.detail)
+        # the hosts the roll recorded nothing of, but that this run reshaped (a snapshot of this run)
+        have = set(str(r.get('node') or r.get('provider')) for r in records + existing)
+        derive = {}
+        if mode != 'plan' and params['snapshot_dir'] and run_id:
+            for host in _hosts_without_record(params['hosts'], have):
+                provider = str(params['providers'].get(host) or host)
+                try:
+                    found = snapshot.run_snapshots(params['snapshot_dir'], provider, run_id)
+                except OSError as exc:
+                    log('%s: cannot look for its snapshots in %s: %s' % (host, params['snapshot_dir'], exc))
+                    continue
+                if found:
+                    derive[host] = (provider, found)
+        elif params['snapshot_dir'] and not run_id and mode != 'plan':
+            log('snapshot_dir is not searched without a run_id: a snapshot tells its run by its run id')
+        if records or derive:
+            reader.open()
         for record in records:
-            rec, warnings = report.collect_record(backend, record, mode=mode)
+            node = record.get('node') or record.get('provider')
+            try:
+                rec, warnings = reader.collect(report.collect_record, record, mode=mode,
+                                               snapshot_dir=params['snapshot_dir'], run_id=run_id)
+            except Exception as exc:  # pylint: disable=broad-except
+                # one bad record must not sink the report
+                rec, warnings = _as_given(record, exc), []
+                log('%s: the record could not be collected (%s: %s); stored with its plain fields'
+                    % (node, type(exc).__name__, exc))
             for warning in warnings:
                 log(warning)
             collected.append(rec)
+        for host, (provider, found) in sorted(derive.items(), key=lambda kv: params['hosts'].index(kv[0])):
+            try:
+                rec, warnings = reader.collect(report.derive_record, host, provider, found)
+            except Exception as exc:  # pylint: disable=broad-except
+                log('%s: a snapshot of this run exists (%s) but no entry could be derived from it (%s: %s)'
+                    % (host, found[0][0], type(exc).__name__, exc))
+                continue
+            for warning in warnings:
+                log(warning)
+            collected.append(rec)
+        context, dropped = report.run_context(params['context'], backend_options(params), reader.backend)
     finally:
-        if backend is not None:
-            backend.close()
+        reader.close()
+    if dropped:
+        log('context keys not shown (only %s are): %s' % (', '.join(report.CALLER_CONTEXT_KEYS), ', '.join(dropped)))
+    for rec in collected:
+        rec['run_id'] = run_id
     stored = []
     if not module.check_mode:
         for rec in collected:
             stored.append(report.save_record(dest, rec))
-    existing, problems = report.load_records(dest)
-    for problem in problems:
-        log('unreadable node record skipped: %s' % problem)
-    by_node = dict((r.get('node'), r) for r in existing)
+    by_node = dict((str(r.get('node') or r.get('provider')), r) for r in existing)
     for rec in collected:
-        by_node[rec['node']] = rec
+        by_node[str(rec['node'])] = rec
     data = report.build_report(list(by_node.values()), hosts=params['hosts'], title=params['title'],
-                               mode=mode, run_id=params['run_id'])
+                               mode=mode, run_id=run_id, context=context)
+    for problem in data['problems']:
+        log(problem)
     paths = {
         'markdown': os.path.join(dest, 'report.md'),
         'html': os.path.join(dest, 'report.html'),
@@ -266,7 +489,8 @@ def run(module, log):
     line = report.summary_line(data)
     return dict(changed=changed, paths=paths, summary=report.summary(data), summary_line=line,
                 deferred_nodes=data['deferred'], failed_nodes=data['failed'], unreached_nodes=data['unreached'],
-                stored=stored, msg=line)
+                would_stop=data['would_stop'], touched_nodes=data['touched'], unread_nodes=data['unread'],
+                next_steps=data['next_steps'], stored=stored, msg=line)
 
 
 def main():
@@ -281,6 +505,9 @@ def main():
             read_trees=dict(type='bool', default=True),
             render=dict(type='bool', default=True),
             latest_link=dict(type='bool', default=True),
+            snapshot_dir=dict(type='path'),
+            providers=dict(type='dict', default={}),
+            context=dict(type='dict', default={}),
         ),
         **placement_module_kwargs()
     )

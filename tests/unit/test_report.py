@@ -204,7 +204,9 @@ def test_write_report_files(tmp_path):
     assert summary['totals']['nodes'] == 4
     assert [n['status'] for n in summary['nodes']] == ['reshaped', 'noop', 'deferred', 'failed']
     assert summary['nodes'][0]['created'] == ['compute-01_pci_0000_84_00_0', 'compute-01_pci_0000_85_00_0']
-    assert stat.S_IMODE(os.stat(paths['html']).st_mode) == 0o644
+    for path in paths.values():
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(str(tmp_path / 'run')).st_mode) == 0o700
 
 
 def test_records_round_trip_and_bad_files(tmp_path):

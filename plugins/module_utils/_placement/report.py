@@ -20,6 +20,13 @@ Input is one *node record* per compute node (plain dicts, JSON-serialisable)::
     snapshot:     path of the snapshot the node can be rolled back from (optional)
     retries:      generation-conflict retries the reshape needed (optional)
     names:        {provider uuid: name} for providers outside the tree (optional)
+    touched:      whether this run changed the node's tree (optional; default: the
+                  status is reshaped or rolled_back); a failed node whose reshape was
+                  applied before the failure is touched
+    unread:       why the node's tree could not be read from Placement (optional)
+    derived:      true when the roll wrote no record of the node and the record was
+                  derived from the run's snapshot of it and Placement (optional)
+    run_id:       the run the record belongs to (optional)
 
 :func:`build_report` orders the records by the list of target hosts (hosts
 without a record are ``unreached``: the roll stopped before them), computes
@@ -27,7 +34,14 @@ every consumer's moves and the fleet totals; :func:`render_markdown` and
 :func:`render_html` draw it (the HTML page has no external resource: styles
 and the provider-tree pictures, inline SVG, are in the page);
 :func:`write_report` writes ``report.md``, ``report.html`` and ``summary.json``
-atomically into a directory.
+atomically (mode 0600, fsync'ed) into a directory (0700).
+
+The report says what happened, never what the play expected: a node is touched
+when its tree was changed by this run (its reshape applied, even if something
+failed after it; a node the roll never recorded but that has a snapshot of this
+run), and nodes whose tree could not be read from Placement are listed with the
+reason (``unread``).  It also says what it ran against (``context``) and what to
+do next (``next_steps``: the rerun, rollback and fix commands).
 
 Plain Python: no Ansible import here.
 """
@@ -36,14 +50,19 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import calendar
 import json
 import os
-import tempfile
+import shlex
 import time
 
 from html import escape as _html_escape
+from urllib.parse import urlsplit, urlunsplit
 
 from . import model
+from . import snapshot as _snapshot
+from .errors import PlacementError
+from .version import COLLECTION_VERSION
 
 STATUSES = ('reshaped', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
             'unreached')
@@ -70,7 +89,41 @@ STATUS_COLOURS = {
     'unreached': '#57606a',
 }
 
+#: the labels of a plan (check-mode) report: a failed node is one that would stop a real roll
+PLAN_STATUS_LABELS = dict(STATUS_LABELS, noop='already done (in layout)', failed='would stop the roll',
+                          deferred='would be deferred')
+
 REPORT_FILES = ('report.md', 'report.html', 'summary.json')
+
+#: file and directory modes of everything the report writes
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+#: the keys of the ``context`` a caller (the role) may give; anything else is dropped
+CALLER_CONTEXT_KEYS = ('awx_job_id', 'awx_job_template', 'playbook', 'check_mode', 'plan', 'inventory', 'limit')
+#: the keys the module adds from what it knows (never credentials)
+BACKEND_CONTEXT_KEYS = ('backend', 'embedded_db', 'cloud', 'endpoint', 'placement_microversion',
+                        'collection_version')
+
+#: shown in commands when the context does not name the inventory
+INVENTORY_PLACEHOLDER = 'INVENTORY'
+
+
+class ReportError(PlacementError):
+    """The report cannot be written as asked (e.g. ``dest`` holds another run's records)."""
+
+    status = 0
+    default_code = 'placement_upgrade.report'
+
+    def __init__(self, detail, **kwargs):
+        kwargs.setdefault('title', 'Report Error')
+        super(ReportError, self).__init__(detail, **kwargs)
+
+
+def status_label(status, mode='apply'):
+    """The word a reader sees for a status (a plan run says what WOULD happen)."""
+    labels = PLAN_STATUS_LABELS if mode == 'plan' else STATUS_LABELS
+    return labels.get(status, status)
 
 
 # ---------------------------------------------------------------------------
@@ -279,14 +332,190 @@ def apply_plan(state, plan):
 
 
 # ---------------------------------------------------------------------------
+# what the report ran against, and what to do next
+
+def _clean_url(url):
+    """An endpoint URL without user info, query or fragment (nothing secret can ride along)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.netloc:
+        return None
+    netloc = parts.netloc.rsplit('@', 1)[-1]
+    return urlunsplit((parts.scheme, netloc, parts.path, '', ''))
+
+
+def backend_context(options, backend=None):
+    """What the report knows of the Placement it read: kind, database or cloud name and endpoint, microversion.
+
+    ``options``: the backend options (``embedded_db``, ``cloud``, ``auth``, ...);
+    only the database path, a cloud NAME (a string; a dict of connection arguments
+    is never shown) and the endpoint URL (without user info or query) are taken.
+    ``backend``: the open backend, if any (its negotiated microversion).
+    """
+    from . import factory
+
+    options = options or {}
+    ctx = dict((key, None) for key in ('backend', 'embedded_db', 'cloud', 'endpoint', 'placement_microversion'))
+    if options.get('embedded_db') or getattr(backend, 'kind', None) == 'embedded':
+        ctx['backend'] = 'embedded'
+        ctx['embedded_db'] = str(getattr(backend, 'path', None) or options.get('embedded_db'))
+    elif backend is not None or factory.wants_rest(options):
+        ctx['backend'] = 'rest'
+        cloud = options.get('cloud')
+        if isinstance(cloud, str) and cloud:
+            ctx['cloud'] = cloud
+        endpoint = getattr(backend, 'endpoint', None) if backend is not None else None
+        auth = options.get('auth')
+        if not _clean_url(endpoint) and isinstance(auth, dict):
+            endpoint = auth.get('endpoint')
+        ctx['endpoint'] = _clean_url(endpoint)
+    if backend is not None:
+        try:
+            ctx['placement_microversion'] = str(backend.microversion)
+        except Exception:  # pylint: disable=broad-except
+            ctx['placement_microversion'] = None
+    return ctx
+
+
+def run_context(given=None, options=None, backend=None):
+    """``(context, dropped)``: what the report shows it ran against.
+
+    From ``given`` (the caller's dict) only the keys of :data:`CALLER_CONTEXT_KEYS`
+    with a plain value (text, number, boolean; ``inventory`` may also be a list of
+    texts, one inventory source each) are kept, the names of the others are
+    returned in ``dropped``; the backend facts (:func:`backend_context`) and
+    the collection version are added and cannot be overridden.
+    """
+    ctx = {}
+    dropped = []
+    for key, value in (given or {}).items():
+        if key in CALLER_CONTEXT_KEYS and (value is None or isinstance(value, (str, int, float, bool))):
+            ctx[key] = value
+        elif key == 'inventory' and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            ctx[key] = list(value)
+        else:
+            dropped.append(str(key))
+    ctx.update(backend_context(options, backend))
+    ctx['collection_version'] = COLLECTION_VERSION
+    return ctx, sorted(dropped)
+
+
+def context_rows(context):
+    """``[(label, text)]`` of the context, for the header of report.md and report.html."""
+    context = dict((k, v) for k, v in (context or {}).items() if v not in (None, ''))
+    rows = []
+    if context.get('awx_job_id') is not None or context.get('awx_job_template'):
+        job = str(context['awx_job_id']) if context.get('awx_job_id') is not None else '-'
+        if context.get('awx_job_template'):
+            job += ' (template %s)' % context['awx_job_template']
+        rows.append(('AWX job', job))
+    for key in ('playbook', 'inventory', 'limit'):
+        value = context.get(key)
+        if isinstance(value, list):
+            value = ', '.join(value)
+        if value:
+            rows.append((key, str(value)))
+    for key, label in (('check_mode', 'check mode'), ('plan', 'plan only')):
+        if context.get(key) is not None:
+            rows.append((label, 'yes' if context[key] in (True, 'true', 'True', 'yes', 1) else 'no'))
+    kind = context.get('backend')
+    if kind == 'embedded':
+        rows.append(('Placement', 'embedded database %s' % context.get('embedded_db')))
+    elif kind == 'rest':
+        text = 'REST API %s' % (context.get('endpoint') or '(endpoint from the cloud configuration)')
+        if context.get('cloud'):
+            text += ' (cloud %s)' % context['cloud']
+        rows.append(('Placement', text))
+    if kind:
+        rows.append(('Placement microversion', context.get('placement_microversion')
+                     or 'not negotiated (Placement was not read)'))
+    if context.get('collection_version'):
+        rows.append(('collection', 'placement.upgrade %s' % context['collection_version']))
+    return rows
+
+
+def _inventory_arg(context):
+    inventory = (context or {}).get('inventory')
+    if isinstance(inventory, (list, tuple)):
+        return [str(i) for i in inventory if i] or INVENTORY_PLACEHOLDER
+    return str(inventory) if inventory else INVENTORY_PLACEHOLDER
+
+
+def _inventory_options(inventory):
+    """``-i SOURCE`` for each inventory source (a list gives several)."""
+    sources = inventory if isinstance(inventory, (list, tuple)) else [inventory]
+    return ' '.join('-i %s' % shlex.quote(str(source)) for source in sources)
+
+
+def rerun_command(nodes, inventory=INVENTORY_PLACEHOLDER):
+    """The command that runs the roll again on ``nodes`` only."""
+    return 'ansible-playbook %s placement.upgrade.rolling_reshape --limit %s' % (
+        _inventory_options(inventory), shlex.quote(','.join(nodes)))
+
+
+def rollback_command(nodes, inventory=INVENTORY_PLACEHOLDER):
+    """The command that rolls ``nodes`` back to their snapshots (playbooks/rollback.yml)."""
+    return 'ansible-playbook %s placement.upgrade.rollback -e rollback_nodes=%s' % (
+        _inventory_options(inventory), shlex.quote(','.join(nodes)))
+
+
+def _needs_rollback_hint(entry, mode):
+    return mode != 'plan' and entry['touched'] and entry['status'] in ('reshaped', 'failed')
+
+
+def next_steps(nodes, mode, context=None):
+    """What the operator does next, one line each (the fix/rerun, rerun and rollback commands)."""
+    inventory = _inventory_arg(context)
+    steps = []
+    for entry in nodes:
+        if entry['status'] != 'failed':
+            continue
+        if mode == 'plan':
+            what = '%s would stop a real roll' % entry['node']
+        elif entry['touched']:
+            what = 'The roll stopped at %s, which failed after its reshape was applied' % entry['node']
+        else:
+            what = 'The roll stopped at %s (left untouched)' % entry['node']
+        steps.append('%s: %s. Fix the reason, then rerun with --limit %s: %s' % (
+            what, entry['reason'] or 'no reason recorded', entry['node'],
+            rerun_command([entry['node']], inventory)))
+    deferred = [e['node'] for e in nodes if e['status'] == 'deferred']
+    if deferred:
+        steps.append('Rerun the deferred node%s after %s reason%s cleared: %s' % (
+            's' if len(deferred) > 1 else '', 'their' if len(deferred) > 1 else 'its',
+            's are' if len(deferred) > 1 else ' is', rerun_command(deferred, inventory)))
+    unreached = [e['node'] for e in nodes if e['status'] == 'unreached']
+    if unreached:
+        steps.append('The roll did not reach %s; once the cause of the stop is fixed, run %s: %s' % (
+            ', '.join(unreached), 'them' if len(unreached) > 1 else 'it', rerun_command(unreached, inventory)))
+    touched = [e['node'] for e in nodes if _needs_rollback_hint(e, mode)]
+    if touched:
+        steps.append('To undo this run on the node%s it reshaped (only if needed), roll %s back: %s' % (
+            's' if len(touched) > 1 else '', 'them' if len(touched) > 1 else 'it',
+            rollback_command(touched, inventory)))
+    return steps
+
+
+# ---------------------------------------------------------------------------
 # the report data
 
-def _node_entry(record, names):
+def _node_entry(record, names, mode='apply'):
     record = dict(record or {})
-    node = record.get('node') or record.get('provider') or '?'
+    node = str(record.get('node') or record.get('provider') or '?')
     status = record.get('status') or 'unreached'
     if status not in STATUSES:
         status = 'failed' if record.get('failed') else status
+    if mode == 'plan':
+        touched = False      # a plan run changes nothing
+    elif record.get('touched') is not None:
+        touched = bool(record['touched'])
+    else:
+        touched = status in ('reshaped', 'rolled_back')
+    after_known = bool(record.get('after')) or not touched
     after = normalize_tree(record.get('after') or record.get('before'))
     before = normalize_tree(record.get('before')) if record.get('before') else after
     moves = consumer_moves(before, after)
@@ -313,52 +542,113 @@ def _node_entry(record, names):
                     for v in (record.get('verification') or []) if isinstance(v, dict)]
     return {
         'node': node,
-        'provider': record.get('provider') or node,
+        'provider': str(record.get('provider') or node),
         'status': status,
-        'reason': record.get('reason') or '',
+        'reason': str(record.get('reason') or ''),
         'started': record.get('started'),
         'finished': record.get('finished'),
         'duration': duration,
         'before': before,
         'after': after,
-        'changed_tree': bool(moves or created or removed or _inventories_differ(before, after)),
+        'after_known': after_known,
+        'changed_tree': bool(moves or created or removed or trees_differ(before, after)),
+        'touched': touched,
+        'unread': str(record.get('unread') or ''),
+        'derived': bool(record.get('derived')),
         'moves': moves,
         'moved': moved,
         'created': created,
         'removed': removed,
         'verification': verification,
-        'snapshot': record.get('snapshot') or '',
+        'snapshot': str(record.get('snapshot') or ''),
         'retries': int(record.get('retries') or 0),
         'warnings': [str(w) for w in (record.get('warnings') or [])],
         'consumer_names': dict(record.get('consumer_names') or {}),
     }
 
 
-def _inventories_differ(before, after):
-    for uuid in set(before['providers']) | set(after['providers']):
-        old = before['providers'].get(uuid, {}).get('inventories')
-        new = after['providers'].get(uuid, {}).get('inventories')
-        if old != new:
+def _fallback_entry(record, node, names, mode, exc):
+    """The entry of a record that cannot be drawn: its outcome without trees, and why."""
+    record = record if isinstance(record, dict) else {}
+    status = record.get('status')
+    if not isinstance(status, str) or status not in STATUSES:
+        status = 'failed'
+    reason = record.get('reason')
+    fallback = {
+        'node': node,
+        'provider': record.get('provider') if isinstance(record.get('provider'), str) else node,
+        'status': status,
+        'reason': reason if isinstance(reason, str) else '',
+        'touched': record.get('touched') if isinstance(record.get('touched'), bool) else None,
+        'snapshot': record.get('snapshot') if isinstance(record.get('snapshot'), str) else '',
+        'unread': 'its node record is badly shaped (%s: %s); trees and counts are not shown' % (
+            type(exc).__name__, exc),
+    }
+    return _node_entry(fallback, names, mode)
+
+
+def trees_differ(before, after):
+    """Whether two normalized trees differ in providers, inventories, traits or allocations."""
+    if set(before['providers']) != set(after['providers']):
+        return True
+    for uuid, prov in before['providers'].items():
+        other = after['providers'][uuid]
+        if prov['inventories'] != other['inventories'] or prov['traits'] != other['traits']:
             return True
-    return False
+        if prov.get('parent') != other.get('parent'):
+            return True
+    return before['allocations'] != after['allocations']
+
+
+def _outcome(entry, mode, inventory):
+    """What happened to the node, in words (a failed node says whether its tree was changed)."""
+    status = entry['status']
+    if mode == 'plan':
+        return status_label(status, mode)
+    if status == 'failed':
+        if entry['touched']:
+            return 'failed after its reshape was applied (rollback: %s)' % rollback_command([entry['node']], inventory)
+        return 'failed, left untouched'
+    if entry['derived']:
+        return '%s (derived from its snapshot and Placement: the roll wrote no record of it)' % status_label(status)
+    return status_label(status, mode)
+
+
+def _record_key(rec):
+    key = rec.get('node') or rec.get('provider')
+    return None if key is None else str(key)
 
 
 def build_report(records, hosts=None, title='Rolling reshape report', mode='apply', started=None,
-                 finished=None, run_id=None, stopped=None):
+                 finished=None, run_id=None, stopped=None, context=None):
     """Assemble the report data (a JSON-serialisable dict).
 
     ``records``: node records (see the module docstring), any order, or a dict
     ``{node: record}``.  ``hosts``: every target node in roll order; a host
     without a record is ``unreached``.  ``mode``: ``apply`` or ``plan`` (check
-    mode).  ``stopped``: ``{"node", "reason"}`` when the roll stopped early.
+    mode; the nodes that would stop a real roll come first).  ``stopped``:
+    ``{"node", "reason"}`` when the roll stopped early (by default the first
+    failed node of an apply run).  ``context``: what the report ran against
+    (:func:`run_context`).  A record that is not a dict is left out, one that
+    cannot be drawn is shown without trees; ``problems`` in the result names them.
     """
+    mode = 'plan' if mode in ('plan', 'check') else mode
+    problems = []
     if isinstance(records, dict):
-        records = [dict(r, node=r.get('node') or n) for n, r in records.items()]
+        records = [dict(r, node=r.get('node') or n) if isinstance(r, dict) else r for n, r in records.items()]
     by_node = {}
     for rec in records or []:
-        if rec:
-            by_node[rec.get('node') or rec.get('provider')] = rec
-    order = list(hosts or [])
+        if not rec:
+            continue
+        if not isinstance(rec, dict):
+            problems.append('a node record is not a mapping (%s); it was left out' % type(rec).__name__)
+            continue
+        key = _record_key(rec)
+        if key is None:
+            problems.append('a node record names no node; it was left out')
+            continue
+        by_node[key] = rec
+    order = [str(h) for h in hosts or []]
     for node in sorted(by_node):
         if node not in order:
             order.append(node)
@@ -366,8 +656,21 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     nodes = []
     for node in order:
         rec = by_node.get(node) or {'node': node, 'status': 'unreached'}
-        nodes.append(_node_entry(rec, names))
+        try:
+            entry = _node_entry(rec, names, mode)
+        except Exception as exc:  # pylint: disable=broad-except
+            problems.append('the record of %s is badly shaped (%s: %s); shown without trees'
+                            % (node, type(exc).__name__, exc))
+            entry = _fallback_entry(rec, node, names, mode, exc)
+        nodes.append(entry)
+    if mode == 'plan':
+        # the nodes that would stop a real roll first, then the rest in roll order
+        nodes = [e for e in nodes if e['status'] == 'failed'] + [e for e in nodes if e['status'] != 'failed']
+    inventory = _inventory_arg(context)
     for entry in nodes:
+        entry['outcome'] = _outcome(entry, mode, inventory)
+        entry['rollback'] = (rollback_command([entry['node']], inventory)
+                             if _needs_rollback_hint(entry, mode) else '')
         for move in entry['moves']:
             for side in ('from', 'to'):
                 for pair in move[side]:
@@ -382,11 +685,12 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     if finished is None and ends:
         finished = max(ends)
     failed = [e for e in nodes if e['status'] == 'failed']
-    if stopped is None and failed:
+    if stopped is None and failed and mode != 'plan':
         stopped = {'node': failed[0]['node'], 'reason': failed[0]['reason']}
     totals = {
         'nodes': len(nodes),
         'statuses': counts,
+        'touched': sum(1 for e in nodes if e['touched']),
         'consumers_moved': sum(e['moved']['consumers'] for e in nodes),
         'allocations_moved': sum(e['moved']['allocations'] for e in nodes),
         'providers_created': sum(len(e['created']) for e in nodes),
@@ -395,8 +699,9 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     }
     return {
         'title': title,
-        'mode': 'plan' if mode in ('plan', 'check') else mode,
+        'mode': mode,
         'run_id': run_id or '',
+        'context': dict(context or {}),
         'started': started,
         'finished': finished,
         'generated': time.time(),
@@ -406,7 +711,12 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
         'names': names,
         'deferred': [{'node': e['node'], 'reason': e['reason']} for e in nodes if e['status'] == 'deferred'],
         'unreached': [e['node'] for e in nodes if e['status'] == 'unreached'],
-        'failed': [{'node': e['node'], 'reason': e['reason']} for e in failed],
+        'failed': [{'node': e['node'], 'reason': e['reason'], 'touched': e['touched']} for e in failed],
+        'would_stop': ([{'node': e['node'], 'reason': e['reason']} for e in failed] if mode == 'plan' else []),
+        'touched': [e['node'] for e in nodes if e['touched']],
+        'unread': [{'node': e['node'], 'reason': e['unread']} for e in nodes if e['unread']],
+        'next_steps': next_steps(nodes, mode, context),
+        'problems': problems,
     }
 
 
@@ -416,16 +726,23 @@ def summary(report):
         'title': report['title'],
         'mode': report['mode'],
         'run_id': report['run_id'],
+        'context': report['context'],
         'started': report['started'],
         'finished': report['finished'],
         'stopped': report['stopped'],
         'totals': report['totals'],
         'deferred': report['deferred'],
         'failed': report['failed'],
+        'would_stop': report['would_stop'],
         'unreached': report['unreached'],
-        'nodes': [dict(node=e['node'], provider=e['provider'], status=e['status'], reason=e['reason'],
-                       duration=e['duration'], moved=e['moved'], snapshot=e['snapshot'],
-                       retries=e['retries'],
+        'touched': report['touched'],
+        'unread': report['unread'],
+        'next_steps': report['next_steps'],
+        'nodes': [dict(node=e['node'], provider=e['provider'], status=e['status'],
+                       label=status_label(e['status'], report['mode']), outcome=e['outcome'],
+                       touched=e['touched'], derived=e['derived'], unread=e['unread'],
+                       reason=e['reason'], duration=e['duration'], moved=e['moved'], snapshot=e['snapshot'],
+                       rollback=e['rollback'], retries=e['retries'],
                        created=[e['after']['providers'][u]['name'] for u in e['created']],
                        verification_failed=[v['check'] for v in e['verification'] if not v['passed']])
                   for e in report['nodes']],
@@ -436,20 +753,29 @@ def summary_line(report):
     """One line an operator reads at the end of the run."""
     totals = report['totals']
     counts = totals['statuses']
+    plan = report['mode'] == 'plan'
     parts = []
-    if report['mode'] == 'plan':
+    if plan:
         parts.append('%d would reshape' % counts.get('planned', 0))
+        parts.append('%d already done' % counts.get('noop', 0))
+        parts.append('%d deferred' % counts.get('deferred', 0))
+        parts.append('%d would stop the roll' % counts.get('failed', 0))
     else:
         parts.append('%d reshaped' % counts.get('reshaped', 0))
-    parts.append('%d skipped' % counts.get('noop', 0))
-    parts.append('%d deferred' % counts.get('deferred', 0))
-    parts.append('%d failed' % counts.get('failed', 0))
+        parts.append('%d skipped' % counts.get('noop', 0))
+        parts.append('%d deferred' % counts.get('deferred', 0))
+        failed_touched = sum(1 for e in report['nodes'] if e['status'] == 'failed' and e['touched'])
+        parts.append('%d failed%s' % (counts.get('failed', 0), (' (%d after its reshape was applied)' % failed_touched)
+                                      if failed_touched else ''))
     for status in ('rolled_back', 'verified', 'unreached'):
         if counts.get(status):
-            parts.append('%d %s' % (counts[status], STATUS_LABELS[status]))
-    text = '%d nodes: %s; %d allocations of %d consumers %s' % (
-        totals['nodes'], ', '.join(parts), totals['allocations_moved'], totals['consumers_moved'],
-        'to move' if report['mode'] == 'plan' else 'moved')
+            parts.append('%d %s' % (counts[status], status_label(status, report['mode'])))
+    text = '%d nodes%s: %s; %d allocations of %d consumers %s' % (
+        totals['nodes'], ' (plan)' if plan else '', ', '.join(parts), totals['allocations_moved'],
+        totals['consumers_moved'], 'to move' if plan else 'moved')
+    if report['unread']:
+        text += '; %d node tree%s not read from Placement' % (len(report['unread']),
+                                                              's' if len(report['unread']) > 1 else '')
     if totals['duration'] is not None:
         text += '; %s' % format_duration(totals['duration'])
     return text
@@ -484,6 +810,8 @@ def _consumer_label(entry, consumer):
 def _single_caption(entry):
     if entry['status'] == 'rolled_back':
         return 'provider tree after the rollback'
+    if entry['touched']:
+        return 'provider tree (now)'
     if entry['status'] in ('failed', 'deferred'):
         return 'provider tree (left as it was)'
     return 'provider tree (unchanged)'
@@ -493,16 +821,48 @@ def _pairs_text(pairs, names, fmt):
     return ', '.join('%s: %s' % (fmt(names.get(rp, _short(rp))), _number(n)) for rp, n in pairs) or '-'
 
 
+def _code(text):
+    return '`%s`' % str(text).replace('`', "'")
+
+
+def _stop_text(report, fmt):
+    stop = report['stopped']
+    node = fmt(stop.get('node'))
+    if any(e['node'] == stop.get('node') and e['touched'] and e['status'] == 'failed' for e in report['nodes']):
+        node += ' (failed after its reshape was applied)'
+    return 'The roll stopped at %s: %s' % (node, fmt(stop.get('reason')))
+
+
+def _would_stop_text(report, fmt):
+    items = report['would_stop']
+    return '%d node%s would stop a real roll: %s' % (
+        len(items), 's' if len(items) > 1 else '',
+        '; '.join('%s (%s)' % (fmt(w['node']), fmt(w['reason'] or 'no reason recorded')) for w in items))
+
+
+def _before_after_captions(entry, report):
+    before = 'before (from its snapshot)' if entry['snapshot'] and entry['touched'] else 'before'
+    after = 'after (planned)' if report['mode'] == 'plan' else 'after'
+    if entry['touched'] and report['mode'] != 'plan':
+        after = 'after (read from Placement now)'
+    return before, after
+
+
 def render_markdown(report):
     names = report['names']
     totals = report['totals']
     counts = totals['statuses']
+    mode = report['mode']
     out = ['# %s' % _md(report['title']), '']
-    if report['mode'] == 'plan':
+    if mode == 'plan':
         out += ['**Plan only (check mode): nothing was changed.**', '']
     out += [
         '| | |', '|---|---|',
         '| run | %s |' % _md(report['run_id'] or '-'),
+    ]
+    for label, text in context_rows(report.get('context')):
+        out.append('| %s | %s |' % (_md(label), _md(text)))
+    out += [
         '| started | %s |' % format_time(report['started']),
         '| finished | %s |' % format_time(report['finished']),
         '| time taken | %s |' % format_duration(totals['duration']),
@@ -510,7 +870,9 @@ def render_markdown(report):
     ]
     for status in STATUSES:
         if counts.get(status):
-            out.append('| %s | %d |' % (STATUS_LABELS[status], counts[status]))
+            out.append('| %s | %d |' % (status_label(status, mode), counts[status]))
+    if mode != 'plan':
+        out.append('| nodes whose tree this run changed | %d |' % totals['touched'])
     out += [
         '| consumers moved | %d |' % totals['consumers_moved'],
         '| allocations moved | %d |' % totals['allocations_moved'],
@@ -521,35 +883,58 @@ def render_markdown(report):
         '',
     ]
     if report['stopped']:
-        out += ['**The roll stopped at %s: %s**' % (_md(report['stopped'].get('node')),
-                                                    _md(report['stopped'].get('reason'))), '']
+        out += ['**%s**' % _stop_text(report, _md), '']
+    if report['would_stop']:
+        out += ['**%s**' % _would_stop_text(report, _md), '']
+    if report['unread']:
+        out += ['## Trees not read from Placement', '',
+                'These nodes\' provider trees could not be read; their entries show what the roll '
+                'recorded (and their snapshot, if any), not Placement\'s state now.', '']
+        out += ['- %s: %s' % (_md(u['node']), _md(u['reason'])) for u in report['unread']]
+        out.append('')
     if report['deferred']:
         out += ['## Deferred nodes', '']
         out += ['- %s: %s' % (_md(d['node']), _md(d['reason'])) for d in report['deferred']]
         out.append('')
     if report['unreached']:
         out += ['## Nodes not reached', '', ', '.join(_md(n) for n in report['unreached']), '']
-    out += ['## Nodes', '', '| node | status | consumers moved | allocations moved | time | detail |',
-            '|---|---|---:|---:|---:|---|']
+    if report['next_steps']:
+        out += ['## Next steps', '']
+        out += ['- %s' % _next_step_md(step) for step in report['next_steps']]
+        out.append('')
+    out += ['## Nodes', '', '| node | status | tree changed | consumers moved | allocations moved | time | detail |',
+            '|---|---|---|---:|---:|---:|---|']
     for entry in report['nodes']:
-        out.append('| %s | %s | %d | %d | %s | %s |' % (
-            _md(entry['node']), STATUS_LABELS.get(entry['status'], entry['status']),
+        out.append('| %s | %s | %s | %d | %d | %s | %s |' % (
+            _md(entry['node']), _md(status_label(entry['status'], mode)),
+            'yes' if entry['touched'] else 'no',
             entry['moved']['consumers'], entry['moved']['allocations'],
             format_duration(entry['duration']), _md(entry['reason']) or ''))
     out.append('')
     for entry in report['nodes']:
-        out += ['## %s: %s' % (_md(entry['node']), STATUS_LABELS.get(entry['status'], entry['status'])), '']
+        out += ['## %s: %s' % (_md(entry['node']), _md(status_label(entry['status'], mode))), '']
+        if entry['outcome'] != status_label(entry['status'], mode):
+            out += ['Outcome: %s' % _md(entry['outcome']), '']
         if entry['reason']:
             out += ['Reason: %s' % _md(entry['reason']), '']
+        if entry['unread']:
+            out += ['Not read from Placement: %s' % _md(entry['unread']), '']
         if entry['status'] == 'unreached':
             out += ['Not touched: the roll did not reach this node.', '']
             continue
+        if entry['rollback']:
+            out += ['Roll back: %s' % _code(entry['rollback']), '']
         if not entry['before']['providers']:
             out += ['No provider tree recorded.', '']
+            _md_tail(out, entry)
             continue
-        if entry['changed_tree']:
-            out += ['Provider tree before:', ''] + _md_tree(entry['before']) + ['']
-            out += ['Provider tree after%s:' % (' (planned)' if report['mode'] == 'plan' else ''), '']
+        before_cap, after_cap = _before_after_captions(entry, report)
+        if not entry['after_known']:
+            out += ['Provider tree %s:' % before_cap, ''] + _md_tree(entry['before']) + ['']
+            out += ['Provider tree after: not read from Placement.', '']
+        elif entry['changed_tree']:
+            out += ['Provider tree %s:' % before_cap, ''] + _md_tree(entry['before']) + ['']
+            out += ['Provider tree %s:' % after_cap, '']
             out += _md_tree(entry['after'], entry['created']) + ['']
         else:
             out += ['%s:' % _single_caption(entry).capitalize(), ''] + _md_tree(entry['after']) + ['']
@@ -560,20 +945,32 @@ def render_markdown(report):
                     _md(_consumer_label(entry, move['consumer'])), _md(move['resource_class']),
                     _pairs_text(move['from'], names, _md), _pairs_text(move['to'], names, _md)))
             out.append('')
-        if entry['verification']:
-            failed = [v for v in entry['verification'] if not v['passed']]
-            out.append('Verification: %d of %d checks passed.' % (
-                len(entry['verification']) - len(failed), len(entry['verification'])))
-            for check in failed:
-                out.append('- FAILED %s: %s' % (_md(check['check']), _md(check['detail'])))
-            out.append('')
-        if entry['snapshot']:
-            out += ['Snapshot: `%s`' % entry['snapshot'].replace('`', "'"), '']
-        for warning in entry['warnings']:
-            out.append('- warning: %s' % _md(warning))
-        if entry['warnings']:
-            out.append('')
+        _md_tail(out, entry)
     return '\n'.join(out).rstrip('\n') + '\n'
+
+
+def _next_step_md(step):
+    """A next step with its command (the text after the last ': ansible-playbook') as code."""
+    head, sep, command = step.rpartition(': ansible-playbook ')
+    if not sep:
+        return _md(step)
+    return '%s: %s' % (_md(head), _code('ansible-playbook ' + command))
+
+
+def _md_tail(out, entry):
+    if entry['verification']:
+        failed = [v for v in entry['verification'] if not v['passed']]
+        out.append('Verification: %d of %d checks passed.' % (
+            len(entry['verification']) - len(failed), len(entry['verification'])))
+        for check in failed:
+            out.append('- FAILED %s: %s' % (_md(check['check']), _md(check['detail'])))
+        out.append('')
+    if entry['snapshot']:
+        out += ['Snapshot: %s' % _code(entry['snapshot']), '']
+    for warning in entry['warnings']:
+        out.append('- warning: %s' % _md(warning))
+    if entry['warnings']:
+        out.append('')
 
 
 # ---------------------------------------------------------------------------
@@ -799,9 +1196,9 @@ details{margin:6px 0}summary{cursor:pointer;color:var(--muted)}
 """
 
 
-def _badge(status):
+def _badge(status, mode='apply'):
     return '<span class="badge" style="background:%s">%s</span>' % (
-        STATUS_COLOURS.get(status, '#57606a'), _h(STATUS_LABELS.get(status, status)))
+        STATUS_COLOURS.get(status, '#57606a'), _h(status_label(status, mode)))
 
 
 def _anchor(node):
@@ -866,37 +1263,57 @@ def _verification_html(entry):
 
 def _node_html(entry, report):
     names = report['names']
+    mode = report['mode']
     out = ['<section class="node" id="%s">' % _anchor(entry['node'])]
-    out.append('<h2>%s %s</h2>' % (_h(entry['node']), _badge(entry['status'])))
+    out.append('<h2>%s %s</h2>' % (_h(entry['node']), _badge(entry['status'], mode)))
     facts = []
     if entry['provider'] != entry['node']:
         facts.append('root provider <code>%s</code>' % _h(entry['provider']))
+    if mode != 'plan' and entry['status'] != 'unreached':
+        facts.append('tree changed by this run' if entry['touched'] else 'tree not changed by this run')
     if entry['duration'] is not None:
         facts.append('took %s' % format_duration(entry['duration']))
     if entry['moved']['allocations']:
         facts.append('%d allocations of %d consumers %s' % (
             entry['moved']['allocations'], entry['moved']['consumers'],
-            'to move' if report['mode'] == 'plan' else 'moved'))
+            'to move' if mode == 'plan' else 'moved'))
     if entry['retries']:
         facts.append('%d generation-conflict retries' % entry['retries'])
     if facts:
         out.append('<p class="meta">%s</p>' % ' &middot; '.join(facts))
+    if entry['outcome'] != status_label(entry['status'], mode):
+        out.append('<p class="%s"><b>Outcome:</b> %s</p>' % (
+            'fail' if entry['status'] == 'failed' else 'outcome', _h(entry['outcome'])))
     if entry['reason']:
         out.append('<p><b>Reason:</b> %s</p>' % _h(entry['reason']))
+    if entry['unread']:
+        out.append('<p class="fail"><b>Not read from Placement:</b> %s</p>' % _h(entry['unread']))
     if entry['status'] == 'unreached':
         out.append('<p>Not touched: the roll did not reach this node.</p></section>')
         return ''.join(out)
+    if entry['rollback']:
+        out.append('<p><b>Roll back:</b> <code>%s</code></p>' % _h(entry['rollback']))
     if not entry['before']['providers']:
-        out.append('<p>No provider tree recorded.</p></section>')
+        out.append('<p>No provider tree recorded.</p>')
+        out.append(_node_html_tail(entry))
+        out.append('</section>')
         return ''.join(out)
     ext_before = external_holdings(entry['before'])
     ext_after = external_holdings(entry['after'])
-    if entry['changed_tree']:
-        out.append('<div class="trees"><figure><figcaption>before</figcaption>%s</figure>'
-                   '<div class="arrow">&#8594;</div><figure><figcaption>after%s</figcaption>%s</figure></div>' % (
+    before_cap, after_cap = _before_after_captions(entry, report)
+    if not entry['after_known']:
+        out.append('<div class="trees"><figure><figcaption>%s</figcaption>%s</figure>'
+                   '<div class="arrow">&#8594;</div><figure><figcaption>after</figcaption>'
+                   '<p class="fail">not read from Placement</p></figure></div>' % (
+                       _h(before_cap), tree_svg(entry['before'], external=ext_before, names=names,
+                                                label='%s before' % entry['node'])))
+    elif entry['changed_tree']:
+        out.append('<div class="trees"><figure><figcaption>%s</figcaption>%s</figure>'
+                   '<div class="arrow">&#8594;</div><figure><figcaption>%s</figcaption>%s</figure></div>' % (
+                       _h(before_cap),
                        tree_svg(entry['before'], removed=entry['removed'], external=ext_before, names=names,
                                 label='%s before' % entry['node']),
-                       ' (planned)' if report['mode'] == 'plan' else '',
+                       _h(after_cap),
                        tree_svg(entry['after'], created=entry['created'], external=ext_after, names=names,
                                 label='%s after' % entry['node'])))
     else:
@@ -910,18 +1327,31 @@ def _node_html(entry, report):
     if inv:
         out.append('<details%s><summary>inventories</summary>%s</details>'
                    % (' open' if entry['changed_tree'] else '', inv))
-    out.append(_verification_html(entry))
+    out.append(_node_html_tail(entry))
+    out.append('</section>')
+    return ''.join(out)
+
+
+def _node_html_tail(entry):
+    out = [_verification_html(entry)]
     if entry['snapshot']:
         out.append('<p class="meta">snapshot <code>%s</code></p>' % _h(entry['snapshot']))
     for warning in entry['warnings']:
         out.append('<p class="meta">warning: %s</p>' % _h(warning))
-    out.append('</section>')
     return ''.join(out)
+
+
+def _next_step_html(step):
+    head, sep, command = step.rpartition(': ansible-playbook ')
+    if not sep:
+        return _h(step)
+    return '%s: <code>%s</code>' % (_h(head), _h('ansible-playbook ' + command))
 
 
 def render_html(report):
     totals = report['totals']
     counts = totals['statuses']
+    mode = report['mode']
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            '<title>%s</title><style>%s</style></head><body>' % (_h(report['title']), _CSS)]
@@ -929,87 +1359,99 @@ def render_html(report):
     out.append('<p class="meta">run %s &middot; started %s &middot; finished %s &middot; time taken %s</p>' % (
         _h(report['run_id'] or '-'), format_time(report['started']), format_time(report['finished']),
         format_duration(totals['duration'])))
-    if report['mode'] == 'plan':
+    rows = context_rows(report.get('context'))
+    if rows:
+        out.append('<table class="context">%s</table>' % ''.join(
+            '<tr><th>%s</th><td>%s</td></tr>' % (_h(label), _h(text)) for label, text in rows))
+    if mode == 'plan':
         out.append('<div class="banner plan">Plan only (check mode): nothing was changed.</div>')
     if report['stopped']:
-        out.append('<div class="banner stop">The roll stopped at %s: %s</div>' % (
-            _h(report['stopped'].get('node')), _h(report['stopped'].get('reason'))))
+        out.append('<div class="banner stop">%s</div>' % _stop_text(report, _h))
+    if report['would_stop']:
+        out.append('<div class="banner stop">%s</div>' % _would_stop_text(report, _h))
     cards = [('nodes', totals['nodes'])]
     for status in STATUSES:
         if counts.get(status) or status in ('noop', 'deferred', 'failed'):
-            cards.append((STATUS_LABELS[status], counts.get(status, 0)))
+            cards.append((status_label(status, mode), counts.get(status, 0)))
+    if mode != 'plan':
+        cards.append(('trees changed', totals['touched']))
     cards += [('consumers moved', totals['consumers_moved']), ('allocations moved', totals['allocations_moved']),
               ('child providers created', totals['providers_created'])]
     out.append('<div class="cards">%s</div>' % ''.join(
         '<div class="card"><b>%d</b><span>%s</span></div>' % (n, _h(label)) for label, n in cards))
     out.append('<p>%s</p>' % _h(summary_line(report)))
+    if report['unread']:
+        out.append('<h3>Trees not read from Placement</h3><p>These nodes\' provider trees could not be read; '
+                   'their entries show what the roll recorded (and their snapshot, if any), not Placement\'s '
+                   'state now.</p><ul>%s</ul>' % ''.join(
+                       '<li><a href="#%s">%s</a>: %s</li>' % (_anchor(u['node']), _h(u['node']), _h(u['reason']))
+                       for u in report['unread']))
     if report['deferred']:
         out.append('<h3>Deferred nodes</h3><ul>%s</ul>' % ''.join(
             '<li><a href="#%s">%s</a>: %s</li>' % (_anchor(d['node']), _h(d['node']), _h(d['reason']))
             for d in report['deferred']))
+    if report['next_steps']:
+        out.append('<h3>Next steps</h3><ul class="steps">%s</ul>' % ''.join(
+            '<li>%s</li>' % _next_step_html(step) for step in report['next_steps']))
     rows = []
     for entry in report['nodes']:
-        rows.append('<tr><td class="nw"><a href="#%s">%s</a></td><td class="nw">%s</td><td class="n">%d</td><td class="n">%d</td>'
-                    '<td class="n">%s</td><td>%s</td></tr>' % (
-                        _anchor(entry['node']), _h(entry['node']), _badge(entry['status']),
+        rows.append('<tr><td class="nw"><a href="#%s">%s</a></td><td class="nw">%s</td><td>%s</td>'
+                    '<td class="n">%d</td><td class="n">%d</td><td class="n">%s</td><td>%s</td></tr>' % (
+                        _anchor(entry['node']), _h(entry['node']), _badge(entry['status'], mode),
+                        'yes' if entry['touched'] else 'no',
                         entry['moved']['consumers'], entry['moved']['allocations'],
                         format_duration(entry['duration']), _h(entry['reason'])))
-    out.append('<h2>Fleet</h2><table class="fleet"><tr><th>node</th><th>status</th><th>consumers moved</th>'
-               '<th>allocations moved</th><th>time</th><th>detail</th></tr>%s</table>' % ''.join(rows))
+    out.append('<h2>Fleet</h2><table class="fleet"><tr><th>node</th><th>status</th><th>tree changed</th>'
+               '<th>consumers moved</th><th>allocations moved</th><th>time</th><th>detail</th></tr>%s</table>'
+               % ''.join(rows))
     for entry in report['nodes']:
         out.append(_node_html(entry, report))
-    out.append('<p class="meta">generated %s by placement.upgrade</p></body></html>' % format_time(report['generated']))
+    out.append('<p class="meta">generated %s by placement.upgrade %s</p></body></html>' % (
+        format_time(report['generated']), _h(COLLECTION_VERSION)))
     return '\n'.join(out) + '\n'
 
 
 # ---------------------------------------------------------------------------
 # files
 
-def _atomic_write(path, text, mode=0o644):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=folder)
-    try:
-        with os.fdopen(fd, 'w') as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _ensure_dir(path):
+    if not os.path.isdir(path):
+        os.makedirs(path, DIR_MODE)
 
 
 def write_report(dest, report):
-    """Write report.md, report.html and summary.json into ``dest`` (created 0750); return the paths."""
-    if not os.path.isdir(dest):
-        os.makedirs(dest, 0o750)
+    """Write report.md, report.html and summary.json into ``dest`` (created 0700; files 0600); return the paths."""
+    _ensure_dir(dest)
     paths = {
         'markdown': os.path.join(dest, 'report.md'),
         'html': os.path.join(dest, 'report.html'),
         'summary': os.path.join(dest, 'summary.json'),
     }
-    _atomic_write(paths['markdown'], render_markdown(report))
-    _atomic_write(paths['html'], render_html(report))
-    _atomic_write(paths['summary'], json.dumps(summary(report), indent=2, sort_keys=True) + '\n')
+    _snapshot.atomic_write(paths['markdown'], render_markdown(report), mode=FILE_MODE)
+    _snapshot.atomic_write(paths['html'], render_html(report), mode=FILE_MODE)
+    _snapshot.atomic_write(paths['summary'], json.dumps(summary(report), indent=2, sort_keys=True, default=str) + '\n',
+                           mode=FILE_MODE)
     return paths
 
 
+def record_path(dest, node):
+    safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in str(node))
+    return os.path.join(dest, 'nodes', '%s.json' % safe)
+
+
 def save_record(dest, record):
-    """Store one node record as ``dest/nodes/<node>.json`` (atomic, 0600); return the path."""
-    if not os.path.isdir(dest):
-        os.makedirs(dest, 0o750)
+    """Store one node record as ``dest/nodes/<node>.json`` (atomic, 0600, folders 0700); return the path."""
+    _ensure_dir(dest)
     folder = os.path.join(dest, 'nodes')
     if not os.path.isdir(folder):
-        os.mkdir(folder, 0o750)
-    node = str(record.get('node') or record.get('provider') or 'unknown')
-    safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in node)
-    path = os.path.join(folder, '%s.json' % safe)
-    _atomic_write(path, json.dumps(record, indent=1, sort_keys=True, default=str) + '\n', mode=0o600)
+        os.mkdir(folder, DIR_MODE)
+    path = record_path(dest, record.get('node') or record.get('provider') or 'unknown')
+    _snapshot.atomic_write(path, json.dumps(record, indent=1, sort_keys=True, default=str) + '\n', mode=FILE_MODE)
     return path
 
 
 def load_records(dest):
-    """Every node record stored under ``dest/nodes`` (unreadable files are skipped and named)."""
+    """Every node record stored under ``dest/nodes`` (unreadable or badly shaped files are skipped and named)."""
     folder = os.path.join(dest, 'nodes')
     records, problems = [], []
     if not os.path.isdir(folder):
@@ -1020,17 +1462,53 @@ def load_records(dest):
         path = os.path.join(folder, name)
         try:
             with open(path) as handle:
-                records.append(json.load(handle))
+                record = json.load(handle)
         except (OSError, IOError, ValueError) as exc:
             problems.append('%s: %s' % (path, exc))
+            continue
+        if not isinstance(record, dict) or _record_key(record) is None:
+            problems.append('%s: not a node record (a mapping naming its node)' % path)
+            continue
+        records.append(record)
     return records, problems
+
+
+def record_run_ids(records):
+    """{run id: [nodes]} of stored records (``''`` for a record without one)."""
+    runs = {}
+    for rec in records:
+        run = rec.get('run_id')
+        runs.setdefault('' if run is None else str(run), []).append(_record_key(rec))
+    return runs
+
+
+def check_run(records, run_id, dest=''):
+    """The run id the report is of; :class:`ReportError` when ``dest`` holds another run's records.
+
+    With ``run_id`` given every stored record must carry that same id; without
+    one, the stored records must agree on theirs (which is then the report's).
+    """
+    runs = record_run_ids(records)
+    if run_id:
+        others = dict((k, v) for k, v in runs.items() if k != run_id)
+        if others:
+            detail = '; '.join('run %s: %s' % (k or '(none)', ', '.join(sorted(v))) for k, v in sorted(others.items()))
+            raise ReportError('%s already holds node records of another run (%s), not of run %s: the report '
+                              'would mix two runs. Give each run its own directory (a new run id), or move the '
+                              'old records away.' % (dest or 'dest', detail, run_id))
+        return run_id
+    if len(runs) > 1:
+        raise ReportError('%s holds node records of several runs (%s): the report would mix them; give the '
+                          'run_id to report on, each run in its own directory.'
+                          % (dest or 'dest', ', '.join(sorted(k or '(none)' for k in runs))))
+    return next(iter(runs)) if runs else ''
 
 
 # ---------------------------------------------------------------------------
 # node records from the roll's task results (reads Placement)
 
 def _status_of(record, mode):
-    result = record.get('reshape') or {}
+    result = record.get('reshape') if isinstance(record.get('reshape'), dict) else {}
     status = record.get('status') or result.get('status') or 'unreached'
     if mode == 'plan' and status in ('reshaped', 'rolled_back'):
         status = 'planned'
@@ -1040,7 +1518,9 @@ def _status_of(record, mode):
 def consumer_names(instances):
     """{uuid: guest name} from a device report's ``instances`` map."""
     names = {}
-    for uuid, info in (instances or {}).items():
+    if not isinstance(instances, dict):
+        return names
+    for uuid, info in instances.items():
         if isinstance(info, dict) and info.get('name'):
             names[str(uuid).lower()] = str(info['name'])
     return names
@@ -1054,25 +1534,97 @@ def _without_created(state, created_names):
     return {'providers': providers, 'allocations': state.get('allocations') or {}}
 
 
-def collect_record(backend, record, mode='apply'):
+def _error_text(exc):
+    if isinstance(exc, PlacementError):
+        return exc.detail if not exc.status else str(exc)
+    return '%s: %s' % (type(exc).__name__, exc)
+
+
+def _applied(status, result, mode):
+    """Whether the record says this run changed the node's tree (its reshape or rollback went through)."""
+    if mode == 'plan':
+        return False
+    if status in ('reshaped', 'rolled_back'):
+        return True
+    if status == 'failed':
+        return bool(result.get('snapshot')) and (result.get('changed') is True or result.get('status') == 'reshaped')
+    return False
+
+
+def _read_tree(backend, node, provider, out, warnings, read_error):
+    """(state, foreign names) of the node's tree, or (None, {}) with ``out["unread"]`` saying why.
+
+    :class:`ServiceUnavailable` is raised (the caller stops reading for the run);
+    any other Placement error only marks this node unread.
+    """
+    from . import ops
+    from . import reshaper
+    from .errors import ServiceUnavailable
+
+    if backend is None:
+        if read_error:
+            out['unread'] = read_error
+        return None, {}
+    try:
+        prov = ops.find_provider(backend, provider)
+        if prov is None:
+            warnings.append('%s: root provider %s not found in Placement' % (node, provider))
+            out['unread'] = 'root provider %s not found in Placement' % provider
+            return None, {}
+        root_uuid = prov.get('root_provider_uuid') or prov['uuid']
+        state, foreign = reshaper.read_node(backend, root_uuid)
+    except ServiceUnavailable:
+        raise
+    except PlacementError as exc:
+        out['unread'] = 'cannot read the provider tree from Placement: %s' % _error_text(exc)
+        warnings.append('%s: %s' % (node, out['unread']))
+        return None, {}
+    names = dict((rp, info['name']) for rp, info in foreign.items() if info.get('name'))
+    return state, names
+
+
+def _snapshot_before(path, node, out, warnings):
+    """The tree before from a snapshot file (None, with a warning, when it cannot be read)."""
+    try:
+        snap = _snapshot.load_snapshot(path)
+    except _snapshot.SnapshotError as exc:
+        warnings.append('%s: %s' % (node, exc.detail))
+        return None, None
+    for rp, info in (snap.get('foreign') or {}).items():
+        if info.get('name'):
+            out['names'].setdefault(rp, info['name'])
+    return _without_created(snap['state'], snap.get('created_children') or []), snap
+
+
+def _epoch(created_at):
+    try:
+        return calendar.timegm(time.strptime(str(created_at).split('.', maxsplit=1)[0].rstrip('Z'),
+                                             '%Y-%m-%dT%H:%M:%S'))
+    except (TypeError, ValueError):
+        return None
+
+
+def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=None, run_id=''):
     """Turn what the roll recorded for one node into a node record with trees.
 
     ``record``: ``{"node", "provider", "status", "reason", "started", "finished",
     "reshape": <the reshape task's result>}``.  The node's tree is read from
-    Placement now (``backend``, may be None to skip reading); the tree before is
-    the snapshot the reshape wrote (``reshaped``), the plan applied to the tree
-    (``planned``, check mode), or the tree as it is (nothing changed).
-    Returns ``(record, warnings)``.
+    Placement now (``backend``; None skips reading, and ``read_error`` then says
+    why it could not be read); the tree before is the snapshot the reshape wrote
+    (``reshaped``, and a ``failed`` node whose reshape was applied before the
+    failure), the plan applied to the tree (``planned``, check mode), or the
+    tree as it is (nothing changed).  A failed node whose result shows no applied
+    reshape but that has a snapshot of this run (``snapshot_dir``, ``run_id``) is
+    compared with it: touched when its tree is not the snapshot's any more (or
+    cannot be read).  Raises :class:`ServiceUnavailable` when Placement stops
+    answering (the caller goes on without it); other read errors mark the record
+    ``unread``.  Returns ``(record, warnings)``.
     """
-    # local imports: rendering alone (write_report) must not need the reshape core
-    from . import ops
-    from . import reshaper
-    from . import snapshot as _snapshot
-
     warnings = []
-    result = record.get('reshape') or {}
+    result = record.get('reshape') if isinstance(record.get('reshape'), dict) else {}
     status = _status_of(record, mode)
     node = record.get('node') or record.get('provider')
+    applied = _applied(status, result, mode)
     out = {
         'node': node,
         'provider': record.get('provider') or node,
@@ -1080,42 +1632,102 @@ def collect_record(backend, record, mode='apply'):
         'reason': record.get('reason') or result.get('deferred_reason') or '',
         'started': record.get('started'),
         'finished': record.get('finished'),
-        'moved': result.get('moved') if status in ('reshaped', 'planned', 'rolled_back') else None,
+        'moved': result.get('moved') if (applied or status == 'planned') else None,
         'verification': result.get('verification') or [],
         'snapshot': result.get('snapshot') or '',
         'retries': result.get('retries') or 0,
         'warnings': list(result.get('remarks') or result.get('warnings') or []),
         'names': {},
         'consumer_names': consumer_names(record.get('instances')),
+        'touched': applied,
     }
-    if out['moved'] is None:
-        out['moved'] = {'consumers': 0, 'allocations': 0}
-    state = None
-    if backend is not None:
-        prov = ops.find_provider(backend, out['provider'])
-        if prov is None:
-            warnings.append('%s: root provider %s not found in Placement' % (node, out['provider']))
-        else:
-            root_uuid = prov.get('root_provider_uuid') or prov['uuid']
-            state, foreign = reshaper.read_node(backend, root_uuid)
-            for rp, info in foreign.items():
-                if info.get('name'):
-                    out['names'][rp] = info['name']
+    run_snapshot = None
+    if (mode != 'plan' and status in ('reshaped', 'failed') and not out['snapshot']
+            and snapshot_dir and run_id):
+        found = _snapshot.run_snapshots(snapshot_dir, out['provider'], run_id)
+        if found:
+            run_snapshot = found[0][0]
+            out['snapshot'] = run_snapshot
+    state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error)
+    out['names'].update(foreign_names)
     before, after = state, state
     if status == 'planned' and state is not None:
         after = apply_plan(state, result.get('plan'))
-    elif status == 'reshaped' and out['snapshot']:
-        try:
-            snap = _snapshot.load_snapshot(out['snapshot'])
-        except _snapshot.SnapshotError as exc:
-            warnings.append('%s: %s' % (node, exc.detail))
-        else:
-            before = _without_created(snap['state'], snap.get('created_children') or [])
-            for rp, info in (snap.get('foreign') or {}).items():
-                if info.get('name'):
-                    out['names'].setdefault(rp, info['name'])
+    elif out['snapshot'] and (applied or run_snapshot):
+        snap_before, _doc = _snapshot_before(out['snapshot'], node, out, warnings)
+        if snap_before is not None:
+            before = snap_before
+            if run_snapshot and not applied:
+                # the roll's result does not say whether the reshape went through: Placement does
+                out['touched'] = state is None or trees_differ(normalize_tree(snap_before), normalize_tree(state))
+                if out['touched']:
+                    warnings.append('%s: its tree is not the one in its snapshot %s of this run any more%s: '
+                                    'counted as changed by this run' % (
+                                        node, run_snapshot, '' if state is not None else
+                                        ' (or could not be read)'))
+                    out['moved'] = None
+                else:
+                    out['snapshot'] = ''
+                    before = state
     elif status == 'rolled_back':
         before = None
+    if out['moved'] is None and not out['touched']:
+        out['moved'] = {'consumers': 0, 'allocations': 0}
     out['before'] = before
     out['after'] = after
+    return out, warnings
+
+
+def derive_record(backend, node, provider, snapshots, read_error=None):
+    """The record of a node the roll wrote none of, though this run reshaped it (it has a snapshot of the run).
+
+    ``snapshots``: ``[(path, doc)]`` of this run, oldest first (:func:`snapshot.run_snapshots`).
+    The tree before is the first snapshot's (without the empty children the pass
+    created), the tree after is Placement's now.  The status is ``reshaped`` unless
+    Placement shows the tree exactly as in the snapshot (then the reshape was not
+    applied: ``failed``, untouched).  Raises :class:`ServiceUnavailable` like
+    :func:`collect_record`.  Returns ``(record, warnings)``.
+    """
+    path, doc = snapshots[0]
+    warnings = []
+    out = {
+        'node': node,
+        'provider': provider,
+        'status': 'reshaped',
+        'started': _epoch(doc.get('created_at')),
+        'finished': None,
+        'moved': None,
+        'verification': [],
+        'snapshot': path,
+        'retries': 0,
+        'warnings': [],
+        'names': {},
+        'consumer_names': {},
+        'touched': True,
+        'derived': True,
+    }
+    for rp, info in (doc.get('foreign') or {}).items():
+        if isinstance(info, dict) and info.get('name'):
+            out['names'][rp] = info['name']
+    state, foreign_names = _read_tree(backend, node, provider, out, warnings, read_error)
+    out['names'].update(foreign_names)
+    before = _without_created(doc['state'], doc.get('created_children') or [])
+    if state is not None and not trees_differ(normalize_tree(before), normalize_tree(state)):
+        out['status'] = 'failed'
+        out['touched'] = False
+        out['reason'] = ('its record was not written by the roll; a snapshot of this run exists (%s) but its tree in '
+                         'Placement is still the snapshot\'s: the reshape was not applied' % path)
+        out['before'] = state
+        out['after'] = None
+    else:
+        out['reason'] = ('its record was not written by the roll (it stopped before recording this node); this '
+                         'entry was derived from its snapshot %s and Placement%s' % (
+                             path, '' if state is not None else ' (which could not be read)'))
+        out['before'] = before
+        out['after'] = state
+        if state is None:
+            plan = doc.get('plan') if isinstance(doc.get('plan'), dict) else {}
+            if isinstance(plan.get('moved'), dict):
+                out['moved'] = plan['moved']
+    warnings.append('%s: %s' % (node, out['reason']))
     return out, warnings
