@@ -87,6 +87,45 @@ options:
       - V(true) reshapes anyway, carrying those allocations along unchanged.
     type: bool
     default: false
+  nova_migrations:
+    description:
+      - Whether nova's C(GET /os-migrations) (compute microversion 2.59) is read for the
+        migrations in flight on the node. A migration in flight defers the node (nothing
+        changes, RV(status=deferred)) when its record's C(uuid) holds allocations on the tree or
+        the record names the node as its source or destination; RV(deferred_reason) names the
+        migration and its instance.
+      - V(auto) asks nova when the backend has a compute endpoint (the service catalog of the
+        cloud/auth options lists nova; never with O(embedded_db)). V(always) fails the task when
+        there is none. V(never) does not ask (the allocations alone then tell a move in flight).
+      - Listing every project's migrations with their hosts needs nova's C(admin) role under its
+        default policy (C(os_compute_api:os-migrations:index:all_projects) and
+        C(os_compute_api:os-migrations:index:host)); a refusal fails the task saying so.
+      - Not used when O(migrations) is given. Only used with O(state=reshaped), also in check mode
+        (nova is only read).
+    type: str
+    choices: [auto, always, never]
+    default: auto
+  compute_host:
+    description:
+      - nova's service host of the node (its C(Host) in C(openstack compute service list)), sent as
+        the C(host) filter of C(GET /os-migrations); nova matches it against a migration's source
+        and destination compute. Records naming the root provider as C(source_node) or
+        C(dest_node) are kept too.
+      - Defaults to the name of the root provider (the hypervisor hostname, the service host on
+        most libvirt deployments); set it when they differ.
+    type: str
+  migrations:
+    description:
+      - Migration records given explicitly instead of asking nova (O(nova_migrations) is then not
+        used), in the C(os-migrations) shape of compute microversion 2.59 (C(uuid),
+        C(instance_uuid), C(status), C(migration_type), C(source_node), C(dest_node),
+        C(source_compute), C(dest_compute)), for example the RV(migrations) of an earlier task, or
+        for planning offline.
+      - Records that are over (status C(confirmed), C(reverted), C(error), C(failed),
+        C(completed), C(cancelled), C(done)) or that name neither the node nor O(compute_host)
+        are left out.
+    type: list
+    elements: dict
   state:
     description:
       - V(reshaped) plans and applies the reshape (a node that already has the layout is left
@@ -174,6 +213,16 @@ EXAMPLES = r'''
     run_id: 20260101T120000Z
   delegate_to: localhost
   register: reshape
+
+- name: Reshape only when nova can be asked for the migrations in flight
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: "{{ inventory_hostname }}"
+    devices: "{{ node_devices.devices }}"
+    snapshot_dir: /var/lib/placement-upgrade/snapshots
+    nova_migrations: always
+    compute_host: "{{ inventory_hostname_short }}"
+  delegate_to: localhost
 
 - name: Nodes with a migration in flight come back later
   ansible.builtin.debug:
@@ -278,6 +327,41 @@ deferred_reason:
   description: Why the node was deferred (the consumers and providers of the migration in flight).
   returned: always
   type: str
+migrations:
+  description:
+    - The migrations in flight on the node that the plan was given (V(none) and no records for
+      O(state=rolled_back) and O(state=verified)).
+  returned: always
+  type: dict
+  contains:
+    source:
+      description:
+        - V(nova) (read from nova's C(GET /os-migrations)), V(given) (O(migrations)) or V(none)
+          (nova was not asked, with O(nova_migrations=never) or with V(auto) and no compute
+          endpoint).
+      type: str
+      sample: nova
+    count:
+      description: How many records.
+      type: int
+      sample: 1
+    records:
+      description:
+        - The in-progress records that touch the node, with the keys C(uuid), C(id),
+          C(instance_uuid), C(status), C(migration_type), C(source_node), C(dest_node),
+          C(source_compute), C(dest_compute), C(dest_host), C(created_at), C(updated_at) as nova
+          sent them (a given record is returned as given).
+      type: list
+      elements: dict
+      sample:
+        - uuid: 4d6f3c7e-3f0a-4b8e-9d0b-6a1f8e2c9b10
+          instance_uuid: 8e5b1c2a-2f4d-4c6e-8a9b-0c1d2e3f4a5b
+          status: finished
+          migration_type: resize
+          source_node: compute-01
+          dest_node: compute-02
+          source_compute: compute-01
+          dest_compute: compute-02
 remarks:
   description:
     - Layout and planning remarks (each is also emitted as a task warning). Named C(remarks)
@@ -308,6 +392,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 
@@ -327,6 +412,7 @@ def _run(module, backend, log):
     params = module.params
     attempts = conflict_attempts(params)
     messages = []
+    found = {'source': nova.SOURCE_NONE, 'count': 0, 'records': []}
 
     def keep(message):
         messages.append(message)
@@ -344,13 +430,18 @@ def _run(module, backend, log):
             policy=params['ownership_policy'], ownership=params['ownership'],
             snapshot_dir=params['snapshot_dir'], snapshot_file=params['snapshot'])
     else:
+        devices = _devices(params)
+        found = nova.node_migrations(backend, params['root_provider'], mode=params['nova_migrations'],
+                                     host=params['compute_host'], given=params['migrations'], log=keep)
         result = reshaper.reshape_node(
-            backend, params['root_provider'], _devices(params), layout_options=params['layout'],
+            backend, params['root_provider'], devices, layout_options=params['layout'],
             policy=params['ownership_policy'], ownership=params['ownership'],
             allow_foreign_allocations=params['allow_foreign_allocations'],
+            migrations=None if found['source'] == nova.SOURCE_NONE else found['records'],
             snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
             attempts=attempts, log=keep, run_id=params['run_id'])
     result = dict(result)
+    result['migrations'] = found
     result['remarks'] = list(result.pop('warnings', None) or [])
     for remark in result['remarks']:
         module.warn(remark)
@@ -372,6 +463,9 @@ def main():
             ownership_policy=dict(type='str', default='strict', choices=['strict', 'pack']),
             ownership=dict(type='dict', default={}),
             allow_foreign_allocations=dict(type='bool', default=False),
+            nova_migrations=dict(type='str', default='auto', choices=['auto', 'always', 'never']),
+            compute_host=dict(type='str'),
+            migrations=dict(type='list', elements='dict'),
             state=dict(type='str', default='reshaped', choices=['reshaped', 'rolled_back', 'verified']),
             snapshot_dir=dict(type='path'),
             snapshot=dict(type='path'),

@@ -230,6 +230,16 @@ class RestBackend(Backend):
     def endpoint(self):
         return self._endpoint or '(placement endpoint)'
 
+    @property
+    def connection(self):
+        """The openstack Connection the backend was built from (None when given an Adapter)."""
+        return self._connection
+
+    @property
+    def session(self):
+        """The keystoneauth Session of the backend's Adapter (nova.py reaches nova through it)."""
+        return getattr(self._adapter, 'session', None)
+
     def close(self):
         if self._closed:
             return

@@ -1,0 +1,402 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nova's compute API, read only: the migrations in flight on a compute node.
+
+:func:`in_progress_migrations` reads ``GET /os-migrations`` at compute microversion
+2.59 (the first whose records carry their ``uuid``, the consumer that holds a move's
+source allocations in Placement) over a keystoneauth Adapter; no novaclient.
+
+* Filter: ``host`` is sent as nova's ``host`` query (nova matches it against
+  ``source_compute`` or ``dest_compute``, the nova-compute SERVICE host); ``node`` (the
+  hypervisor hostname, the root provider's name) is matched here, since 2.59 accepts no
+  ``node`` query: a record is kept when its ``source_node``/``dest_node`` is ``node`` or its
+  ``source_compute``/``dest_compute`` is ``host``.  Only records still in flight
+  (:func:`.inflight.in_progress`) are returned.
+* Pages: nova answers at most ``[api]max_limit`` (1000) records and a ``migrations_links``
+  ``next`` link; its ``marker`` (or the last record's uuid when a ``limit`` page came back
+  full without a link) is followed until a page ends the list.
+* Policy: listing every project's migrations with their hosts needs
+  ``os_compute_api:os-migrations:index:all_projects`` and ``...:index:host``, both
+  ``admin`` by default (the ``manager`` role may list but sees no hosts).  A 401/403, or
+  records whose hosts nova blanked out, fail with a message saying so.
+* Retries: like the REST backend's GETs, a connection failure or a 5xx is retried at most
+  ``retries`` (3) times with a short exponential backoff, each retry logged.  Every other
+  failure is an :mod:`.errors` type naming nova's endpoint.
+
+:func:`compute_adapter` finds the compute endpoint of a backend: the REST backend's
+openstacksdk Connection (``conn.compute``, when the catalog has one), or an explicit
+``endpoint_override`` on the backend's session; None for the embedded backend or a
+catalog without nova.  :func:`node_migrations` is what the reshape module runs.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+import warnings
+
+try:
+    from urllib.parse import parse_qs, urlparse
+except ImportError:  # pragma: no cover - Python 2
+    from urlparse import parse_qs, urlparse
+
+from . import errors, model, ops
+from .inflight import in_progress
+
+#: the compute microversion whose os-migrations records carry ``uuid`` (and paging)
+MICROVERSION = '2.59'
+PATH = '/os-migrations'
+#: the keys of a record kept in results (nova 2.59 sends these and a few more)
+RECORD_KEYS = ('uuid', 'id', 'instance_uuid', 'status', 'migration_type', 'source_node', 'dest_node',
+               'source_compute', 'dest_compute', 'dest_host', 'created_at', 'updated_at')
+_HOST_KEYS = ('source_compute', 'dest_compute', 'source_node', 'dest_node')
+_RETRY_STATUSES = (500, 502, 503, 504)
+MAX_PAGES = 1000
+
+MODE_AUTO, MODE_ALWAYS, MODE_NEVER = 'auto', 'always', 'never'
+MODES = (MODE_AUTO, MODE_ALWAYS, MODE_NEVER)
+SOURCE_NOVA, SOURCE_GIVEN, SOURCE_NONE = 'nova', 'given', 'none'
+
+ADMIN_ROLE_HINT = (
+    'listing the migrations of every project with their hosts (GET /os-migrations) needs the '
+    '`admin` role under nova\'s default policy (os_compute_api:os-migrations:index:all_projects '
+    'and os_compute_api:os-migrations:index:host), or a policy granting both to one of the '
+    'credentials\' roles; or set nova_migrations=never (and pass migrations yourself) to plan '
+    'without asking nova')
+
+
+def _ks_exceptions():
+    try:
+        from keystoneauth1 import exceptions as ks_exc
+    except ImportError:  # pragma: no cover - keystoneauth comes with openstacksdk
+        return None
+    return ks_exc
+
+
+def _endpoint(adapter):
+    try:
+        endpoint = adapter.get_endpoint()
+    except Exception:  # keystoneauth: catalog / auth failures show up on the request
+        endpoint = None
+    return endpoint or getattr(adapter, 'endpoint_override', None) or '(compute endpoint)'
+
+
+def _body_detail(resp):
+    """nova's error message: ``{"<kind>": {"message": ...}}``, or the text."""
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and len(body) == 1:
+        inner = list(body.values())[0]
+        if isinstance(inner, dict) and inner.get('message'):
+            return ' '.join(str(inner['message']).split())
+    text = ' '.join((getattr(resp, 'text', '') or '').split())
+    return text[:400] or 'HTTP %s' % resp.status_code
+
+
+def _request_id(resp):
+    headers = getattr(resp, 'headers', None) or {}
+    for name in ('x-openstack-request-id', 'x-compute-request-id', 'openstack-request-id'):
+        try:
+            value = headers.get(name)
+        except AttributeError:
+            value = None
+        if value:
+            return value
+    return None
+
+
+def _http_error(resp, endpoint, what):
+    status = resp.status_code
+    detail = _body_detail(resp)
+    request_id = _request_id(resp)
+    if status == 401:
+        err = errors.Unauthorized(
+            'nova at %s rejected the credentials (401 Unauthorized) for %s: the token is missing, '
+            'invalid or expired, check the cloud/auth options; once it is accepted, %s. nova said: %s'
+            % (endpoint, what, ADMIN_ROLE_HINT, detail), request_id=request_id)
+    elif status == 403:
+        err = errors.Forbidden('nova at %s refused %s (403 Forbidden): %s. nova said: %s'
+                               % (endpoint, what, ADMIN_ROLE_HINT, detail), request_id=request_id)
+    elif status == 404:
+        err = errors.NotFound(
+            'nova at %s has no %s (404 Not Found): is this nova\'s compute endpoint (it ends in '
+            '/v2.1)? nova said: %s' % (endpoint, what, detail), request_id=request_id)
+    elif status == 406:
+        err = errors.UnsupportedVersion(
+            'nova at %s does not accept compute microversion %s for %s (nova before Queens): %s'
+            % (endpoint, MICROVERSION, what, detail), request_id=request_id)
+    elif status >= 500:
+        err = errors.ServiceUnavailable('nova at %s answered %s to %s: %s'
+                                        % (endpoint, status, what, detail), status=status,
+                                        request_id=request_id)
+    else:
+        err = errors.PlacementError('nova at %s answered %s to %s: %s' % (endpoint, status, what, detail),
+                                    status=status, request_id=request_id)
+    err.method, err.path = 'GET', PATH
+    return err
+
+
+def _transport_error(exc, endpoint, what):
+    """A typed error for an exception raised while sending; None when it is not keystoneauth's."""
+    ks = _ks_exceptions()
+    if ks is None or not isinstance(exc, ks.ClientException):
+        return None
+    if isinstance(exc, (ks.ConnectionError, ks.DiscoveryFailure)):
+        kind = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
+        err = errors.ServiceUnavailable('nova at %s %s (%s): %s' % (endpoint, kind, what, exc))
+    elif isinstance(exc, ks.EndpointNotFound):
+        err = errors.ConfigurationError(
+            'No compute (nova) endpoint in the service catalog (check region_name and interface), '
+            'needed for %s: %s' % (what, exc))
+    elif isinstance(exc, ks.HttpError) and exc.http_status == 401:
+        err = errors.Unauthorized('The identity service rejected the credentials (401 Unauthorized) '
+                                  'for %s: %s' % (what, exc))
+    elif isinstance(exc, ks.HttpError):
+        err = errors.PlacementError('Authentication for nova failed (%s): %s' % (what, exc),
+                                    status=exc.http_status or 500)
+    else:
+        err = errors.ConfigurationError('Cannot authenticate to reach nova (%s): %s' % (what, exc))
+    err.method, err.path = 'GET', PATH
+    return err
+
+
+def _get(adapter, params, endpoint, retries, backoff, log):
+    """One GET /os-migrations page, retried on connection failures and 5xx; the decoded body."""
+    what = 'GET %s%s' % (PATH, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items()))
+                         if params else '')
+    attempts = 1 + max(0, retries)
+    for attempt in range(1, attempts + 1):
+        failure = None
+        try:
+            resp = adapter.request(PATH, 'GET', params=dict(params), raise_exc=False,
+                                   headers={'Accept': 'application/json'},
+                                   microversion=MICROVERSION, microversion_service_type='compute')
+        except Exception as exc:
+            err = _transport_error(exc, endpoint, what)
+            if err is None:
+                raise
+            if not isinstance(err, errors.ServiceUnavailable):
+                raise err
+            failure = err
+        else:
+            if resp.status_code < 400:
+                try:
+                    return resp.json()
+                except ValueError:
+                    raise errors.PlacementError(
+                        'nova at %s answered %s with something that is not JSON: %.200s'
+                        % (endpoint, what, getattr(resp, 'text', '')), status=502)
+            failure = _http_error(resp, endpoint, what)
+            if resp.status_code not in _RETRY_STATUSES:
+                raise failure
+        if attempt == attempts:
+            if attempts > 1:
+                failure.detail = '%s (gave up after %d attempts)' % (failure.detail, attempts)
+                failure.args = (failure.detail,)
+            raise failure
+        if log is not None:
+            log('nova %s: %s on attempt %d of %d, retrying' % (what, failure.detail, attempt, attempts))
+        if backoff:
+            time.sleep(backoff * (2 ** (attempt - 1)))
+    raise AssertionError('unreachable')  # pragma: no cover
+
+
+def _next_marker(body, page, limit):
+    """(marker, limit) of the next page, or (None, None) at the end of the list."""
+    for link in body.get('migrations_links') or []:
+        if isinstance(link, dict) and link.get('rel') == 'next' and link.get('href'):
+            query = parse_qs(urlparse(link['href']).query)
+            marker = (query.get('marker') or [None])[0]
+            if marker:
+                return marker, (query.get('limit') or [limit])[0]
+    if limit and page and len(page) >= int(limit) and page[-1].get('uuid'):
+        return page[-1]['uuid'], limit
+    return None, None
+
+
+def touches(record, node=None, host=None):
+    """Whether a record names ``node`` (source/dest node) or ``host`` (source/dest compute)."""
+    if node is None and host is None:
+        return True
+    if node is not None and node in (record.get('source_node'), record.get('dest_node')):
+        return True
+    return host is not None and host in (record.get('source_compute'), record.get('dest_compute'))
+
+
+def _keep(record):
+    return dict((k, record.get(k)) for k in RECORD_KEYS if k in record)
+
+
+def in_progress_migrations(adapter, host=None, node=None, limit=None, retries=3, backoff=0.25,
+                           log=None):
+    """nova's in-progress migration records for a compute host / node (os-migrations shape).
+
+    ``adapter``: a keystoneauth Adapter (an openstacksdk compute Proxy is one) on nova's
+    compute endpoint.  ``host``: nova's service host (query ``host``); ``node``: the
+    hypervisor hostname; see the module doc for the matching.  ``limit``: page size sent
+    to nova (None: nova's ``[api]max_limit``).  ``log``: callable taking one message per
+    retry.  Returns the records (keys of :data:`RECORD_KEYS`), newest first as nova sorts.
+    """
+    endpoint = _endpoint(adapter)
+    params = {}
+    if host:
+        params['host'] = host
+    if limit:
+        params['limit'] = int(limit)
+    records, seen = [], set()
+    for _page in range(MAX_PAGES):
+        body = _get(adapter, params, endpoint, retries, backoff, log)
+        page = body.get('migrations') if isinstance(body, dict) else None
+        if not isinstance(page, list):
+            raise errors.PlacementError(
+                'nova at %s answered GET %s without a migrations list: %.200r' % (endpoint, PATH, body),
+                status=502)
+        for record in page:
+            if not isinstance(record, dict):
+                continue
+            if 'uuid' not in record:
+                raise errors.UnsupportedVersion(
+                    'nova at %s sent migration records without uuid: it did not honour compute '
+                    'microversion %s (nova before Queens?)' % (endpoint, MICROVERSION))
+            if all(record.get(k) is None for k in _HOST_KEYS):
+                err = errors.Forbidden(
+                    'nova at %s listed migration %s without its hosts (the credentials may list '
+                    'migrations but not see where they run): %s' % (endpoint, record['uuid'], ADMIN_ROLE_HINT))
+                err.method, err.path = 'GET', PATH
+                raise err
+            if record['uuid'] in seen:
+                continue
+            seen.add(record['uuid'])
+            if in_progress(record) and touches(record, node=node, host=host):
+                records.append(_keep(record))
+        marker, limit_next = _next_marker(body if isinstance(body, dict) else {}, page, params.get('limit'))
+        if marker is None or marker == params.get('marker'):
+            return records
+        params['marker'] = marker
+        if limit_next:
+            params['limit'] = int(limit_next)
+    raise errors.ServiceUnavailable('nova at %s kept sending os-migrations pages (more than %d): stopped'
+                                    % (endpoint, MAX_PAGES))
+
+
+def _same_endpoint(one, other):
+    return bool(one and other) and str(one).rstrip('/') == str(other).rstrip('/')
+
+
+def compute_adapter(backend, endpoint_override=None, additional_headers=None):
+    """The keystoneauth Adapter of nova's compute API for ``backend``, or None.
+
+    None for the embedded backend, for a REST backend built from an Adapter (no
+    openstacksdk Connection) unless ``endpoint_override`` is given, and for a catalog
+    without a compute endpoint (with ``admin_token``/``none`` auth every service resolves
+    to the one endpoint given, Placement's: that is no compute endpoint either).
+    ``endpoint_override``: nova's compute URL (``.../v2.1``), used with the backend's
+    session (tests, or a nova the catalog does not list).  Raises ServiceUnavailable when
+    the catalog names nova but its version discovery fails.
+    """
+    if getattr(backend, 'kind', None) != 'rest':
+        return None
+    ks = _ks_exceptions()
+    if endpoint_override:
+        session = getattr(backend, 'session', None)
+        if session is None:
+            raise errors.ConfigurationError('the backend has no keystoneauth session to reach nova at %s'
+                                            % endpoint_override)
+        from keystoneauth1 import adapter as ks_adapter
+        return ks_adapter.Adapter(session=session, service_type='compute', endpoint_override=endpoint_override,
+                                  additional_headers=dict(additional_headers or {}))
+    conn = getattr(backend, 'connection', None)
+    if conn is None:
+        return None
+    no_endpoint = ()
+    try:
+        import openstack.exceptions as sdk_exc
+        no_endpoint += (sdk_exc.NotSupported, sdk_exc.ServiceDisabledException)
+        discovery = (sdk_exc.ServiceDiscoveryException,)
+    except ImportError:  # pragma: no cover - a Connection means openstacksdk is there
+        discovery = ()
+    if ks is not None:
+        no_endpoint += (ks.EndpointNotFound, ks.CatalogException)
+        discovery += (ks.DiscoveryFailure, ks.ConnectionError)
+    try:
+        with warnings.catch_warnings():
+            # openstacksdk warns when the endpoint it found has no compute version document
+            warnings.simplefilter('ignore')
+            proxy = conn.compute
+            from keystoneauth1 import adapter as ks_adapter
+            if not isinstance(proxy, ks_adapter.Adapter):
+                return None                     # openstacksdk's shim for a service not in the catalog
+            endpoint = proxy.get_endpoint()
+    except no_endpoint:
+        return None
+    except discovery as exc:
+        raise errors.ServiceUnavailable(
+            'nova\'s compute endpoint in the service catalog did not answer version discovery '
+            '(needed to read its migrations in flight): %s' % (exc,))
+    if not endpoint or _same_endpoint(endpoint, getattr(backend, 'endpoint', None)):
+        return None
+    return proxy
+
+
+def _root_name(backend, root):
+    """The root provider's name (nova's hypervisor hostname) for a name or a uuid."""
+    if not model.is_uuid_like(root):
+        return root
+    return ops.resolve_provider(backend, root, 'Compute node root provider')['name']
+
+
+def node_migrations(backend, root, mode=MODE_AUTO, host=None, given=None, endpoint_override=None,
+                    additional_headers=None, log=None):
+    """The migrations in flight on one node, as the reshape module reports them.
+
+    ``root``: the root provider's name or uuid (its name is nova's node).
+    ``given`` (records, e.g. from an earlier query): used instead of asking nova.
+    ``mode``: ``auto`` asks nova when the backend has a compute endpoint, ``always`` fails
+    when it has none, ``never`` does not ask.  ``host``: nova's service host (default: the
+    node's name).  ``log``: callable taking one message.
+    Returns ``{"source": "nova"|"given"|"none", "count": N, "records": [...]}``: the
+    in-progress records that touch the node (the records the plan is given).
+    """
+    if mode not in MODES:
+        raise errors.ConfigurationError('nova_migrations must be one of %s, got %r' % (', '.join(MODES), mode))
+    if given is not None:
+        if not isinstance(given, (list, tuple)) or not all(isinstance(r, dict) for r in given):
+            raise errors.ConfigurationError('migrations must be a list of migration records (dicts)')
+        node = _root_name(backend, root)
+        host = host or node
+        records = [dict(r) for r in given if in_progress(r) and touches(r, node=node, host=host)]
+        _log(log, 'migrations given: %d of %d in flight on node %s / host %s'
+             % (len(records), len(given), node, host))
+        return {'source': SOURCE_GIVEN, 'count': len(records), 'records': records}
+    if mode == MODE_NEVER:
+        return {'source': SOURCE_NONE, 'count': 0, 'records': []}
+    adapter = compute_adapter(backend, endpoint_override=endpoint_override,
+                              additional_headers=additional_headers)
+    if adapter is None:
+        where = ('the embedded backend' if getattr(backend, 'kind', None) != 'rest'
+                 else 'no compute endpoint in the service catalog')
+        if mode == MODE_ALWAYS:
+            raise errors.ConfigurationError(
+                'nova_migrations=always, but there is no compute (nova) endpoint to read the '
+                'migrations in flight from (%s): use cloud/auth options whose service catalog '
+                'lists nova, pass migrations explicitly, or set nova_migrations to auto or never'
+                % where)
+        _log(log, 'nova not asked for migrations in flight (%s)' % where)
+        return {'source': SOURCE_NONE, 'count': 0, 'records': []}
+    node = _root_name(backend, root)
+    host = host or node
+    records = in_progress_migrations(adapter, host=host, node=node, log=log)
+    _log(log, 'nova at %s: %d migration(s) in flight on node %s / host %s'
+         % (_endpoint(adapter), len(records), node, host))
+    return {'source': SOURCE_NOVA, 'count': len(records), 'records': records}
+
+
+def _log(log, message):
+    if log is not None:
+        log(message)
