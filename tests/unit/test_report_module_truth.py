@@ -145,7 +145,7 @@ def test_nodes_reshaped_in_an_aborted_batch_show_as_touched(run, tmp_path, seria
 
 @pytest.fixture(scope='module')
 def applied(tmp_path_factory):
-    """compute-01 reshaped for real with run id run-d, compute-02 too (never recorded); check-mode results of the rest."""
+    """compute-01 and compute-02 reshaped for real with run id run-d; compute-03's check-mode result."""
     base = tmp_path_factory.mktemp('applied')
     fleet = simfleet.build(str(base / 'fleet'), nodes=3)
     snap = str(base / 'snaps')
