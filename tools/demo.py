@@ -140,14 +140,23 @@ def load_summary(out):
 
 
 def outcome_problems(fleet, summary, check=False):
-    """Differences between what the roll did and what the simulated fleet should give."""
+    """Differences between what the roll did and what the simulated fleet should give.
+
+    A plan visits every node.  A real roll stops at the first failing node: the nodes of
+    its batch still get their outcome, the later ones are not reached.
+    """
     problems = []
     got = dict((n['node'], n['status']) for n in summary['nodes'])
-    for node, want in sorted(fleet['expected'].items()):
+    stopped = False
+    for node in [n['name'] for n in fleet['nodes']]:
+        want = fleet['expected'][node]
         if check and want == 'reshaped':
             want = 'planned'
-        if got.get(node) != want:
-            problems.append('%s: expected %s, got %s' % (node, want, got.get(node, 'nothing')))
+        allowed = (want, 'unreached') if stopped else (want,)
+        if got.get(node) not in allowed:
+            problems.append('%s: expected %s, got %s' % (node, ' or '.join(allowed), got.get(node, 'nothing')))
+        if want == 'failed' and not check:
+            stopped = True
     return problems
 
 
@@ -168,7 +177,7 @@ def print_summary(fleet, summary, report_dir, seconds, check=False):
     lines += [
         '  skipped (in layout)  %4d' % counts.get('noop', 0),
         '  deferred             %4d' % counts.get('deferred', 0),
-        '  failed               %4d' % counts.get('failed', 0),
+        ('  would stop the roll  %4d' if check else '  failed               %4d') % counts.get('failed', 0),
     ]
     if counts.get('unreached'):
         lines.append('  not reached          %4d' % counts['unreached'])
@@ -182,9 +191,11 @@ def print_summary(fleet, summary, report_dir, seconds, check=False):
     for item in summary['deferred']:
         lines += _wrapped('  deferred %s: ' % item['node'], item['reason'])
     for item in summary['failed']:
-        lines += _wrapped('  FAILED   %s: ' % item['node'], item['reason'])
+        lines += _wrapped('  %s %s: ' % ('STOPS   ' if check else 'FAILED  ', item['node']), item['reason'])
     if summary['unreached']:
         lines.append('  not reached (untouched): %s' % ', '.join(summary['unreached']))
+    for step in summary.get('next_steps') or []:
+        lines += _wrapped('  next: ', step)
     lines += [
         '-' * width,
         '  report   %s' % os.path.join(report_dir, 'report.html'),
@@ -251,7 +262,8 @@ def main(argv=None):
             print('  ' + problem)
         return rc or 3
     if rc:
-        print('demo: ansible-playbook exited %d (the roll stopped as the simulated fleet says it must)' % rc)
+        print('demo: ansible-playbook exited %d (%s, as the simulated fleet says it must)'
+              % (rc, 'the plan says a node would stop the roll' if args.check else 'the roll stopped'))
     return rc
 
 

@@ -99,7 +99,9 @@ options:
         there is none. V(never) does not ask (the allocations alone then tell a move in flight).
       - Listing every project's migrations with their hosts needs nova's C(admin) role under its
         default policy (C(os_compute_api:os-migrations:index:all_projects) and
-        C(os_compute_api:os-migrations:index:host)); a refusal fails the task saying so.
+        C(os_compute_api:os-migrations:index:host)); a refusal fails the task with V(always) and is
+        a warning with V(auto) (RV(migrations.error); the moves in flight are then found from
+        Placement and the host's guest domains only).
       - Not used when O(migrations) is given. Only used with O(state=reshaped), also in check mode
         (nova is only read).
     type: str
@@ -338,9 +340,17 @@ migrations:
       description:
         - V(nova) (read from nova's C(GET /os-migrations)), V(given) (O(migrations)) or V(none)
           (nova was not asked, with O(nova_migrations=never) or with V(auto) and no compute
-          endpoint).
+          endpoint, or nova refused the credentials with V(auto), see RV(migrations.error)).
       type: str
       sample: nova
+    error:
+      description:
+        - With O(nova_migrations=auto), why nova was not read although it has an endpoint (it
+          refused the credentials, as os-migrations needs nova's C(admin) role). The moves in
+          flight are then found from Placement and the host's guest domains only.
+      type: str
+      returned: when nova refused the request with O(nova_migrations=auto)
+      sample: "nova at http://nova.example.com/v2.1 refused GET /os-migrations (403) .."
     count:
       description: How many records.
       type: int

@@ -53,7 +53,7 @@ def _env(tmp):
     return env
 
 
-def playbook(fleet, name, extra=None, check=False, inventories=()):
+def playbook(fleet, name, extra=None, check=False, inventories=(), limit=None):
     out = fleet['out_dir']
     args = [os.path.join(BIN, 'ansible-playbook'), '-i', fleet['inventory']]
     for inv in inventories:
@@ -64,6 +64,8 @@ def playbook(fleet, name, extra=None, check=False, inventories=()):
     args += ['-e', json.dumps(extra)]
     if check:
         args.append('--check')
+    if limit:
+        args += ['--limit', limit]
     proc = subprocess.run(args, env=_env(out), cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, check=False, timeout=900)
     return proc.returncode, proc.stdout
@@ -131,8 +133,19 @@ def test_check_mode_plans_the_whole_fleet_and_changes_nothing(tmp_path):
 
 def test_a_deferred_node_can_be_made_to_stop_the_roll(tmp_path):
     fleet = simfleet.build(str(tmp_path / 'f'), nodes=5)
+    before = trees(fleet)
+    # the plan visits every node and fails at the end, naming the node that would stop
     rc, out = playbook(fleet, 'rolling_reshape.yml', check=True,
                        extra={'rolling_reshape_fail_on_deferred': True})
+    assert rc != 0
+    assert 'The plan says 1 node(s) would stop a real roll: compute-04: compute-04 is deferred and ' \
+        'rolling_reshape_fail_on_deferred is set' in out
+    report = summary(fleet)
+    assert report['mode'] == 'plan' and report['unreached'] == []
+    assert statuses(fleet)['compute-05'] == 'noop' and statuses(fleet)['compute-04'] == 'failed'
+    assert trees(fleet) == before
+    # a real roll stops there
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_fail_on_deferred': True})
     assert rc != 0
     assert 'The roll stops at compute-04: compute-04 is deferred and rolling_reshape_fail_on_deferred is set' in out
     assert 'Nodes not reached, left untouched: compute-05.' in out

@@ -472,7 +472,10 @@ class TestControls(OracleTestBase):
         migration_uuid = 'c0ffee00-0000-4000-8000-00000000003a'
         self.put_allocations(migration_uuid, {self.root_uuid: source})
         self.put_allocations(migrating, {dest['uuid']: {'VCPU': 1, 'MEMORY_MB': 128}})
-        self.assertRaises(planner.PlanError, self.our_reshape)
+        # our reshape defers the node, naming the migration consumer (a migration or an orphan)
+        result = self.our_reshape()
+        self.assertEqual('deferred', result['status'])
+        self.assertIn(migration_uuid, result['deferred_reason'])
         self.assertIn('VGPU', self.dump()['providers']['oracle-mig']['inventories'])
         self.assertRaises(exception.ReshapeFailed, self.restart_new_nova)
         # nova's failed reshape changed nothing either: the tree is still flat

@@ -495,8 +495,14 @@ def test_module_asks_nova_and_defers_on_a_record_naming_the_node(run, fake_nova,
     rc, res = run({})
     assert res['status'] == 'deferred' and res['migrations']['count'] == 1
     assert mig(7)['uuid'] in res['deferred_reason']
+    # auto: credentials nova refuses still roll, on what Placement and the host's domains show
     server.fail = [403]
-    rc, res = run({})
+    rc, res = run({}, check=True)
+    assert rc == 0 and res['migrations']['source'] == 'none', res
+    assert '`admin` role' in res['migrations']['error']
+    # always: nova must answer
+    server.fail = [403]
+    rc, res = run({'nova_migrations': 'always'})
     assert rc == 1 and '`admin` role' in res['msg'] and res['error']['status'] == 403
     rc, res = run({'nova_migrations': 'never'})
     assert rc == 0 and res['status'] == 'reshaped' and res['migrations']['source'] == 'none'
