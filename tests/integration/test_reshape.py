@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import os
 import subprocess
@@ -93,8 +94,14 @@ def test_unmapped_consumer_fails_and_leaves_the_node_untouched(rest_backend, nod
     stray = str(_uuid.uuid4())
     put(rest_backend, stray, {node['root']: {'resources': {'VGPU': 1}}})
     before = comparable(provider_tree_state(rest_backend, node['root']))
+    # no guest domain on the host is this consumer: a migration or an orphan, the node waits
+    waits = reshaper.reshape_node(rest_backend, node['name'], node['report'], snapshot_dir=node['snapdir'])
+    assert waits['status'] == 'deferred' and stray in waits['deferred_reason']
+    # a guest of the host (its domain is there) whose devices explain none of its VGPU: a stop
+    report = copy.deepcopy(node['report'])
+    report['instances'][stray] = {'name': 'instance-stray', 'mdevs': [], 'pci_addresses': []}
     with pytest.raises(planner.PlanError) as info:
-        reshaper.reshape_node(rest_backend, node['name'], node['report'], snapshot_dir=node['snapdir'])
+        reshaper.reshape_node(rest_backend, node['name'], report, snapshot_dir=node['snapdir'])
     assert info.value.consumers == [stray]
     assert comparable(provider_tree_state(rest_backend, node['root'])) == before
     assert rest_backend.list_providers(name=node['name'] + '_pci_0000_84_00_0') == []
@@ -165,7 +172,8 @@ def test_sriov_and_pci_layout(rest_backend, unique_name, tmp_path):
                 'allocations': {root: {'resources': {'VCPU': 1}}}, 'project_id': 'p', 'user_id': 'u',
                 'consumer_generation': None})
         else:
-            put(rest_backend, consumer, {root: {'resources': {'VCPU': 1}}}, consumer_type='MIGRATION')
+            # (a MIGRATION-typed consumer would defer the node: test_inflight.py)
+            put(rest_backend, consumer, {root: {'resources': {'VCPU': 1}}}, consumer_type='CUSTOM_TENANT_TYPE')
     result = reshaper.reshape_node(rest_backend, name, report, snapshot_dir=str(tmp_path / 'snap'))
     assert result['verified'] is True, result['verification']
     pf_child = child_named(rest_backend, name + '_0000:81:00.0')
@@ -179,7 +187,7 @@ def test_sriov_and_pci_layout(rest_backend, unique_name, tmp_path):
         assert allocs['allocations'][child['uuid']]['resources'] == {rc: 1}
         assert allocs['allocations'][root]['resources'] == {'VCPU': 1}
         # the reshape does not relabel consumers
-        assert allocs['consumer_type'] == ('unknown' if consumer == untyped else 'MIGRATION')
+        assert allocs['consumer_type'] == ('unknown' if consumer == untyped else 'CUSTOM_TENANT_TYPE')
     assert reshaper.reshape_node(rest_backend, name, report,
                                  snapshot_dir=str(tmp_path / 'snap'))['status'] == 'noop'
 
@@ -285,18 +293,30 @@ PLAYBOOK = r'''
           - back.verified
           - back.plan.remove_children | length == 2
 
-    - name: a consumer the report does not know fails the task, naming it
+    - name: a consumer no guest domain is defers the node (a migration or an orphan), naming it
+      placement.upgrade.allocation:
+        consumer_uuid: "{{ stray }}"
+        project_id: "{{ stray }}"
+        user_id: "{{ stray }}"
+        allocations:
+          - resource_provider: "{{ node }}"
+            resources: {VGPU: 1}
+    - placement.upgrade.reshape:
+        root_provider: "{{ node }}"
+        devices: "{{ devices }}"
+        snapshot_dir: "{{ snapdir }}"
+      register: waits
+    - ansible.builtin.assert:
+        that:
+          - waits is not changed
+          - waits.status == 'deferred'
+          - stray in waits.deferred_reason
+
+    - name: a guest of the host whose domain explains none of its VGPU fails the task, naming it
       block:
-        - placement.upgrade.allocation:
-            consumer_uuid: "{{ stray }}"
-            project_id: "{{ stray }}"
-            user_id: "{{ stray }}"
-            allocations:
-              - resource_provider: "{{ node }}"
-                resources: {VGPU: 1}
         - placement.upgrade.reshape:
             root_provider: "{{ node }}"
-            devices: "{{ devices }}"
+            devices: "{{ devices | combine({'instances': devices.instances | combine({stray: {'name': 'instance-stray', 'mdevs': [], 'pci_addresses': []}})}) }}"
             snapshot_dir: "{{ snapdir }}"
           register: refused
         - ansible.builtin.fail:

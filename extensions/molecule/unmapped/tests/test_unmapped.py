@@ -64,7 +64,7 @@ def test_report_names_the_node_and_the_reason(host):
             'compute-04': 'unreached'}[node['name']]
     assert status[node['name']]['status'] == want
     if node['name'] == STOP:
-        ghost = node['ghost_consumer']
+        ghost = node['unmappable_consumer']
         assert ghost in status[STOP]['reason']
         assert summary['stopped']['node'] == STOP
         assert summary['unreached'] == ['compute-03', 'compute-04']
@@ -72,7 +72,7 @@ def test_report_names_the_node_and_the_reason(host):
 
 def test_the_roll_said_where_and_why_it_stopped(host):
     output = host.file(os.path.join(FLEET, 'roll.log')).content_string
-    ghost = [n for n in _fleet()['nodes'] if n['name'] == STOP][0]['ghost_consumer']
+    ghost = [n for n in _fleet()['nodes'] if n['name'] == STOP][0]['unmappable_consumer']
     assert 'The roll stops at compute-02' in output
     assert ghost in output
     assert 'Nodes not reached, left untouched: compute-03, compute-04' in output
