@@ -316,8 +316,10 @@ PLAYBOOK = r'''
       block:
         - placement.upgrade.reshape:
             root_provider: "{{ node }}"
-            devices: "{{ devices | combine({'instances': devices.instances | combine({stray: {'name': 'instance-stray', 'mdevs': [], 'pci_addresses': []}})}) }}"
+            devices: "{{ devices | combine({'instances': devices.instances | combine({stray: guest})}) }}"
             snapshot_dir: "{{ snapdir }}"
+          vars:
+            guest: {name: instance-stray, mdevs: [], pci_addresses: []}
           register: refused
         - ansible.builtin.fail:
             msg: should not be reached

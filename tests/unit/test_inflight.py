@@ -18,7 +18,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement impor
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
 
 from test_reshaper_support import (PROJECT, USER, WritesBeforeFirstReshape, comparable, consumers_by_name,
-                                    flat_gpu_node, gpu_report, make_provider, put)
+                                   flat_gpu_node, gpu_report, make_provider, put)
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 CHILD = 'a0000000-0000-4000-8000-000000000004'

@@ -168,8 +168,8 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
                 'looks the same) or an orphaned allocation (its instance is gone). Tell them apart '
                 'with `openstack server migration list --host %s` (a migration with uuid %s) '
                 'and `nova-manage placement audit --resource_provider %s --verbose` (an '
-                'orphan; heal it with --delete)' % (consumer, _text(here), root_name, consumer,
-                                                   root_uuid or '<root provider uuid>'))
+                'orphan; heal it with --delete)'
+                % (consumer, _text(here), root_name, consumer, root_uuid or '<root provider uuid>'))
         if hits:
             hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
                     else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')
