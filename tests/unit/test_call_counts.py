@@ -32,8 +32,6 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement impor
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import DuplicateName
 
 from test_reshaper_support import (
-    flat_gpu_node,
-    gpu_report,
     make_provider,
     put,
     report_for,
@@ -118,15 +116,6 @@ class ReadsBeforeReshape(object):
         self.reads.append(full_read(self.inner, self.root_uuid))
         self.bodies.append(json.loads(json.dumps(body)))
         return self.inner.reshape(body)
-
-
-@pytest.fixture
-def node(embedded_backend, tmp_path):
-    report = gpu_report(tmp_path / 'host', 'compute-01')
-    built = flat_gpu_node(embedded_backend, 'compute-01', report)
-    built['report'] = report
-    built['snapdir'] = str(tmp_path / 'snapshots')
-    return built
 
 
 def _reshape(backend, node, **kwargs):

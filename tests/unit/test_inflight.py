@@ -10,15 +10,13 @@ __metaclass__ = type
 
 import uuid as _uuid
 
-import pytest
-
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import inflight
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
 
-from test_reshaper_support import (PROJECT, USER, WritesBeforeFirstReshape, comparable, consumers_by_name,
-                                   flat_gpu_node, gpu_report, make_provider, put)
+from test_reshaper_support import (WritesBeforeFirstReshape, comparable, consumers_by_name, make_provider, put,
+                                   put_untyped)
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 CHILD = 'a0000000-0000-4000-8000-000000000004'
@@ -118,33 +116,14 @@ def test_two_compute_trees_but_not_a_sharing_pool():
     assert reasons == [] and named == [] and remarks[0].startswith('allow_foreign_allocations: ')
 
 
-# -- through the reshape, on the embedded Placement ----------------------------------------------
-
-@pytest.fixture
-def node(embedded_backend, tmp_path):
-    report = gpu_report(tmp_path / 'host', 'compute-01')
-    built = flat_gpu_node(embedded_backend, 'compute-01', report)
-    built['report'] = report
-    built['snapdir'] = str(tmp_path / 'snapshots')
-    return built
-
-
-def _untyped(backend, root, consumer, allocations):
-    """A consumer written as nova 34 writes it: no consumer_type (Placement says unknown)."""
-    inv = backend.get_inventories(root)
-    backend.reshape({
-        'inventories': {root: {'resource_provider_generation': inv['resource_provider_generation'],
-                               'inventories': inv['inventories']}},
-        'allocations': {consumer: {'allocations': allocations, 'project_id': PROJECT, 'user_id': USER,
-                                   'consumer_generation': None}}})
-
+# -- through the reshape, on the embedded Placement (the node fixture: tests/unit/conftest.py) ----
 
 def test_same_host_resize_waits_then_the_rerun_reshapes(embedded_backend, node):
     backend = embedded_backend
     resized = consumers_by_name(node['report'])['instance-00000003']
     migration = str(_uuid.uuid4())
     old = model.strip_allocations(backend.get_allocations(resized)['allocations'])
-    _untyped(backend, node['root'], migration, old)
+    put_untyped(backend, node['root'], migration, old)
     assert backend.get_allocations(migration)['consumer_type'] == 'unknown'
     before = comparable(provider_tree_state(backend, node['root']))
     result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
@@ -185,7 +164,7 @@ def test_a_migration_starting_between_plan_and_reshape_is_replanned_not_overwrit
 
     def start_migration(inner):
         # nova swaps the source allocations to the migration record (move_allocations)
-        _untyped(inner, node['root'], migration, old)
+        put_untyped(inner, node['root'], migration, old)
         put(inner, resized, {node['pool']: {'resources': {'DISK_GB': 20}}})
 
     backend = WritesBeforeFirstReshape(embedded_backend, start_migration)

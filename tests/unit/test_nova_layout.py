@@ -31,6 +31,7 @@ from test_reshaper_support import (
     flat_gpu_node,
     make_provider,
     put,
+    put_untyped,
     report_for,
     Wrapper,
 )
@@ -55,13 +56,7 @@ def _rewrite_untyped(backend, root, consumer):
     """Re-create ``consumer`` as nova 34 writes it: without a consumer_type (1.37 form)."""
     allocs = model.strip_allocations(backend.get_allocations(consumer)['allocations'])
     backend.delete_allocations(consumer)
-    inv = backend.get_inventories(root)
-    backend.reshape({
-        'inventories': {root: {'resource_provider_generation': inv['resource_provider_generation'],
-                               'inventories': inv['inventories']}},
-        'allocations': {consumer: {'allocations': allocs, 'project_id': PROJECT, 'user_id': USER,
-                                   'consumer_generation': None}},
-    })
+    put_untyped(backend, root, consumer, allocs)
 
 
 def _retype(backend, consumer, consumer_type):

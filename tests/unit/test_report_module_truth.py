@@ -29,6 +29,7 @@ from ansible_collections.placement.upgrade.plugins.modules import fleet_report, 
 
 import simfleet
 from module_runner import run_module_main
+from test_report_module import _record
 
 TOKEN = 'sekret-admin-token-4711'
 
@@ -71,15 +72,6 @@ def _files(dest):
     for folder, _dirs, names in os.walk(dest):
         out += [os.path.join(folder, n) for n in names]
     return out
-
-
-def _record(name, result, status=None, reason=None):
-    rec = {'node': name, 'reshape': result, 'started': 10.0, 'finished': 11.5}
-    if status:
-        rec['status'] = status
-    if reason:
-        rec['reason'] = reason
-    return rec
 
 
 # -- an aborted batch, whatever the batch size ---------------------------------------------

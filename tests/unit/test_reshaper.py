@@ -29,8 +29,6 @@ from test_reshaper_support import (
     child_named,
     comparable,
     consumers_by_name,
-    flat_gpu_node,
-    gpu_report,
     make_provider,
     put,
     report_for,
@@ -41,15 +39,6 @@ from test_reshaper_support import (
 
 GPU_A = '0000:84:00.0'
 GPU_B = '0000:85:00.0'
-
-
-@pytest.fixture
-def node(embedded_backend, tmp_path):
-    report = gpu_report(tmp_path / 'host', 'compute-01')
-    built = flat_gpu_node(embedded_backend, 'compute-01', report)
-    built['report'] = report
-    built['snapdir'] = str(tmp_path / 'snapshots')
-    return built
 
 
 def test_reshape_moves_vgpu_to_the_gpu_each_instance_uses(embedded_backend, node):

@@ -76,6 +76,20 @@ def put(backend, consumer, allocations, consumer_type='INSTANCE'):
     })
 
 
+def put_untyped(backend, root, consumer, allocations):
+    """Write ``consumer`` as nova 34 writes it: no consumer_type (Placement reports ``unknown``).
+
+    Through ``POST /reshaper`` (sent at microversion 1.37, before consumer types), naming
+    ``root`` with its inventory unchanged.
+    """
+    inv = backend.get_inventories(root)
+    backend.reshape({
+        'inventories': {root: {'resource_provider_generation': inv['resource_provider_generation'],
+                               'inventories': inv['inventories']}},
+        'allocations': {consumer: {'allocations': allocations, 'project_id': PROJECT, 'user_id': USER,
+                                   'consumer_generation': None}}})
+
+
 def vgpus_held(report):
     """{instance uuid: number of mdevs it holds} from a device report."""
     held = {}
