@@ -25,6 +25,12 @@ description:
     as a JSON snapshot in O(snapshot_dir); O(state=rolled_back) restores it.
   - After a reshape or a rollback the tree is read again and verified; a failed check fails
     the task. O(state=verified) runs the checks alone.
+  - A reshape that does not happen (refused, conflicts until O(conflict_retries) gives up, a
+    failed child create or snapshot, or a move in flight seen late) removes the child providers
+    it created (compare-and-delete), or names in the message each one it left and why.
+  - A C(POST /reshaper) whose answer is lost (dropped connection, 502, timeout) is settled by
+    reading the node back; applied is reported as reshaped, not applied is fenced and sent again,
+    and when Placement cannot be read the task fails saying the outcome is unknown and what to do.
   - Runs where Placement is reached (use C(delegate_to) the controller); it does not touch
     the compute node itself.
   - See C(docs/reshape.md) in the collection for the plan, the ownership rules, verification

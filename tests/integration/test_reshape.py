@@ -213,8 +213,12 @@ def test_reshape_without_the_service_role_says_so(stock_policy_server, tmp_path)
         node = flat_gpu_node(backend, 'cn-policy', report)
         with pytest.raises(Forbidden) as info:
             reshaper.reshape_node(backend, 'cn-policy', report, snapshot_dir=str(tmp_path / 'snap'))
-        assert info.value.status == 403 and '"service" role' in info.value.detail
+        assert info.value.status == 403 and 'service' in info.value.detail
+        assert info.value.detail.count('role:service') == 1          # the hint, once
         assert 'VGPU' in backend.get_inventories(node['root'])['inventories']
+        # nothing was reshaped and nothing is left: the children made for it were removed again
+        assert 'were removed again' in info.value.detail
+        assert [p['uuid'] for p in backend.list_providers(in_tree=node['root'])] == [node['root']]
     finally:
         backend.close()
 

@@ -177,9 +177,12 @@ def test_a_migration_starting_between_plan_and_reshape_is_replanned_not_overwrit
     assert embedded_backend.get_allocations(migration)['allocations'][node['root']]['resources'] == \
         old[node['root']]['resources']
     assert 'VGPU' in embedded_backend.get_inventories(node['root'])['inventories']
-    # the children made before it are named, left empty, and reused by the rerun
-    assert result['changed'] is True and any('left empty' in w for w in result['warnings'])
+    # the children made before it are removed again (nothing was reshaped, nothing is left)
+    children = [p for p in embedded_backend.list_providers(in_tree=node['root']) if p['uuid'] != node['root']]
+    assert children == []
+    assert result['changed'] is False
+    assert any('were removed again' in w for w in result['warnings'])
     embedded_backend.delete_allocations(migration)
     rerun = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
     assert rerun['status'] == 'reshaped' and rerun['verified'] is True
-    assert rerun['plan']['create_children'] == []
+    assert len(rerun['plan']['children']) == 2

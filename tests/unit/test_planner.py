@@ -451,7 +451,7 @@ def test_rollback_body_names_a_provider_even_when_only_consumers_move():
     body = planner.rollback_body(rplan)
     # Placement's reshaper schema needs at least one provider: the root, unchanged
     assert list(body['inventories']) == [ROOT]
-    assert body['inventories'][ROOT]['inventories'] == planner._norm_inv(reshaped['providers'][ROOT]['inventories'])
+    assert body['inventories'][ROOT]['inventories'] == planner.norm_inventories(reshaped['providers'][ROOT]['inventories'])
     assert body['allocations'][I2]['allocations'][a] == {'resources': {'VGPU': 1}}
 
 

@@ -66,7 +66,8 @@ class PlanError(PlacementError):
 
 # -- small helpers ------------------------------------------------------------
 
-def _norm_inv(inventories):
+def norm_inventories(inventories):
+    """``{rc: inventory}`` with only Placement's fields, defaults filled in (compare with ==)."""
     return dict((rc, model.normalize_inventory(dict((k, v) for k, v in rec.items()
                                                     if k in model.INVENTORY_FIELDS), rc))
                 for rc, rec in (inventories or {}).items())
@@ -120,7 +121,7 @@ def numa_source(state, root_uuid, devices, options):
             sources.append(prov.get('inventories') or {})
     out = {}
     for rc in opts[_layout.KIND_NUMA]['resource_classes']:
-        recs = [_norm_inv({rc: s[rc]})[rc] for s in sources if rc in s]
+        recs = [norm_inventories({rc: s[rc]})[rc] for s in sources if rc in s]
         if not recs:
             continue
         out[rc] = {
@@ -185,7 +186,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
         if exists and current.get('parent_provider_uuid') != root_uuid:
             warnings.append('child %s exists but its parent is %s, not the root; it is reused as is'
                             % (want['name'], current.get('parent_provider_uuid')))
-        cur_inv = _norm_inv(current.get('inventories'))
+        cur_inv = norm_inventories(current.get('inventories'))
         final_inv = {}
         for rc, rec in want['inventories'].items():
             rec = dict(rec)
@@ -212,7 +213,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
     _check_nova_rules(layout, providers, root_uuid, children)
 
     # -- inventories ------------------------------------------------------------
-    root_inv = _norm_inv(root.get('inventories'))
+    root_inv = norm_inventories(root.get('inventories'))
     moved = sorted(rc for rc in root_inv if rc in layout['classes'])
     if layout.get('nova') is not None:
         if 'VGPU' in root_inv and 'VGPU' not in moved:
@@ -234,7 +235,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                             'or domain_capabilities) and plan again. Nothing was changed.'
                             % (root['name'], mec, ', allocated by consumers %s' % ', '.join(holders)
                                if holders else ''), consumers=holders)
-    inv_before = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
+    inv_before = dict((u, norm_inventories(p.get('inventories'))) for u, p in providers.items())
     inv_after = copy.deepcopy(inv_before)
     inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
     for child in children:
@@ -704,7 +705,7 @@ def plan_diff(plan, state, names):
         prov = providers.get(uuid)
         if prov is not None:
             before['providers'][name] = {'uuid': uuid,
-                                         'inventories': _norm_inv(prov.get('inventories')),
+                                         'inventories': norm_inventories(prov.get('inventories')),
                                          'traits': sorted(prov.get('traits') or [])}
         after['providers'][name] = {'uuid': uuid,
                                     'inventories': plan['providers'][uuid]['inventories'],
@@ -792,10 +793,10 @@ def plan_rollback(state, snap, remove_children=False):
     if root_uuid not in providers:
         raise PlanError('the snapshot\'s root provider %s is not in the tree that was read' % root_uuid)
 
-    target_inv = dict((u, _norm_inv(p.get('inventories'))) for u, p in providers.items())
+    target_inv = dict((u, norm_inventories(p.get('inventories'))) for u, p in providers.items())
     inventories = {}
     for uuid, snapped in sorted(sprov.items()):
-        want = _norm_inv(snapped.get('inventories'))
+        want = norm_inventories(snapped.get('inventories'))
         if uuid not in providers:
             if want:
                 raise PlanError('provider %s (%s) of the snapshot no longer exists: its inventory '
@@ -804,7 +805,7 @@ def plan_rollback(state, snap, remove_children=False):
                             % snapped.get('name'))
             continue
         target_inv[uuid] = want
-        if want != _norm_inv(providers[uuid].get('inventories')):
+        if want != norm_inventories(providers[uuid].get('inventories')):
             inventories[uuid] = {'resource_provider_generation': providers[uuid]['generation'],
                                  'inventories': want}
 
@@ -867,7 +868,7 @@ def plan_rollback(state, snap, remove_children=False):
         for uuid, snapped in sorted(sprov.items(), key=lambda i: i[1].get('name') or ''):
             if uuid == root_uuid or uuid not in providers or snapped.get('name') not in managed:
                 continue
-            if _norm_inv(snapped.get('inventories')):
+            if norm_inventories(snapped.get('inventories')):
                 continue
             if uuid in parents:
                 warnings.append('child %s has children of its own and is kept' % snapped['name'])
@@ -879,7 +880,7 @@ def plan_rollback(state, snap, remove_children=False):
     after = {'providers': {}, 'consumers': {}}
     for uuid in sorted(inventories, key=lambda u: names.get(u, u)):
         before['providers'][names[uuid]] = {'uuid': uuid,
-                                            'inventories': _norm_inv(providers[uuid].get('inventories'))}
+                                            'inventories': norm_inventories(providers[uuid].get('inventories'))}
         after['providers'][names[uuid]] = {'uuid': uuid, 'inventories': inventories[uuid]['inventories']}
     for item in remove:
         before['providers'].setdefault(item['name'], {'uuid': item['uuid'], 'inventories': {}})

@@ -32,6 +32,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import time
 
 from . import layout as _layout
 from . import model
@@ -40,7 +41,7 @@ from . import planner
 from . import snapshot as _snapshot
 from . import verify as _verify
 from .backend import provider_tree_state
-from .errors import Forbidden, NotFound
+from .errors import ConcurrentUpdate, Forbidden, NotFound, PlacementError, ServiceUnavailable
 from .retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
 STATUS_RESHAPED = 'reshaped'
@@ -52,6 +53,10 @@ STATUS_VERIFIED = 'verified'
 SERVICE_ROLE_HINT = ('POST /reshaper is refused by policy: the credentials need the "service" role '
                      '(Placement\'s default policy grants placement:reshaper:reshape to role:service '
                      'only), or a policy file granting that rule to them')
+
+#: Seconds between the re-reads that settle a reshape whose answer was lost (about 15 s in all:
+#: long enough for a Placement behind a load balancer to come back, short enough for a roll).
+SETTLE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def resolve_root(backend, ref):
@@ -115,8 +120,139 @@ def _reshape(backend, body):
     try:
         backend.reshape(body)
     except Forbidden as exc:
+        if 'role:service' in exc.detail:
+            raise  # the REST backend already explains the policy
         raise Forbidden('%s (%s)' % (SERVICE_ROLE_HINT, exc.detail), code=exc.code,
                         title=exc.title, request_id=exc.request_id)
+
+
+# -- a reshape whose answer was lost -----------------------------------------------------
+SETTLED_APPLIED = 'applied'
+SETTLED_NOT_APPLIED = 'not_applied'
+SETTLED_CHANGED = 'changed_since'
+SETTLED_UNKNOWN = 'unknown'
+
+
+def _body_landed(body, state, read_allocations):
+    """True when every provider and consumer of the reshape body holds what the body sent."""
+    for rp, entry in body['inventories'].items():
+        prov = state['providers'].get(rp)
+        if prov is None or planner.norm_inventories(prov['inventories']) != \
+                planner.norm_inventories(entry['inventories']):
+            return False
+    for consumer, sent in body['allocations'].items():
+        now = state['allocations'].get(consumer)
+        if now is None:
+            now = read_allocations(consumer)
+        if model.strip_allocations(now.get('allocations') or {}) != \
+                model.strip_allocations(sent.get('allocations') or {}):
+            return False
+    return True
+
+
+def settle_reshape(backend, root_uuid, body, delays=SETTLE_DELAYS, log=None):
+    """Find out whether a ``POST /reshaper`` whose answer was lost was applied.
+
+    A dropped connection, a 502 from a proxy or a client timeout can come after
+    Placement committed the reshape, or before it even saw it.  The node is read
+    again (each read retried after the next of ``delays`` while Placement does not
+    answer) and compared with the body that was sent:
+
+    * every provider and consumer of the body holds what it sent -> ``applied``;
+    * every provider of the body is still at the generation the body names, so the
+      reshape did not commit (it bumps each of them): the first of them is FENCED,
+      its generation bumped by re-writing its own aggregates (a no-op that Placement
+      counts as a write), so the request, should it still be in flight, can never
+      commit later -> ``not_applied``.  A fence that loses a generation race means
+      something committed meanwhile: read again;
+    * neither (a generation moved, the content is not the body's): another writer
+      touched the node, and the body can no longer commit either -> ``changed_since``;
+      the caller re-reads and re-plans, which tells whether the layout is in place;
+    * Placement never answered the reads -> ``unknown``.
+
+    Returns ``(verdict, state)`` (``state`` None when unknown).
+    """
+    read_errors = (ServiceUnavailable,)
+    for attempt, delay in enumerate((0.0,) + tuple(delays)):
+        if delay:
+            time.sleep(delay)
+        try:
+            state = provider_tree_state(backend, root_uuid)
+            if _body_landed(body, state, backend.get_allocations):
+                return SETTLED_APPLIED, state
+            same = [rp for rp, entry in body['inventories'].items()
+                    if rp in state['providers']
+                    and state['providers'][rp]['generation'] == entry['resource_provider_generation']]
+            if len(same) != len(body['inventories']):
+                return SETTLED_CHANGED, state
+            fence = same[0]
+            backend.set_aggregates(fence, state['providers'][fence]['generation'],
+                                   state['providers'][fence]['aggregates'])
+            _log(log, 'settle: fenced provider %s (generation %s -> %s) so the lost reshape can '
+                      'never commit later' % (fence, state['providers'][fence]['generation'],
+                                              state['providers'][fence]['generation'] + 1))
+            return SETTLED_NOT_APPLIED, state
+        except ConcurrentUpdate:
+            _log(log, 'settle: a write landed while settling (attempt %d); reading again' % (attempt + 1))
+        except read_errors as exc:
+            _log(log, 'settle: Placement did not answer the re-read (attempt %d): %s' % (attempt + 1, exc.detail))
+    return SETTLED_UNKNOWN, None
+
+
+class ReshapeOutcomeUnknown(ServiceUnavailable):
+    """``POST /reshaper`` got no answer and the node could not be read back to settle it."""
+
+
+# -- what a reshape that did not happen leaves behind ---------------------------------
+def remove_created_children(backend, root_uuid, created, log=None):
+    """Compare-and-delete the children this run created; ``(removed, left)``.
+
+    ``created`` lists ``{"name", "uuid", "generation"}`` as the run last saw each child.
+    A child is deleted only while it is exactly as the run left it: still a child of
+    the root, at that generation (so no inventory, allocation, trait or aggregate was
+    put on it since: each of those bumps it).  Placement's DELETE takes no generation,
+    so the window between that read and the DELETE is the one its API leaves; a DELETE
+    that finds allocations is refused by Placement itself.  Whatever is not deleted is
+    returned in ``left`` with the reason.
+    """
+    removed, left = [], []
+    for child in created:
+        item = {'name': child['name'], 'uuid': child['uuid']}
+        try:
+            try:
+                prov = backend.get_provider(child['uuid'])
+            except NotFound:
+                removed.append(item)
+                continue
+            if prov.get('parent_provider_uuid') != root_uuid:
+                item['why'] = 'it is no longer a child of the root'
+            elif prov['generation'] != child['generation']:
+                item['why'] = ('it was written to since this run created it (generation %s, was %s)'
+                               % (prov['generation'], child['generation']))
+            else:
+                backend.delete_provider(child['uuid'])
+                removed.append(item)
+                _log(log, 'removed child provider %s (%s), created by this run, empty'
+                     % (child['name'], child['uuid']))
+                continue
+        except PlacementError as exc:
+            item['why'] = 'removing it failed: %s' % exc.detail
+        left.append(item)
+    return removed, left
+
+
+def _left_behind(removed, left):
+    """One sentence on the children a failed or deferred reshape created (None when none)."""
+    parts = []
+    if removed:
+        parts.append('the %d child provider(s) this run had created (%s) were removed again'
+                     % (len(removed), ', '.join(c['name'] for c in removed)))
+    if left:
+        parts.append('child provider(s) created by this run are LEFT in Placement, empty of '
+                     'allocations: %s; once they hold nothing, delete each with `openstack resource '
+                     'provider delete <uuid>`, or leave them: a rerun reuses them'
+                     % '; '.join('%s (%s): %s' % (c['name'], c['uuid'], c['why']) for c in left))
+    return '; '.join(parts) or None
 
 
 def _set_root_traits(backend, change, attempts, log):
@@ -179,10 +315,40 @@ def prepare_snapshot_dir(snapshot_dir):
         raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
 
 
+def _failed(backend, root_prov, ctx, exc, log):
+    """The error a failed reshape raises: ``exc`` with what the run left behind said.
+
+    Before ``POST /reshaper`` was applied, the children the run created are removed
+    (compare-and-delete) and the message says nothing was reshaped, plus what was
+    removed or left.  After it (the root's traits failed), the node IS reshaped and the
+    message says so.  When the outcome is unknown, nothing is removed: the children
+    may hold the moved inventory.
+    """
+    if ctx['applied']:
+        note = ('POST /reshaper WAS applied: %s is reshaped (snapshot %s), but what followed it failed; '
+                'a rerun completes it' % (root_prov['name'], ctx['snapshot']))
+    elif isinstance(exc, ReshapeOutcomeUnknown):
+        note = None
+    else:
+        note = 'Nothing was reshaped'
+        if ctx['created_children']:
+            removed, left = remove_created_children(backend, root_prov['uuid'], ctx['created_children'], log)
+            note += '; ' + _left_behind(removed, left)
+    if isinstance(exc, PlacementError):
+        if note:
+            exc.detail = '%s. %s' % (exc.detail.rstrip('.'), note)
+            exc.args = (exc.detail,)
+        return exc
+    err = PlacementError('Unexpected error (%s) during the reshape of %s: %s. %s'
+                         % (type(exc).__name__, root_prov['name'], exc, note or ''), title='Unexpected error')
+    err.__cause__ = exc
+    return err
+
+
 def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
                  ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
-                 migrations=None):
+                 migrations=None, settle_delays=SETTLE_DELAYS):
     """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
 
     ``migrations``: nova's in-progress migration records (os-migrations), when nova was
@@ -190,13 +356,22 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
 
     ``run_id`` (the roll's id) is stored in the snapshot, so the run's report can tell
     this node was reshaped by it even when nothing else recorded it.
+
+    A ``POST /reshaper`` whose answer is lost is settled (:func:`settle_reshape`):
+    applied -> verified and reported as usual; not applied -> re-planned and sent
+    again like after a generation conflict; unknown -> :class:`ReshapeOutcomeUnknown`
+    saying what to do.  When the reshape does not happen (any failure before it was
+    applied, or a move in flight seen after the children were made), the children this
+    run created are removed again (:func:`remove_created_children`) and the message
+    says so, or lists exactly what was left.
     """
     root_prov = resolve_root(backend, root)
     root_uuid = root_prov['uuid']
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
-    ctx = {'created': [], 'snapshot': None, 'before': None, 'attempt': 0, 'prepared': False,
-           'first_diff': None}
+    ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
+           'prepared': False, 'first_diff': None, 'sent': None, 'applied': False, 'settled': None,
+           'overtaken': False}
 
     def plan_now():
         state, foreign = read_node(backend, root_uuid)
@@ -205,6 +380,33 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                                          allow_foreign_allocations=allow_foreign_allocations,
                                          foreign=foreign, migrations=migrations)
         return state, foreign, plan
+
+    def send(plan, state):
+        body = planner.reshape_body(plan)
+        ctx['sent'] = (plan, state)
+        try:
+            _reshape(backend, body)
+        except ServiceUnavailable as exc:
+            _log(log, 'POST /reshaper got no answer (%s); reading the node back to settle it' % exc.detail)
+            verdict, _now = settle_reshape(backend, root_uuid, body, delays=settle_delays, log=log)
+            if verdict == SETTLED_UNKNOWN:
+                raise ReshapeOutcomeUnknown(
+                    'POST /reshaper for %s got no answer (%s) and Placement did not answer the re-reads '
+                    'meant to settle it: whether the reshape was applied is UNKNOWN. Nothing was written '
+                    'after it; the snapshot taken just before it is %s. When Placement answers again, run '
+                    'the reshape again: it reads the node and either finds the layout in place and '
+                    'verifies it, or reshapes it. Do not roll back or delete the new children before that.'
+                    % (root_prov['name'], exc.detail, ctx['snapshot']))
+            if verdict != SETTLED_APPLIED:
+                ctx['overtaken'] = ctx['overtaken'] or verdict == SETTLED_CHANGED
+                ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it %s'
+                                  % (exc.detail, 'was not applied' if verdict == SETTLED_NOT_APPLIED
+                                     else 'was overtaken by another write'))
+                raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'])
+            ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it was applied'
+                              % exc.detail)
+            _log(log, ctx['settled'])
+        ctx['applied'] = True
 
     def step():
         ctx['attempt'] += 1
@@ -229,8 +431,11 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                 new_records[child['uuid']] = made['provider']
             else:
                 new_records = None
-            ctx['created'].append(child['name'])
-            _log(log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
+            if made['changed']:
+                ctx['created'].append(child['name'])
+                ctx['created_children'].append({'name': child['name'], 'uuid': made['provider']['uuid'],
+                                                'generation': made['provider']['generation']})
+                _log(log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
             prepared = True
         created_now = set(c['uuid'] for c in plan['create_children'])
         for item in plan['set_traits']:
@@ -265,12 +470,20 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
             layout_children=[c['name'] for c in plan['children']],
             created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'],
             run_id=run_id)
-        _reshape(backend, planner.reshape_body(plan))
+        send(plan, state)
         _set_root_traits(backend, plan['root_traits'], attempts, log)
         return plan
 
-    plan, retries = with_conflict_retry(step, attempts=attempts, log=log,
-                                        what='reshape of %s' % root_prov['name'], backoff=backoff)
+    try:
+        plan, retries = with_conflict_retry(step, attempts=attempts, log=log,
+                                            what='reshape of %s' % root_prov['name'], backoff=backoff)
+    except Exception as exc:  # pylint: disable=broad-except
+        raise _failed(backend, root_prov, ctx, exc, log)
+    if plan['status'] == planner.STATUS_NOOP and ctx['overtaken'] and ctx['sent']:
+        # the lost reshape was overtaken by another write, and the node now has the layout:
+        # the reshape this run sent is what put it there; verify it as sent
+        plan, ctx['before'] = ctx['sent']
+        ctx['settled'] += '; the node has the layout now, so it was applied'
     status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
               planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
     diff = plan['diff']
@@ -282,16 +495,18 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     result = _result(status, status == STATUS_RESHAPED, plan=plan, diff=diff,
                      retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
                      deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']))
+    if ctx['settled']:
+        result['warnings'].append(ctx['settled'])
     if status == STATUS_DEFERRED:
         result['msg'] = planner.summary(plan)
-        if ctx['created']:
+        if ctx['created_children']:
             # a move started between the first read and the reshape: the children made for
-            # it stay, empty (nothing is allocated against them; the rerun reuses them)
-            left = ('children %s were created before the move in flight was seen and are left '
-                    'empty; the rerun reuses them' % ', '.join(ctx['created']))
-            result['changed'] = True
-            result['warnings'].append(left)
-            result['msg'] += '. ' + left[0].upper() + left[1:]
+            # it are removed again (compare-and-delete); the rerun makes them anew
+            removed, left = remove_created_children(backend, root_uuid, ctx['created_children'], log)
+            note = _left_behind(removed, left)
+            result['changed'] = bool(left)
+            result['warnings'].append(note)
+            result['msg'] += '. The move was seen after children were created: ' + note
         return result
     if status == STATUS_NOOP:
         result['msg'] = planner.summary(plan)

@@ -36,6 +36,7 @@ __metaclass__ = type
 
 from . import layout as _layout
 from . import model
+from . import planner
 
 _MAX_ITEMS = 20
 
@@ -58,9 +59,7 @@ def failures(checks):
 
 
 def _inv(prov):
-    return dict((rc, model.normalize_inventory(dict((k, v) for k, v in rec.items()
-                                                    if k in model.INVENTORY_FIELDS), rc))
-                for rc, rec in (prov.get('inventories') or {}).items())
+    return planner.norm_inventories(prov.get('inventories'))
 
 
 def _allocs(state, consumer):

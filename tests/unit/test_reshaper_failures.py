@@ -1,0 +1,305 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A reshape that fails or loses its answer, on the embedded store (issue 12, items 2 and 3).
+
+* a ``POST /reshaper`` whose answer is lost is settled by reading the node back: applied
+  (reported reshaped and verified), not applied (fenced, re-planned, sent again), overtaken
+  by another write, or unknown (a message saying what to do, nothing removed);
+* a reshape that does not happen removes the children the run created (compare-and-delete),
+  or names exactly what it left and why.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import uuid as _uuid
+
+import pytest
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
+    ConcurrentUpdate,
+    Forbidden,
+    ServiceUnavailable,
+)
+
+from test_reshaper_support import comparable, consumers_by_name, put, Wrapper
+
+NO_WAIT = (0, 0, 0)
+LOST = 'Placement at http://placement could not be reached (POST /reshaper): connection reset'
+
+
+def children_of(backend, root):
+    return sorted(p['name'] for p in backend.list_providers(in_tree=root) if p['uuid'] != root)
+
+
+def plan_node(backend, node):
+    state, foreign = reshaper.read_node(backend, node['root'])
+    return state, planner.plan_from_devices(state, node['root'], node['report'], foreign=foreign)
+
+
+def created_children_plan(backend, node):
+    """The plan after this run made the children (as reshape_node does before POST /reshaper)."""
+    _state, plan = plan_node(backend, node)
+    for child in plan['create_children']:
+        want = next(c for c in plan['children'] if c['uuid'] == child['uuid'])
+        backend.create_provider(child['name'], uuid=child['uuid'], parent_provider_uuid=node['root'])
+        backend.set_provider_traits(child['uuid'], 0, want['traits'])
+    return plan_node(backend, node)
+
+
+def reshape(backend, node, **kwargs):
+    kwargs.setdefault('settle_delays', NO_WAIT)
+    return reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'],
+                                 backoff=0, **kwargs)
+
+
+class AppliedButLost(Wrapper):
+    """Placement commits the first reshape, the answer never arrives."""
+
+    def reshape(self, body):
+        first = not self.reshape_calls
+        super(AppliedButLost, self).reshape(body)
+        if first:
+            raise ServiceUnavailable(LOST)
+
+
+class NeverArrives(Wrapper):
+    """The first reshape is lost on its way: Placement never sees it."""
+
+    def reshape(self, body):
+        if not self.reshape_calls:
+            self.reshape_calls.append(body)
+            raise ServiceUnavailable(LOST)
+        return super(NeverArrives, self).reshape(body)
+
+
+def test_a_lost_answer_of_an_applied_reshape_is_settled_as_applied(embedded_backend, node):
+    backend = AppliedButLost(embedded_backend)
+    result = reshape(backend, node)
+    assert result['status'] == 'reshaped' and result['changed'] is True
+    assert result['verified'] is True, result['verification']
+    assert len(backend.reshape_calls) == 1                      # not sent twice
+    assert result['retries'] == 0
+    assert any('a re-read showed it was applied' in w for w in result['warnings'])
+    assert result['moved']['units'] == {'VGPU': 5}
+
+
+def test_a_lost_reshape_that_was_not_applied_is_fenced_and_sent_again(embedded_backend, node):
+    logged = []
+    backend = NeverArrives(embedded_backend)
+    result = reshape(backend, node, log=logged.append)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result
+    assert len(backend.reshape_calls) == 2 and result['retries'] == 1
+    assert any('was not applied' in w for w in result['warnings'])
+    assert any('settle: fenced provider' in line for line in logged)
+
+
+def test_the_fence_stops_a_lost_reshape_from_committing_later(embedded_backend, node):
+    """The request that was "lost" may still be in flight: once settled as not applied,
+    it can never commit."""
+    state, plan = created_children_plan(embedded_backend, node)
+    body = planner.reshape_body(plan)
+    verdict, _state = reshaper.settle_reshape(embedded_backend, node['root'], body, delays=NO_WAIT)
+    assert verdict == reshaper.SETTLED_NOT_APPLIED
+    with pytest.raises(ConcurrentUpdate):
+        embedded_backend.reshape(body)                           # the late arrival loses
+    after = provider_tree_state(embedded_backend, node['root'])
+    assert after['allocations'] == state['allocations']
+    assert 'VGPU' in embedded_backend.get_inventories(node['root'])['inventories']
+
+
+def test_settle_says_applied_for_a_body_that_landed(embedded_backend, node):
+    _state, plan = created_children_plan(embedded_backend, node)
+    body = planner.reshape_body(plan)
+    embedded_backend.reshape(body)
+    verdict, after = reshaper.settle_reshape(embedded_backend, node['root'], body, delays=NO_WAIT)
+    assert verdict == reshaper.SETTLED_APPLIED
+    assert 'VGPU' not in after['providers'][node['root']]['inventories']
+
+
+class PlacementGoesAway(Wrapper):
+    """The reshape gets no answer and every read after it fails too."""
+
+    def __init__(self, inner):
+        super(PlacementGoesAway, self).__init__(inner)
+        self.down = False
+
+    def reshape(self, body):
+        self.reshape_calls.append(body)
+        self.down = True
+        raise ServiceUnavailable(LOST)
+
+    def __getattr__(self, name):
+        attr = getattr(self.inner, name)
+        if callable(attr) and name.startswith(('get_', 'list_', 'set_', 'delete_')):
+            def call(*args, **kwargs):
+                if self.down:
+                    raise ServiceUnavailable('Placement at http://placement could not be reached (%s)' % name)
+                return attr(*args, **kwargs)
+            return call
+        return attr
+
+
+def test_an_unsettled_reshape_is_unknown_and_says_what_to_do(embedded_backend, node):
+    backend = PlacementGoesAway(embedded_backend)
+    with pytest.raises(reshaper.ReshapeOutcomeUnknown) as info:
+        reshape(backend, node)
+    detail = info.value.detail
+    assert 'UNKNOWN' in detail and 'run the reshape again' in detail
+    assert node['snapdir'] in detail                             # the snapshot taken before it
+    # nothing was removed: the children may hold the moved inventory
+    assert len(children_of(embedded_backend, node['root'])) == 2
+    # and the rerun, Placement back, converges
+    rerun = reshape(embedded_backend, node)
+    assert rerun['status'] == 'reshaped' and rerun['verified'] is True
+
+
+class OvertakenAfterApplied(Wrapper):
+    """The reshape commits, the answer is lost, and nova writes to the node right after."""
+
+    def __init__(self, inner, write):
+        super(OvertakenAfterApplied, self).__init__(inner)
+        self.write = write
+
+    def reshape(self, body):
+        first = not self.reshape_calls
+        super(OvertakenAfterApplied, self).reshape(body)
+        if first:
+            self.write(self.inner)
+            raise ServiceUnavailable(LOST)
+
+
+def test_an_applied_reshape_overtaken_by_another_write_is_reported_reshaped(embedded_backend, node):
+    names = consumers_by_name(node['report'])
+    guest = names['instance-00000001']
+
+    def nova_writes(inner):
+        # nova grows the guest's memory (a resize on the spot): a new consumer generation
+        allocs = inner.get_allocations(guest)['allocations']
+        allocs[node['root']]['resources']['MEMORY_MB'] += 1024
+        put(inner, guest, dict((rp, {'resources': e['resources']}) for rp, e in allocs.items()))
+
+    backend = OvertakenAfterApplied(embedded_backend, nova_writes)
+    result = reshape(backend, node)
+    assert len(backend.reshape_calls) == 1
+    assert result['status'] == 'reshaped' and result['changed'] is True
+    assert any('overtaken by another write' in w and 'so it was applied' in w for w in result['warnings'])
+    assert 'VGPU' not in embedded_backend.get_inventories(node['root'])['inventories']
+
+
+# -- what a reshape that does not happen leaves ----------------------------------------
+class Refuses(Wrapper):
+    def reshape(self, body):
+        self.reshape_calls.append(body)
+        raise Forbidden('Policy does not allow placement:reshaper:reshape to be performed.')
+
+
+def test_a_refused_reshape_removes_the_children_it_created(embedded_backend, node):
+    before = comparable(provider_tree_state(embedded_backend, node['root']))
+    with pytest.raises(Forbidden) as info:
+        reshape(Refuses(embedded_backend), node)
+    detail = info.value.detail
+    assert 'Nothing was reshaped' in detail and 'were removed again' in detail
+    assert detail.count('role:service') == 1
+    assert children_of(embedded_backend, node['root']) == []
+    assert comparable(provider_tree_state(embedded_backend, node['root'])) == before
+
+
+def test_giving_up_on_conflicts_removes_the_children(embedded_backend, node):
+    class AlwaysLoses(Wrapper):
+        def reshape(self, body):
+            self.reshape_calls.append(body)
+            raise ConcurrentUpdate('resource provider generation conflict')
+
+    with pytest.raises(ConcurrentUpdate) as info:
+        reshape(AlwaysLoses(embedded_backend), node, attempts=3)
+    assert 'gave up after 3 attempts' in info.value.detail and 'were removed again' in info.value.detail
+    assert children_of(embedded_backend, node['root']) == []
+
+
+def test_a_failing_child_create_removes_the_first_child(embedded_backend, node):
+    class SecondCreateFails(Wrapper):
+        def __init__(self, inner):
+            super(SecondCreateFails, self).__init__(inner)
+            self.creates = 0
+
+        def create_provider(self, name, uuid=None, parent_provider_uuid=None):
+            self.creates += 1
+            if self.creates == 2:
+                raise ServiceUnavailable('Placement at http://placement answered 500 to POST /resource_providers')
+            return self.inner.create_provider(name, uuid=uuid, parent_provider_uuid=parent_provider_uuid)
+
+    with pytest.raises(ServiceUnavailable) as info:
+        reshape(SecondCreateFails(embedded_backend), node)
+    assert 'Nothing was reshaped; the 1 child provider(s)' in info.value.detail
+    assert children_of(embedded_backend, node['root']) == []
+
+
+def test_a_snapshot_that_cannot_be_written_removes_the_children(embedded_backend, node, monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise snapshot.SnapshotError('cannot write snapshot: [Errno 28] No space left on device')
+
+    monkeypatch.setattr(snapshot, 'write_snapshot', disk_full)
+    with pytest.raises(snapshot.SnapshotError) as info:
+        reshape(embedded_backend, node)
+    assert 'No space left' in info.value.detail and 'were removed again' in info.value.detail
+    assert children_of(embedded_backend, node['root']) == []
+
+
+def test_an_unexpected_failure_is_typed_and_still_cleans_up(embedded_backend, node):
+    class Breaks(Wrapper):
+        def reshape(self, body):
+            raise OSError(28, 'database or disk is full')
+
+    with pytest.raises(reshaper.PlacementError) as info:
+        reshape(Breaks(embedded_backend), node)
+    assert 'Unexpected error (OSError)' in info.value.detail and 'were removed again' in info.value.detail
+    assert children_of(embedded_backend, node['root']) == []
+
+
+def test_a_child_written_to_since_it_was_created_is_left_and_named(embedded_backend, node):
+    class SomeoneUsesTheChild(Wrapper):
+        def reshape(self, body):
+            # another writer puts inventory on one of the new children, then the reshape is refused
+            child = sorted(uuid for uuid in body['inventories'] if uuid != node['root'])[0]
+            gen = self.inner.get_provider(child)['generation']
+            self.inner.set_inventories(child, gen, {'CUSTOM_OTHER': {'total': 1}})
+            raise Forbidden('Policy does not allow placement:reshaper:reshape to be performed.')
+
+    embedded_backend.ensure_resource_class('CUSTOM_OTHER')
+    with pytest.raises(Forbidden) as info:
+        reshape(SomeoneUsesTheChild(embedded_backend), node)
+    detail = info.value.detail
+    assert 'LEFT in Placement' in detail and 'was written to since this run created it' in detail
+    assert 'openstack resource provider delete' in detail
+    left = children_of(embedded_backend, node['root'])
+    assert len(left) == 1 and left[0] in detail
+    assert 'were removed again' in detail                        # the other one went
+
+
+def test_a_failure_after_the_reshape_says_it_was_applied(embedded_backend, node, monkeypatch):
+    def traits_fail(*args, **kwargs):
+        raise ServiceUnavailable('Placement at http://placement answered 503 to PUT /traits')
+
+    backend = embedded_backend
+    monkeypatch.setattr(reshaper, '_set_root_traits', traits_fail)
+    with pytest.raises(ServiceUnavailable) as info:
+        reshape(backend, node)
+    assert 'POST /reshaper WAS applied' in info.value.detail
+    assert len(children_of(backend, node['root'])) == 2          # nothing removed
+    assert 'VGPU' not in backend.get_inventories(node['root'])['inventories']
+
+
+def test_uuid_of_children_is_stable_so_a_rerun_reuses_or_recreates_them(embedded_backend, node):
+    with pytest.raises(Forbidden):
+        reshape(Refuses(embedded_backend), node)
+    result = reshape(embedded_backend, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True
+    uuids = set(c['uuid'] for c in result['plan']['children'])
+    assert all(_uuid.UUID(u) for u in uuids) and len(uuids) == 2
