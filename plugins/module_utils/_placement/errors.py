@@ -167,6 +167,79 @@ class ConfigurationError(PlacementError):
     default_code = 'placement_upgrade.configuration'
 
 
+class StoreError(PlacementError):
+    """The embedded store's file cannot be used: corrupt, not a database, disk full, I/O error.
+
+    ``path`` is the database file, ``sqlite_error`` what SQLite said.  The message
+    names both and says what to do; nothing was written (the transaction rolled
+    back, or the file was refused before any write).
+    """
+
+    status = 0
+    default_code = 'placement_upgrade.store'
+
+    def __init__(self, detail, path=None, sqlite_error=None, **kwargs):
+        kwargs.setdefault('title', 'Embedded Store Error')
+        super(StoreError, self).__init__(detail, **kwargs)
+        self.path = path
+        self.sqlite_error = sqlite_error
+
+    def __str__(self):
+        return self.detail
+
+
+class StoreCorrupt(StoreError):
+    """SQLite's integrity check fails or SQLite reports ``database disk image is malformed``."""
+
+    default_code = 'placement_upgrade.store.corrupt'
+
+
+class StoreNotADatabase(StoreError, ConfigurationError):
+    """The file is empty (and may not be created) or is not an SQLite database."""
+
+    default_code = 'placement_upgrade.store.not_a_database'
+
+
+class StoreFull(StoreError):
+    """``database or disk is full``: the write was rolled back."""
+
+    default_code = 'placement_upgrade.store.full'
+
+
+class StoreIOError(StoreError):
+    """``disk I/O error`` (or the file cannot be opened or written): the write was rolled back."""
+
+    default_code = 'placement_upgrade.store.io'
+
+
+class BadInput(PlacementError):
+    """A value given to the collection (a module option, a device report, a snapshot, a node
+    record) has the wrong shape.  The message names the field, what it must be and what it got.
+    """
+
+    status = 0
+    default_code = 'placement_upgrade.bad_input'
+
+    def __init__(self, detail, field=None, **kwargs):
+        kwargs.setdefault('title', 'Bad Input')
+        super(BadInput, self).__init__(detail, **kwargs)
+        self.field = field
+
+    def __str__(self):
+        return self.detail
+
+
+def type_name(value):
+    """What a wrongly shaped value is, for a message: ``str``, ``list``, ``null``, ``float nan``."""
+    if value is None:
+        return 'null'
+    if isinstance(value, float) and value != value:
+        return 'float nan'
+    if isinstance(value, float) and value in (float('inf'), float('-inf')):
+        return 'float %s' % value
+    return type(value).__name__
+
+
 _TITLES = {
     0: 'Configuration Error',
     400: 'Bad Request',
