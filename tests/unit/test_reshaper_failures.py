@@ -303,3 +303,18 @@ def test_uuid_of_children_is_stable_so_a_rerun_reuses_or_recreates_them(embedded
     assert result['status'] == 'reshaped' and result['verified'] is True
     uuids = set(c['uuid'] for c in result['plan']['children'])
     assert all(_uuid.UUID(u) for u in uuids) and len(uuids) == 2
+
+
+def test_a_rollback_whose_answer_is_lost_is_settled_too(embedded_backend, node):
+    before = comparable(provider_tree_state(embedded_backend, node['root']))
+    assert reshape(embedded_backend, node)['verified'] is True
+    for wrapper, calls in ((AppliedButLost, 1), (NeverArrives, 2)):
+        if wrapper is NeverArrives:
+            assert reshape(embedded_backend, node)['verified'] is True       # reshaped again
+        backend = wrapper(embedded_backend)
+        result = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=node['snapdir'],
+                                        remove_children=True, backoff=0, settle_delays=NO_WAIT)
+        assert result['status'] == 'rolled_back' and result['verified'] is True, result
+        assert len(backend.reshape_calls) == calls
+        assert any('the answer to POST /reshaper was lost' in w for w in result['warnings'])
+        assert comparable(provider_tree_state(embedded_backend, node['root'])) == before

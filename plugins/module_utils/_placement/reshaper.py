@@ -315,6 +315,36 @@ def prepare_snapshot_dir(snapshot_dir):
         raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
 
 
+def _send_settled(backend, root_uuid, body, ctx, delays, log, unknown_hint):
+    """``POST /reshaper`` with ``body``; a lost answer is settled (:func:`settle_reshape`).
+
+    Returns when the body is applied (``ctx['applied']``; ``ctx['settled']`` says how it was
+    known when the answer was lost).  Not applied or overtaken raise ConcurrentUpdate, so
+    the caller's retry re-reads and re-plans; unknown raises :class:`ReshapeOutcomeUnknown`
+    ending with ``unknown_hint``.
+    """
+    try:
+        _reshape(backend, body)
+    except ServiceUnavailable as exc:
+        _log(log, 'POST /reshaper got no answer (%s); reading the node back to settle it' % exc.detail)
+        verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
+        ctx['verdict'] = verdict
+        if verdict == SETTLED_UNKNOWN:
+            raise ReshapeOutcomeUnknown(
+                'POST /reshaper got no answer (%s) and Placement did not answer the re-reads meant to '
+                'settle it: whether it was applied is UNKNOWN. Nothing was written after it; the snapshot '
+                'taken just before it is %s. When Placement answers again, %s.'
+                % (exc.detail, ctx['snapshot'], unknown_hint))
+        if verdict != SETTLED_APPLIED:
+            ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it %s'
+                              % (exc.detail, 'was not applied' if verdict == SETTLED_NOT_APPLIED
+                                 else 'was overtaken by another write'))
+            raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'])
+        ctx['settled'] = 'the answer to POST /reshaper was lost (%s); a re-read showed it was applied' % exc.detail
+        _log(log, ctx['settled'])
+    ctx['applied'] = True
+
+
 def _failed(backend, root_prov, ctx, exc, log):
     """The error a failed reshape raises: ``exc`` with what the run left behind said.
 
@@ -382,31 +412,14 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         return state, foreign, plan
 
     def send(plan, state):
-        body = planner.reshape_body(plan)
         ctx['sent'] = (plan, state)
         try:
-            _reshape(backend, body)
-        except ServiceUnavailable as exc:
-            _log(log, 'POST /reshaper got no answer (%s); reading the node back to settle it' % exc.detail)
-            verdict, _now = settle_reshape(backend, root_uuid, body, delays=settle_delays, log=log)
-            if verdict == SETTLED_UNKNOWN:
-                raise ReshapeOutcomeUnknown(
-                    'POST /reshaper for %s got no answer (%s) and Placement did not answer the re-reads '
-                    'meant to settle it: whether the reshape was applied is UNKNOWN. Nothing was written '
-                    'after it; the snapshot taken just before it is %s. When Placement answers again, run '
-                    'the reshape again: it reads the node and either finds the layout in place and '
-                    'verifies it, or reshapes it. Do not roll back or delete the new children before that.'
-                    % (root_prov['name'], exc.detail, ctx['snapshot']))
-            if verdict != SETTLED_APPLIED:
-                ctx['overtaken'] = ctx['overtaken'] or verdict == SETTLED_CHANGED
-                ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it %s'
-                                  % (exc.detail, 'was not applied' if verdict == SETTLED_NOT_APPLIED
-                                     else 'was overtaken by another write'))
-                raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'])
-            ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it was applied'
-                              % exc.detail)
-            _log(log, ctx['settled'])
-        ctx['applied'] = True
+            _send_settled(backend, root_uuid, planner.reshape_body(plan), ctx, settle_delays, log,
+                          unknown_hint='run the reshape again: it reads the node and either finds the '
+                                       'layout in place and verifies it, or reshapes it. Do not roll back '
+                                       'or delete the new children before that')
+        finally:
+            ctx['overtaken'] = ctx['overtaken'] or ctx.get('verdict') == SETTLED_CHANGED
 
     def step():
         ctx['attempt'] += 1
@@ -531,7 +544,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
 
 
 def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_children=False,
-                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05):
+                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05,
+                  settle_delays=SETTLE_DELAYS):
     """Restore the node's snapshot with one reverse reshape, then verify it."""
     root_prov = resolve_root(backend, root)
     path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
@@ -541,18 +555,24 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
                                       % (path, snap['root']['name'], snap['root']['uuid'],
                                          root_prov['name'], root_prov['uuid']))
 
+    ctx = {'snapshot': path, 'applied': False, 'settled': None}
+
     def step():
         state, _foreign = read_node(backend, root_prov['uuid'])
         rplan = planner.plan_rollback(state, snap, remove_children=remove_children)
         if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
             body = planner.rollback_body(rplan)
             if body is not None:
-                _reshape(backend, body)
+                _send_settled(backend, root_prov['uuid'], body, ctx, settle_delays, log,
+                              unknown_hint='run the rollback again: it reads the node and either finds '
+                                           'it back at the snapshot or rolls it back')
             _set_root_traits(backend, rplan['root_traits'], attempts, log)
         return rplan
 
     rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
                                          what='rollback of %s' % root_prov['name'], backoff=backoff)
+    if ctx['settled']:
+        rplan['warnings'] = list(rplan['warnings']) + [ctx['settled']]
     changed = rplan['status'] == planner.STATUS_PLANNED
     result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
                      diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
