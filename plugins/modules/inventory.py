@@ -30,6 +30,12 @@ description:
   - Bad values (total out of 1..2147483647, reserved greater than total, an unknown standard
     class), and removing a class that is still allocated (Placement's
     C(placement.inventory.inuse)), fail before anything is written.
+  - An O(allocation_ratio) that is negative, NaN or infinite fails before anything is written, with
+    a message naming O(allocation_ratio) (Placement refuses a negative capacity saying the reserved
+    value is greater than total, and answers NaN with a server error).
+  - What Placement accepts but no allocation can use is written as asked, with a warning naming the
+    provider, the class and the values - O(min_unit) greater than O(max_unit), a capacity below the
+    class's current usage, an O(allocation_ratio) of 0.
 options:
   resource_provider:
     description:
@@ -235,6 +241,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import model, ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput
 
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
 
@@ -272,10 +279,26 @@ def _run(module, backend, log):
         if entry['total'] is None:
             module.fail_json(msg='total is required to set inventory of %s' % rc)
         records[rc] = dict((key, entry[key]) for key in FIELDS)
-    return ops.ensure_inventory(backend, params['resource_provider'], inventories=records,
-                                remove=remove, exclusive=params['exclusive'],
-                                check_mode=module.check_mode,
-                                attempts=conflict_attempts(params), log=log)
+        _check_ratio(params['resource_provider'], rc, records[rc]['allocation_ratio'])
+    result = ops.ensure_inventory(backend, params['resource_provider'], inventories=records,
+                                  remove=remove, exclusive=params['exclusive'],
+                                  check_mode=module.check_mode,
+                                  attempts=conflict_attempts(params), log=log)
+    for warning in result.pop('warnings', None) or []:
+        module.warn(warning)
+    return result
+
+
+def _check_ratio(provider, rc, ratio):
+    """A ratio Placement cannot take gets a message about the ratio (Placement's says "reserved")."""
+    if not model.is_finite(ratio):
+        raise BadInput('allocation_ratio of %s on %s must be a finite number, got %s' % (rc, provider, ratio),
+                       field='allocation_ratio')
+    if ratio < 0:
+        raise BadInput('allocation_ratio of %s on %s must be 0 or more, got %s: a negative ratio makes the '
+                       'capacity int((total - reserved) * allocation_ratio) negative (Placement refuses it with '
+                       '"The reserved value is greater than total")' % (rc, provider, ratio),
+                       field='allocation_ratio')
 
 
 def main():

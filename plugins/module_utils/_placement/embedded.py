@@ -250,6 +250,12 @@ def _check_inventory_record(record, where, generation_required=False):
         if ratio > _SQL_SP_FLOAT_MAX:
             raise _bad('%r is greater than the maximum of %r (allocation_ratio of %s)'
                        % (ratio, _SQL_SP_FLOAT_MAX, where))
+        if not model.is_finite(ratio):
+            # The schema lets NaN and -Infinity through; Placement then fails computing the
+            # capacity with a 500 (placement.undefined_code): the same status and code here.
+            raise PlacementError('allocation_ratio of %s is %s, not a finite number: Placement fails '
+                                 'with "cannot convert float %s to integer"'
+                                 % (where, ratio, 'NaN' if ratio != ratio else 'infinity'), status=500)
 
 
 def _inventory_values(record):
@@ -933,12 +939,13 @@ class EmbeddedBackend(Backend):
     @staticmethod
     def _check_capacity_not_negative(inv, rc, uuid):
         """The inventory endpoints refuse a negative capacity (1.26+)."""
-        try:
-            model.check_reserved(inv, rc)
-        except BadRequest:
+        if model.capacity(inv) < 0:
+            # Placement's 400 (placement.undefined_code) says "The reserved value is greater than
+            # total." for any negative capacity; the detail here names the field at fault.
             raise BadRequest('Unable to update inventory for resource provider %s: Invalid inventory '
-                             "for '%s' on resource provider '%s'. The reserved value is greater "
-                             'than total.' % (uuid, rc, uuid))
+                             "for '%s' on resource provider '%s'. %s" % (
+                                 uuid, rc, uuid, model.negative_ratio_text(inv, rc)
+                                 or 'The reserved value is greater than total.'))
 
     def _replace_inventory(self, conn, row, wanted):
         """Placement's _set_inventory: add, update and delete to make the set ``wanted``.

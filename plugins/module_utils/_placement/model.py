@@ -135,6 +135,10 @@ def normalize_inventory(record, rc='?'):
     ratio = inv['allocation_ratio']
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
         raise BadRequest("%r is not of type 'number' (allocation_ratio of %s)" % (ratio, rc))
+    if not is_finite(ratio):
+        # Placement's schema lets NaN and -Infinity through and then fails with a 500
+        # ("cannot convert float NaN to integer"): refused here, naming the field.
+        raise BadRequest('allocation_ratio of %s must be a finite number, got %s' % (rc, ratio))
     if ratio > 3.40282e+38:
         raise BadRequest('allocation_ratio of %s must be at most 3.40282e+38, got %s' % (rc, ratio))
     inv['allocation_ratio'] = float(ratio)
@@ -150,8 +154,29 @@ def check_reserved(inv, rc='?'):
     ``int(-0.5) == 0`` and is accepted too.  The reshaper checks neither.
     """
     if capacity(inv) < 0:
-        raise BadRequest('Unable to update inventory for resource provider: reserved (%d) of %s '
-                         'is greater than total (%d)' % (inv['reserved'], rc, inv['total']))
+        raise BadRequest('Unable to update inventory for resource provider: %s' % (
+            negative_ratio_text(inv, rc) or 'reserved (%d) of %s is greater than total (%d)'
+            % (inv['reserved'], rc, inv['total'])))
+
+
+def negative_ratio_text(inv, rc='?'):
+    """When a negative ``allocation_ratio`` is what makes the capacity negative, say so (else None).
+
+    Placement says "The reserved value is greater than total." for every negative
+    capacity, even when ``reserved`` is 0 and the ratio is the cause.
+    """
+    if capacity(inv) < 0 and inv['allocation_ratio'] < 0 and inv['total'] > inv['reserved']:
+        return ('allocation_ratio %s of %s is negative, which makes the capacity int((total - reserved) * '
+                'allocation_ratio) = %d; allocation_ratio must be 0 or more'
+                % (inv['allocation_ratio'], rc, capacity(inv)))
+    return None
+
+
+def is_finite(value):
+    """Not NaN and not +/- infinity (any int is finite)."""
+    if isinstance(value, float):
+        return value == value and value not in (float('inf'), float('-inf'))
+    return True
 
 
 def capacity(inv):

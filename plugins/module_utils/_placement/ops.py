@@ -496,7 +496,8 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
 
     Returns ``{"changed", "resource_provider" ({uuid, name}), "inventories",
     "resource_provider_generation", "usages", "created_resource_classes",
-    "diff", "retries"}``.
+    "diff", "retries", "warnings"}``; ``warnings`` (:func:`inventory_warnings`)
+    names what Placement accepts but no operator means.
     """
     inventories = dict(inventories or {})
     remove = list(remove or [])
@@ -538,6 +539,7 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
         after_usages = dict((rc, usages.get(rc, 0)) for rc in new)
         result = {
             'changed': changed,
+            'warnings': inventory_warnings(prov['name'], wanted, usages),
             'resource_provider': {'uuid': rp_uuid, 'name': prov['name']},
             'inventories': new,
             'resource_provider_generation': after_gen,
@@ -565,6 +567,34 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
         return result
 
     return _retry(step, attempts, log, 'inventory of %s' % provider)
+
+
+def inventory_warnings(provider_name, records, usages):
+    """What Placement accepts silently in ``records`` ({RC: normalized record}) but breaks allocations.
+
+    ``min_unit > max_unit`` (no amount satisfies both: every allocation of the class is
+    refused), a capacity below the current usage (allowed so a node can shrink; no new
+    allocation fits until usage drops) and an ``allocation_ratio`` of 0 (capacity 0).
+    """
+    out = []
+    for rc in sorted(records):
+        inv = records[rc]
+        where = '%s on %s' % (rc, provider_name)
+        if inv['min_unit'] > inv['max_unit']:
+            out.append('inventory of %s: min_unit %d is greater than max_unit %d; Placement accepts it, but no '
+                       'amount satisfies both, so every new allocation of %s will be refused'
+                       % (where, inv['min_unit'], inv['max_unit'], rc))
+        if inv['allocation_ratio'] == 0:
+            out.append('inventory of %s: allocation_ratio 0 gives a capacity of 0; Placement accepts it, '
+                       'but nothing more can be allocated' % where)
+        used = usages.get(rc, 0)
+        cap = model.capacity(inv)
+        if used > cap:
+            out.append('inventory of %s: capacity %d (int((total %d - reserved %d) * allocation_ratio %s)) is '
+                       'below the current usage %d; Placement accepts it, the existing allocations stay, but no '
+                       'new allocation fits until the usage drops below the capacity'
+                       % (where, cap, inv['total'], inv['reserved'], inv['allocation_ratio'], used))
+    return out
 
 
 # -- allocations -----------------------------------------------------------------
