@@ -162,7 +162,8 @@ def test_canary_roll_rerun_and_rollback(tmp_path):
     before = trees(fleet)
     hooks = {'rolling_reshape_pre_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_disable_compute.yml'),
              'rolling_reshape_post_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_enable_compute.yml')}
-    extra = dict(hooks, rolling_reshape_serial=[1, 2], preflight_upgrade_checks=[
+    # the canary list as an AWX survey text field sends it
+    extra = dict(hooks, rolling_reshape_serial='1,2', preflight_upgrade_checks=[
         {'name': 'nova-status', 'command': "sh -c 'echo 1 warning: a deprecated option; exit 1'"}])
     rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra)
     assert rc == 0, out
@@ -182,9 +183,10 @@ def test_canary_roll_rerun_and_rollback(tmp_path):
     after = trees(fleet)
 
     # a second run finds every node in the layout: nothing changes, no hook runs
-    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=dict(hooks, rolling_reshape_serial=[1, 2]))
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=dict(hooks, rolling_reshape_serial='[1, 2]'))
     assert rc == 0, out
     assert all(stats['changed'] == 0 for stats in recap(out).values()), out
+    assert '[rolling_progress] batch 2: compute-02, compute-03 (nodes 2-3 of 4)' in out
     assert set(statuses(fleet).values()) == {'noop'}
     assert trees(fleet) == after
 
