@@ -212,7 +212,7 @@ def test_write_report_files(tmp_path):
 def test_records_round_trip_and_bad_files(tmp_path):
     dest = str(tmp_path)
     path = report.save_record(dest, {'node': 'compute/01', 'status': 'noop'})
-    assert os.path.basename(path) == 'compute_01.json'
+    assert os.path.basename(path) == 'compute%2F01.json'
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     with open(os.path.join(dest, 'nodes', 'broken.json'), 'w') as handle:
         handle.write('{not json')

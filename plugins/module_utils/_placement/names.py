@@ -24,6 +24,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
+
 OS_RESOURCE_CLASSES_VERSION = '1.1.0'
 OS_TRAITS_VERSION = '3.9.0'
 
@@ -443,3 +445,77 @@ def is_standard_resource_class(name):
 
 def is_standard_trait(name):
     return name in _STANDARD_TRAIT_SET
+
+
+# ---------------------------------------------------------------------------
+# names -> file names (snapshots, fleet report node records)
+
+#: Characters a name keeps as they are in a file name.
+_FILE_SAFE = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-')
+#: Longest file stem :func:`file_stem` returns (a file name must stay under 255 bytes
+#: with a ``.<UTC stamp>.json`` suffix added).
+FILE_STEM_MAX = 180
+
+
+def file_stem(name):
+    """The file-name form of a provider or node name: the ONE mapping every file named after a name uses.
+
+    Readable, file-system safe and injective: letters, digits, ``_``, ``-`` and ``.``
+    (not as the first character, which would hide the file) are kept; every other
+    character is written ``%XX`` per UTF-8 byte (``%`` itself too), so ``cmp/01``
+    gives ``cmp%2F01`` and ``cmp_01`` stays ``cmp_01``, and :func:`name_of_file_stem`
+    gives the name back.  A stem longer than :data:`FILE_STEM_MAX` is cut and ends
+    with ``~`` and 16 hex digits of the SHA-256 of the exact name (``~`` never
+    appears otherwise: it is escaped).  An empty name gives ``%``.
+    """
+    text = '' if name is None else str(name)
+    if not text:
+        return '%'
+    out = []
+    for index, char in enumerate(text):
+        if char in _FILE_SAFE and not (index == 0 and char == '.'):
+            out.append(char)
+        else:
+            out.extend('%%%02X' % byte for byte in char.encode('utf-8', 'surrogatepass'))
+    stem = ''.join(out)
+    if len(stem) > FILE_STEM_MAX:
+        digest = hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]
+        cut = stem[:FILE_STEM_MAX - 17]
+        # never cut an escape in half
+        tail = cut.rfind('%')
+        if tail >= len(cut) - 2:
+            cut = cut[:tail]
+        stem = '%s~%s' % (cut, digest)
+    return stem
+
+
+def name_of_file_stem(stem):
+    """The name :func:`file_stem` made ``stem`` of; None for a cut (hashed) or malformed stem."""
+    if stem == '%':
+        return ''
+    if '~' in stem:
+        return None
+    data = bytearray()
+    index = 0
+    while index < len(stem):
+        char = stem[index]
+        if char == '%':
+            try:
+                data.append(int(stem[index + 1:index + 3], 16))
+            except ValueError:
+                return None
+            index += 3
+        else:
+            data.extend(char.encode('ascii', 'replace'))
+            index += 1
+    try:
+        return data.decode('utf-8', 'surrogatepass')
+    except UnicodeDecodeError:
+        return None
+
+
+def legacy_file_stem(name):
+    """The file-name form used before :func:`file_stem` (anything but ``[A-Za-z0-9._-]`` -> ``_``,
+    leading dots dropped): not injective, only used to find files written under it."""
+    text = ''.join(c if c in _FILE_SAFE else '_' for c in str(name or 'provider'))
+    return text.lstrip('.') or 'provider'

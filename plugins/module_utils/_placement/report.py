@@ -60,6 +60,7 @@ from html import escape as _html_escape
 from urllib.parse import urlsplit, urlunsplit
 
 from . import model
+from . import names as _names
 from . import snapshot as _snapshot
 from .errors import PlacementError
 from .version import COLLECTION_VERSION
@@ -1435,8 +1436,8 @@ def write_report(dest, report):
 
 
 def record_path(dest, node):
-    safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in str(node))
-    return os.path.join(dest, 'nodes', '%s.json' % safe)
+    """``dest/nodes/<file_stem(node)>.json``: one file per node name, never shared (``cmp/01`` -> ``cmp%2F01``)."""
+    return os.path.join(dest, 'nodes', '%s.json' % _names.file_stem(node))
 
 
 def save_record(dest, record):

@@ -7,6 +7,9 @@ A snapshot is one JSON document (mode 0600, written to a temporary file in the
 same directory, fsync'ed, then renamed over the target so a reader never sees a
 half-written file) named ``<root name>.<UTC timestamp>.json``; the same content
 is written to ``<root name>.latest.json``, the stable name a rollback picks up.
+``<root name>`` is :func:`.names.file_stem` of the name (``cmp/01`` -> ``cmp%2F01``: no two
+names share a file); a snapshot written under the old naming (``cmp_01`` for both
+``cmp/01`` and ``cmp_01``) is still found when its own root name says it is the one.
 
 Content::
 
@@ -34,11 +37,11 @@ import os
 import re
 import tempfile
 
+from . import names as _names
 from .errors import PlacementError
 
 FORMAT = 1
 KIND = 'placement_upgrade.snapshot'
-_UNSAFE = re.compile(r'[^A-Za-z0-9._-]')
 _STAMP = r'\d{8}T\d{6}\.\d{6}Z'
 
 
@@ -54,9 +57,8 @@ class SnapshotError(PlacementError):
 
 
 def safe_name(root_name):
-    """The file-name form of a provider name (anything but [A-Za-z0-9._-] -> '_')."""
-    name = _UNSAFE.sub('_', root_name or 'provider')
-    return name.lstrip('.') or 'provider'
+    """The file-name form of a provider name: :func:`.names.file_stem` (injective, readable)."""
+    return _names.file_stem(root_name)
 
 
 def _utcnow():
@@ -168,17 +170,41 @@ def load_snapshot(path):
     return doc
 
 
-def find_snapshot(snapshot_dir, root_name, path=None):
-    """The snapshot to use: ``path`` if given, else ``<root>.latest.json`` in ``snapshot_dir``."""
+def legacy_latest_path(snapshot_dir, root_name):
+    """Where a snapshot written before :func:`.names.file_stem` (``cmp/01`` -> ``cmp_01``) was put."""
+    return os.path.join(snapshot_dir, '%s.latest.json' % _names.legacy_file_stem(root_name))
+
+
+def find_snapshot(snapshot_dir, root_name, path=None, root_uuid=None):
+    """The snapshot to use: ``path`` if given, else ``<root>.latest.json`` in ``snapshot_dir``.
+
+    A snapshot written under the old file naming (unsafe characters as ``_``, which
+    several names shared) is used only when it is unambiguously this root's: the
+    document's own root name (or uuid, when ``root_uuid`` is given) must match.
+    """
     if path:
         return path
     if not snapshot_dir:
         raise SnapshotError('give snapshot_dir (or a snapshot file) to roll back')
     candidate = latest_path(snapshot_dir, root_name)
-    if not os.path.exists(candidate):
-        raise SnapshotError('no snapshot of %s in %s (looked for %s)'
-                            % (root_name, snapshot_dir, os.path.basename(candidate)))
-    return candidate
+    if os.path.exists(candidate):
+        return candidate
+    legacy = legacy_latest_path(snapshot_dir, root_name)
+    if legacy != candidate and os.path.exists(legacy):
+        try:
+            root = load_snapshot(legacy).get('root') or {}
+        except SnapshotError as exc:
+            raise SnapshotError('no snapshot of %s in %s (looked for %s); the file under the old naming %s '
+                                'cannot be used: %s' % (root_name, snapshot_dir, os.path.basename(candidate),
+                                                        os.path.basename(legacy), exc.detail))
+        if root.get('name') == root_name or (root_uuid and root.get('uuid') == root_uuid):
+            return legacy
+        raise SnapshotError('no snapshot of %s in %s (looked for %s); %s, under the old file naming, is the '
+                            'snapshot of another provider (%s, %s), not of %s'
+                            % (root_name, snapshot_dir, os.path.basename(candidate), os.path.basename(legacy),
+                               root.get('name'), root.get('uuid'), root_name))
+    raise SnapshotError('no snapshot of %s in %s (looked for %s)'
+                        % (root_name, snapshot_dir, os.path.basename(candidate)))
 
 
 def snapshot_run_id(doc):
@@ -190,14 +216,16 @@ def snapshot_run_id(doc):
 def run_snapshots(snapshot_dir, root_name, run_id):
     """``[(path, doc)]``: the timestamped snapshots of ``root_name`` that run ``run_id`` wrote, oldest first.
 
-    Only ``<safe_name(root)>.<stamp>.json`` files are read (not ``.latest.json``),
-    and only documents of that very root name; an empty ``run_id`` matches
+    Only ``<safe_name(root)>.<stamp>.json`` files are read (not ``.latest.json``;
+    the old naming's ``<legacy stem>.<stamp>.json`` too), and only documents of
+    that very root name; an empty ``run_id`` matches
     nothing (a snapshot without a run id belongs to no known run).  Files that
     cannot be read are skipped: this is a look-up, not a restore.
     """
     if not run_id or not snapshot_dir or not os.path.isdir(snapshot_dir):
         return []
-    pattern = re.compile(r'^%s\.(%s)\.json$' % (re.escape(safe_name(root_name)), _STAMP))
+    stems = sorted(set([safe_name(root_name), _names.legacy_file_stem(root_name)]))
+    pattern = re.compile(r'^(?:%s)\.(%s)\.json$' % ('|'.join(re.escape(stem) for stem in stems), _STAMP))
     found = []
     for name in os.listdir(snapshot_dir):
         match = pattern.match(name)
