@@ -400,7 +400,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
     ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
-           'prepared': False, 'first_diff': None, 'sent': None, 'applied': False, 'settled': None,
+           'prepared': False, 'first_diff': None, 'sent_plan': None, 'sent_state': None, 'applied': False, 'settled': None,
            'overtaken': False}
 
     def plan_now():
@@ -412,7 +412,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         return state, foreign, plan
 
     def send(plan, state):
-        ctx['sent'] = (plan, state)
+        ctx['sent_plan'], ctx['sent_state'] = plan, state
         try:
             _send_settled(backend, root_uuid, planner.reshape_body(plan), ctx, settle_delays, log,
                           unknown_hint='run the reshape again: it reads the node and either finds the '
@@ -492,10 +492,10 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                                             what='reshape of %s' % root_prov['name'], backoff=backoff)
     except Exception as exc:  # pylint: disable=broad-except
         raise _failed(backend, root_prov, ctx, exc, log)
-    if plan['status'] == planner.STATUS_NOOP and ctx['overtaken'] and ctx['sent']:
+    if plan['status'] == planner.STATUS_NOOP and ctx['overtaken'] and ctx['sent_plan']:
         # the lost reshape was overtaken by another write, and the node now has the layout:
         # the reshape this run sent is what put it there; verify it as sent
-        plan, ctx['before'] = ctx['sent']
+        plan, ctx['before'] = ctx['sent_plan'], ctx['sent_state']
         ctx['settled'] += '; the node has the layout now, so it was applied'
     status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
               planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
