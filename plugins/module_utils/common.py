@@ -5,21 +5,46 @@
 
 * :func:`placement_argument_spec` -- the backend / auth options (documented once in the
   ``placement.upgrade.auth`` doc fragment) merged with a module's own options;
+  the secrets in ``auth`` and ``cloud`` are made ``no_log`` one by one (see below);
 * :func:`placement_module_kwargs` -- the matching ``mutually_exclusive`` rules;
 * :func:`run_module` -- open the backend chosen by the options (``embedded_db`` or a
   real Placement through openstacksdk), run the module's action, and map every
   failure to ``fail_json`` (Placement's status, code and request id for a
   :class:`PlacementError`, the exception type for anything unexpected): a module
   never ends with a traceback.
+
+Secrets.  ``auth`` and ``cloud`` (a dict) mix secrets (``password``, ``token``,
+``application_credential_secret``, ...) with plain text that messages quote (the
+endpoint URL, the user name, the project).  ``no_log`` on the whole option would make
+Ansible mask EVERY value of it in everything the module returns (an endpoint printed as
+``********``, a user ``placement`` turning ``placement.undefined_code`` into
+``********.undefined_code``); no ``no_log`` at all would show the password in
+``invocation.module_args`` and in the invocation the module writes to syslog/journal as
+soon as ``AnsibleModule`` is built.  So the spec built for a run declares, for a dict
+given in ``auth`` or ``cloud``, each key it holds as a sub-option (``type: raw``, nested
+dicts recursively), with ``no_log`` set on exactly the keys that name a secret
+(:func:`is_secret_name`).  Ansible's validator then adds those values, and only those,
+to ``no_log_values`` before anything is logged or returned.  The task's arguments are
+read with ``ansible.module_utils.basic._load_params`` (the function Ansible documents
+for modules that need them before ``AnsibleModule``); when none are loaded (ansible-test
+introspecting the module, or a test building a spec outside a run) the plain documented
+spec is returned.  :func:`run_module` also adds the secrets of the ``OS_*`` environment
+and of the cloud configuration openstacksdk resolved (clouds.yaml) to ``no_log_values``.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import traceback
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.factory import (
+    environment_secrets,
+    is_secret_name,
+    secret_values,
+)
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConfigurationError,
     PlacementError,
@@ -29,12 +54,76 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.error
 DEFAULT_CONFLICT_RETRIES = 5
 
 
-def auth_argument_spec():
-    """The backend / auth options, named as openstack.cloud names them (plus embedded_db)."""
+def _as_dict(value):
+    """A dict option's value as Ansible will read it (a dict, or JSON text of one), else None."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value.strip().startswith('{'):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def _sub_options(value):
+    """Sub-options declaring every key of ``value``: ``no_log`` on secrets, dicts recursed."""
+    options = {}
+    for key, sub in value.items():
+        if is_secret_name(key):
+            options[key] = dict(type='raw', no_log=True)
+        elif isinstance(sub, dict) and sub:
+            options[key] = dict(type='dict', no_log=False, apply_defaults=False, options=_sub_options(sub))
+        elif (isinstance(sub, list) and sub and all(isinstance(item, dict) for item in sub)
+              and len(set(frozenset(item) for item in sub)) == 1):
+            # a list of dicts with the same keys (a list with mixed keys stays raw: the
+            # validator would add the missing keys as None)
+            merged = {}
+            for item in sub:
+                merged.update(item)
+            options[key] = dict(type='list', elements='dict', no_log=False, options=_sub_options(merged))
+        else:
+            options[key] = dict(type='raw', no_log=False)
+    return options
+
+
+def _secret_aware(spec, value):
+    """``spec`` (auth or cloud), with sub-options for the dict this run gives, if any."""
+    spec = dict(spec)
+    value = _as_dict(value) if spec['type'] == 'dict' else (value if isinstance(value, dict) else None)
+    if value:
+        spec.update(type='dict', apply_defaults=False, options=_sub_options(value))
+    return spec
+
+
+def _task_arguments():
+    """The task's module arguments when Ansible has loaded them for this process, else None."""
+    try:
+        from ansible.module_utils import basic
+    except ImportError:  # pragma: no cover - module_utils are only run by Ansible
+        return None
+    if getattr(basic, '_ANSIBLE_ARGS', None) is None:
+        return None
+    try:
+        args = basic._load_params()  # pylint: disable=protected-access
+    except (Exception, SystemExit):  # pylint: disable=broad-except
+        return None  # AnsibleModule reports unreadable arguments itself
+    return args if isinstance(args, dict) else None
+
+
+def auth_argument_spec(args=None):
+    """The backend / auth options, named as openstack.cloud names them (plus embedded_db).
+
+    ``args``: the task's arguments (default: those Ansible loaded for this run, if any).
+    A dict in ``auth`` or ``cloud`` gets its keys declared, ``no_log`` on the secrets.
+    """
+    if args is None:
+        args = _task_arguments() or {}
     return dict(
         embedded_db=dict(type='path'),
-        cloud=dict(type='raw'),
-        auth=dict(type='dict', no_log=True),
+        cloud=_secret_aware(dict(type='raw', no_log=False), args.get('cloud')),
+        auth=_secret_aware(dict(type='dict', no_log=False), args.get('auth')),
         auth_type=dict(type='str'),
         region_name=dict(type='str'),
         validate_certs=dict(type='bool', aliases=['verify']),
@@ -66,6 +155,21 @@ def placement_module_kwargs(mutually_exclusive=None, **kwargs):
     kwargs['mutually_exclusive'] = list(AUTH_MUTUALLY_EXCLUSIVE) + list(mutually_exclusive or [])
     kwargs.setdefault('supports_check_mode', True)
     return kwargs
+
+
+def protect_secrets(module, backend=None):
+    """Add every secret the module may know to ``module.no_log_values`` (belt and braces).
+
+    The ``auth``/``cloud`` secrets are already there (the spec's ``no_log`` sub-options);
+    this adds them again (whatever ansible-core did), the ``OS_*`` environment's and those
+    of the cloud configuration openstacksdk resolved for ``backend`` (clouds.yaml).
+    """
+    values = secret_values(module.params.get('auth'))
+    values.update(secret_values(module.params.get('cloud')))
+    values.update(environment_secrets())
+    if backend is not None:
+        values.update(getattr(backend, 'secret_values', lambda: set())())
+    module.no_log_values.update(values)
 
 
 def backend_options(params):
@@ -113,8 +217,10 @@ def run_module(module, action, creates_store=True):
     def log(message):
         messages.append(message)
 
+    protect_secrets(module)
     try:
-        backend = factory.get_backend(backend_options(module.params), create=creates_store)
+        backend = factory.get_backend(backend_options(module.params), create=creates_store, log=log)
+        protect_secrets(module, backend)
         try:
             result = action(module, backend, log)
         finally:

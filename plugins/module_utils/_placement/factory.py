@@ -18,11 +18,55 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 from .errors import ConfigurationError
 
 AUTH_OPTIONS = ('cloud', 'auth', 'auth_type', 'region_name', 'validate_certs', 'ca_cert',
                 'client_cert', 'client_key', 'interface', 'api_timeout')
+
+
+#: a key naming a secret (lower case, ``-`` read as ``_``): keystoneauth's password, token,
+#: application_credential_secret, passcode (TOTP), client_secret / access_token /
+#: refresh_token (OIDC), consumer_secret / access_secret (OAuth1), an OIDC ``code``, ...
+_SECRET_NAME = re.compile(r'pass(?!ive)|secret|token|private_key|api_key|(?:^|_)(?:t?otp|code)$')
+#: ... unless it only names or locates one (application_credential_id/_name,
+#: access_token_endpoint, access_token_type, ...)
+_NOT_SECRET_SUFFIXES = ('_id', '_name', '_type', '_url', '_uri', '_endpoint', '_file', '_path',
+                        '_method', '_methods', '_scope', '_format', '_version')
+
+
+def is_secret_name(name):
+    """True when an ``auth`` / ``cloud`` key (at any depth) or an ``OS_*`` variable holds a secret."""
+    if not isinstance(name, str):
+        return False
+    key = name.lower().replace('-', '_')
+    if key.startswith('os_'):
+        key = key[3:]
+    return bool(_SECRET_NAME.search(key)) and not key.endswith(_NOT_SECRET_SUFFIXES)
+
+
+def secret_values(value, secret=False):
+    """Every secret leaf value (as text) in ``value``: dicts and lists walked at any depth."""
+    found = set()
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            found.update(secret_values(sub, secret or is_secret_name(key)))
+    elif isinstance(value, (list, tuple)):
+        for sub in value:
+            found.update(secret_values(sub, secret))
+    elif secret and value is not None and not isinstance(value, bool):
+        text = str(value)
+        if text:
+            found.add(text)
+    return found
+
+
+def environment_secrets(environ=None):
+    """The values of the ``OS_*`` variables that hold a secret (OS_PASSWORD, OS_TOKEN, ...)."""
+    environ = os.environ if environ is None else environ
+    return set(value for name, value in environ.items()
+               if name.upper().startswith('OS_') and value and is_secret_name(name))
 
 
 def wants_rest(options, environ=None):
@@ -34,8 +78,10 @@ def wants_rest(options, environ=None):
     return bool(environ.get('OS_CLOUD') or environ.get('OS_AUTH_URL'))
 
 
-def get_backend(options, environ=None, create=True):
+def get_backend(options, environ=None, create=True, log=None):
     """Return an open Backend for ``options`` (a dict; unknown keys are ignored).
+
+    ``log``: optional callable taking one message (the REST backend writes its retries).
 
     ``create=False`` refuses to create a new embedded database: callers that only
     read, or that act on providers which must already exist, pass it so a wrong
@@ -47,7 +93,7 @@ def get_backend(options, environ=None, create=True):
         return EmbeddedBackend(options['embedded_db'], create=create)
     if wants_rest(options, environ):
         from .rest import RestBackend
-        return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS))
+        return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS), log=log)
     raise ConfigurationError(
         'No placement to talk to: set embedded_db to the path of an embedded placement '
         'database, or cloud/auth (or OS_CLOUD in the environment) for a real Placement API.')

@@ -17,15 +17,23 @@ Placement endpoint and returns Placement's own JSON (``links`` stripped).
   (``POST /reshaper``) with UnsupportedVersion.
 * Errors: every non-2xx answer becomes the :mod:`.errors` type for its status and
   Placement error code, with ``detail`` (Placement's specific message, whitespace
-  collapsed, webob's generic preamble dropped) and ``request_id``.  401 ->
-  Unauthorized; 403 on ``POST /reshaper`` says the credentials need the
-  ``service`` role; unreachable / timed out / 5xx -> ServiceUnavailable naming
-  the endpoint.  Each error also carries ``method`` and ``path`` attributes.
-* Retries: only calls that are safe to repeat (every GET, ``PUT /traits/{name}``,
-  ``PUT /resource_classes/{name}``) are retried, on connection failures and
-  502/503/504, at most ``retries`` (3) times with a short exponential backoff.
-  A generation-checked write is never retried here (see :mod:`.retry`), and a 409
-  is never retried.
+  collapsed, webob's generic preamble dropped) and ``request_id``.  Messages name the
+  service that failed: the identity service (Keystone) at ``auth_url`` when it
+  rejects the credentials (401 -> Unauthorized), does not know a token (404 ->
+  Unauthorized), cannot be reached or answers 5xx (ServiceUnavailable); Placement at
+  its endpoint otherwise (401 -> Unauthorized; 403 on ``POST /reshaper`` says, once,
+  that the credentials need the ``service`` role; unreachable / timed out / 5xx ->
+  ServiceUnavailable).  Each message says what to check.  Each error also carries
+  ``method`` and ``path`` attributes.
+* Retries: only calls that are safe to repeat are retried, on connection failures and
+  502/503/504, at most ``retries`` (3) times with a short exponential backoff, each
+  retry written to the ``log`` callable when one was given: every GET (``GET /`` too,
+  and the authentication and version discovery openstacksdk runs when the backend is
+  built), ``PUT /traits/{name}``, ``PUT /resource_classes/{name}``, and
+  ``POST /resource_providers`` when the uuid is given (a 409 on a retry, for a provider
+  that then reads back with that uuid, name and parent, is the provider the lost
+  attempt created: it is returned).  A generation-checked write is never retried here
+  (see :mod:`.retry`), and a 409 is never retried.
 
 Plain Python: no Ansible import here.
 """
@@ -43,6 +51,7 @@ except ImportError:  # pragma: no cover - Python 2
 
 from . import errors
 from .backend import Backend
+from .factory import secret_values
 from .model import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
 
 _NOBODY = object()
@@ -52,6 +61,10 @@ _RETRY_STATUSES = (502, 503, 504)
 _REQUEST_ID_HEADERS = ('openstack-request-id', 'x-openstack-request-id')
 _MAX_TEXT_DETAIL = 800
 
+#: the code of an error that is the identity service's (Keystone), not Placement's
+IDENTITY_CODE = 'placement_upgrade.identity'
+
+#: said once, by this module, in the detail of a 403 on POST /reshaper (callers add nothing)
 RESHAPE_ROLE_HINT = (
     'POST /reshaper was refused by policy: the credentials need the `service` role '
     '(the default policy of placement:reshaper:reshape is role:service), or the cloud\'s '
@@ -94,6 +107,15 @@ def _header(headers, name):
     return value
 
 
+def _auth_url(conn):
+    """The ``auth_url`` openstacksdk resolved (options, clouds.yaml or OS_AUTH_URL), or None."""
+    try:
+        auth = conn.config.config.get('auth') or {}
+    except AttributeError:
+        return None
+    return auth.get('auth_url') or None
+
+
 def _ks_exceptions():
     """keystoneauth's exception classes, or None when keystoneauth is not importable."""
     try:
@@ -101,6 +123,162 @@ def _ks_exceptions():
     except ImportError:
         return None
     return ks_exc
+
+
+def _names_url(exc, auth_url, endpoint):
+    """True when keystoneauth's error is about ``auth_url`` (not Placement's endpoint).
+
+    An HttpError carries the URL it came from; a connection error names it in its message.
+    """
+    if not auth_url:
+        return False
+    text = getattr(exc, 'url', None) or str(exc)
+    base = auth_url.rstrip('/')
+    if base not in text:
+        return False
+    return not (endpoint and endpoint.rstrip('/') in text and len(endpoint.rstrip('/')) > len(base))
+
+
+def _text(exc, limit=400):
+    """An exception as one sentence for a message (no trailing period, bounded)."""
+    text = ' '.join(str(exc).split()).rstrip('.')
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def _where(auth_url):
+    return 'The identity service (Keystone) at %s' % (auth_url or '(auth_url not known)')
+
+
+def identity_error(exc, auth_url, ks):
+    """The typed error for a keystoneauth failure while authenticating (Placement not contacted).
+
+    Its code is :data:`IDENTITY_CODE`: the failure is Keystone's, not Placement's.
+    """
+    err = _identity_error(exc, auth_url, ks)
+    err.code = IDENTITY_CODE
+    return err
+
+
+def _identity_error(exc, auth_url, ks):
+    where = _where(auth_url)
+    text = _text(exc)
+    request_id = getattr(exc, 'request_id', None)
+    if isinstance(exc, ks.ConnectionError):
+        what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
+        return errors.ServiceUnavailable(
+            '%s %s: %s. Check auth_url (the auth option, clouds.yaml or OS_AUTH_URL), that Keystone '
+            'is up, and that this host reaches it (proxy, firewall, TLS).' % (where, what, text))
+    if isinstance(exc, ks.HttpError):
+        status = exc.http_status or 500
+        if status == 401:
+            return errors.Unauthorized(
+                '%s rejected the credentials (401 Unauthorized): check the user name and password '
+                '(or the application credential id and secret, or the token), the user and project '
+                'domains and the project. Placement was not contacted.' % where, request_id=request_id)
+        if status == 404 and 'token' in str(exc).lower():
+            return errors.Unauthorized(
+                '%s does not accept the token (%s): it is expired or revoked; get a new token, or use '
+                'password or application credential auth.' % (where, text), request_id=request_id)
+        if status in _RETRY_STATUSES or status >= 500:
+            return errors.ServiceUnavailable(
+                '%s answered %s while authenticating: %s. Check that Keystone (and its database) '
+                'is healthy.' % (where, status, text), status=status, request_id=request_id)
+        err = errors.from_response(status, None, request_id=request_id)
+        err.detail = ('%s refused the authentication (%s): %s. Check the project, domain and scope '
+                      'the credentials ask for.' % (where, status, text))
+        err.args = (err.detail,)
+        return err
+    if isinstance(exc, ks.DiscoveryFailure):
+        return errors.ConfigurationError(
+            '%s did not answer identity version discovery: %s. Check auth_url (it should be the '
+            'Keystone endpoint, for example https://keystone.example:5000/v3).' % (where, text))
+    return errors.ConfigurationError(
+        'Cannot authenticate with %s: %s. Check auth_type and the auth options.'
+        % (where.replace('The identity', 'the identity'), text))
+
+
+class _Connector(object):
+    """The two steps of :meth:`RestBackend.from_options`, each retried like a GET."""
+
+    def __init__(self, conn, auth_url, ks, config_errors, log, retries, backoff):
+        self.conn = conn
+        self.auth_url = auth_url
+        self.ks = ks
+        self.config_errors = config_errors
+        self.log = log
+        self.attempts = 1 + retries
+        self.backoff = backoff
+
+    def _retry(self, what, attempt, why):
+        delay = self.backoff * (2 ** (attempt - 1)) if self.backoff else 0
+        if self.log is not None:
+            self.log('%s: %s; retry %d of %d in %.2f s' % (what, _text(why, 200), attempt, self.attempts - 1, delay))
+        if delay:
+            time.sleep(delay)
+
+    def authenticate(self):
+        """Get a token (Keystone) before Placement is looked up, so a failure names Keystone."""
+        session = getattr(self.conn, 'session', None)
+        if self.ks is None or session is None:
+            return
+        for attempt in range(1, self.attempts + 1):
+            try:
+                session.get_auth_headers()
+                return
+            except self.ks.ClientException as exc:
+                err = identity_error(exc, self.auth_url, self.ks)
+                if isinstance(err, errors.ServiceUnavailable) and attempt < self.attempts:
+                    self._retry('authentication with %s' % (self.auth_url or 'the identity service'),
+                                attempt, exc)
+                    continue
+                raise err
+
+    def _endpoint(self):
+        """Placement's endpoint for messages: the override, else the catalog's (no new request)."""
+        try:
+            override = self.conn.config.get_endpoint('placement')
+            if override:
+                return override
+            config = self.conn.config
+            return self.conn.session.get_endpoint(
+                service_type='placement', interface=config.get_interface('placement'),
+                region_name=config.get_region_name('placement')) or '(placement endpoint)'
+        except Exception:  # pylint: disable=broad-except
+            return '(placement endpoint)'
+
+    def placement(self):
+        """``conn.placement``: the catalog lookup and openstacksdk's version discovery (GET /)."""
+        ks = self.ks
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return self.conn.placement
+            except self.config_errors as exc:
+                if ks is not None and isinstance(exc, ks.EndpointNotFound):
+                    raise errors.ConfigurationError(
+                        'No Placement endpoint in the service catalog of %s (check region_name and '
+                        'interface, and that the placement service is registered): %s'
+                        % (self.auth_url or 'the identity service', exc))
+                if ks is not None and isinstance(exc, ks.HttpError) and not isinstance(exc, ks.DiscoveryFailure):
+                    raise identity_error(exc, self.auth_url, ks)
+                if ks is not None and isinstance(exc, (ks.DiscoveryFailure, ks.ConnectionError)):
+                    if isinstance(exc, ks.ConnectionError) and _names_url(exc, self.auth_url, None):
+                        err = identity_error(exc, self.auth_url, ks)
+                        if attempt < self.attempts:
+                            self._retry('authentication with %s' % self.auth_url, attempt, exc)
+                            continue
+                        raise err
+                    if attempt < self.attempts:
+                        self._retry('GET / (version discovery) at Placement %s' % self._endpoint(), attempt, exc)
+                        continue
+                    # openstacksdk runs version discovery here: an unreachable or
+                    # down Placement fails now, before any request of ours.
+                    raise errors.ServiceUnavailable(
+                        'Placement at %s could not be reached or did not answer version discovery '
+                        '(GET /) after %d attempts: %s. Check that Placement is up and that its '
+                        'endpoint (catalog entry or endpoint option) is right and reachable from '
+                        'this host.' % (self._endpoint(), self.attempts, _text(exc)))
+                raise errors.ConfigurationError('Cannot find the Placement service: %s' % (exc,))
+        raise errors.ConfigurationError('Cannot find the Placement service')  # pragma: no cover
 
 
 class RestBackend(Backend):
@@ -117,9 +295,11 @@ class RestBackend(Backend):
     #: Seconds before the first retry; doubled each time.
     backoff = 0.25
 
-    def __init__(self, adapter, connection=None):
+    def __init__(self, adapter, connection=None, log=None, auth_url=None):
         self._adapter = adapter
         self._connection = connection
+        self._log = log
+        self._auth_url = auth_url
         self._closed = False
         self._endpoint = None
         self._version = None
@@ -129,7 +309,7 @@ class RestBackend(Backend):
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def from_options(cls, opts):
+    def from_options(cls, opts, log=None):
         """Connect with openstack.cloud-style options and negotiate the microversion.
 
         ``opts``: ``cloud`` (name in clouds.yaml, or a dict of connection
@@ -137,6 +317,12 @@ class RestBackend(Backend):
         ``validate_certs`` (-> verify), ``ca_cert`` (-> cacert), ``client_cert``
         (-> cert), ``client_key`` (-> key), ``interface``, ``api_timeout``.
         ``None`` values are left to clouds.yaml / the environment / defaults.
+        ``log``: optional callable taking one message (retries are written to it).
+
+        Two steps, each retried like a GET and each failing with a message naming its
+        service: authentication with the identity service (Keystone at ``auth_url``;
+        nothing to do for ``admin_token``), then Placement's endpoint (from the catalog
+        or the options) and its version discovery.
         """
         opts = dict(opts or {})
         try:
@@ -169,21 +355,24 @@ class RestBackend(Backend):
         except config_errors as exc:
             raise errors.ConfigurationError('Cannot set up the connection to Placement: %s' % (exc,))
         try:
-            adapter = conn.placement
-        except config_errors as exc:
-            conn.close()
-            if ks_exc is not None and isinstance(exc, (ks_exc.DiscoveryFailure, ks_exc.ConnectionError)):
-                # openstacksdk runs version discovery here: an unreachable or
-                # down Placement fails now, before any request of ours.
-                raise errors.ServiceUnavailable(
-                    'Placement could not be reached or did not answer version discovery (is it '
-                    'up, and is the endpoint right?): %s' % (exc,))
-            raise errors.ConfigurationError('Cannot find the Placement service: %s' % (exc,))
-        try:
-            return cls(adapter, connection=conn)
+            auth_url = _auth_url(conn)
+            connector = _Connector(conn, auth_url, ks_exc, config_errors, log, cls.retries, cls.backoff)
+            connector.authenticate()
+            adapter = connector.placement()
+            return cls(adapter, connection=conn, log=log, auth_url=auth_url)
         except BaseException:
             conn.close()
             raise
+
+    def secret_values(self):
+        """The secrets of the cloud configuration openstacksdk resolved (clouds.yaml, OS_*).
+
+        For the Ansible side to add to ``no_log_values``; empty when built from an Adapter.
+        """
+        try:
+            return secret_values(self._connection.config.config)
+        except AttributeError:
+            return set()
 
     def _find_endpoint(self):
         getter = getattr(self._adapter, 'get_endpoint', None)
@@ -255,7 +444,8 @@ class RestBackend(Backend):
               want=None, microversion=None):
         """One Placement call; returns the decoded body (None for no body).
 
-        ``want``: optional dict filled with ``status`` of the answer.
+        ``want``: optional dict filled with ``status`` of the answer and ``attempts``
+        (how many times the call was sent).
         """
         if self._closed:
             raise errors.ConfigurationError('the REST backend was closed')
@@ -269,16 +459,18 @@ class RestBackend(Backend):
         attempts = 1 + (self.retries if retry else 0)
         resp = None
         for attempt in range(1, attempts + 1):
+            if want is not None:
+                want['attempts'] = attempt
             try:
                 resp = self._adapter.request(path, method, **kwargs)
             except Exception as exc:
                 err = self._transport_error(exc, method, path)
                 if isinstance(err, errors.ServiceUnavailable) and attempt < attempts:
-                    self._sleep(attempt)
+                    self._retrying(method, path, attempt, attempts, err.detail)
                     continue
                 raise err
             if resp.status_code in _RETRY_STATUSES and attempt < attempts:
-                self._sleep(attempt)
+                self._retrying(method, path, attempt, attempts, 'Placement answered %s' % resp.status_code)
                 continue
             break
         if want is not None:
@@ -286,6 +478,12 @@ class RestBackend(Backend):
         if resp.status_code >= 400:
             raise self._http_error(resp, method, path)
         return self._decode(resp)
+
+    def _retrying(self, method, path, attempt, attempts, why):
+        delay = self.backoff * (2 ** (attempt - 1)) if self.backoff else 0
+        if self._log is not None:
+            self._log('%s %s: %s; retry %d of %d in %.2f s' % (method, path, _text(why, 200), attempt, attempts - 1, delay))
+        self._sleep(attempt)
 
     def _sleep(self, attempt):
         if self.backoff:
@@ -323,8 +521,10 @@ class RestBackend(Backend):
         request_id = self._request_id(resp)
         if status == 401:
             err = errors.Unauthorized(
-                'Placement at %s rejected the credentials (401 Unauthorized) for %s %s: the token '
-                'is missing, invalid or expired; check the cloud/auth options.'
+                'Placement at %s rejected the credentials (401 Unauthorized) for %s %s: the token is '
+                'missing, expired or revoked (a token given in auth.token is used as it is: get a '
+                'fresh one, or use password or application credential auth), or Placement cannot '
+                'validate tokens with the identity service (its [keystone_authtoken] settings).'
                 % (self.endpoint, method, path), request_id=request_id)
             if isinstance(body, dict) and body.get('errors'):
                 err.request_id = body['errors'][0].get('request_id') or request_id
@@ -346,33 +546,46 @@ class RestBackend(Backend):
         return err
 
     def _transport_error(self, exc, method, path):
-        """Map an exception raised while sending a request to a typed error."""
+        """Map an exception raised while sending a request to a typed error.
+
+        Placement's own answers come back as responses (``raise_exc=False``); what
+        keystoneauth raises is mostly the identity service's (a token expiring during the
+        run is renewed on the next request): an HttpError or a connection error is
+        Keystone's when it names ``auth_url`` (an HttpError without a URL was raised while
+        authenticating), Placement's otherwise.
+        """
         ks = self._ks
-        if ks is not None:
-            if isinstance(exc, ks.ConnectionError):
-                what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
-                # a reset or a read timeout can come after the server applied a write
-                sent = '' if method in ('GET', 'HEAD') else (
-                    ' The %s may or may not have been applied: re-read before retrying.' % method)
-                err = errors.ServiceUnavailable(
-                    'Placement at %s %s (%s %s): %s.%s' % (self.endpoint, what, method, path, exc, sent))
-            elif isinstance(exc, ks.EndpointNotFound):
-                err = errors.ConfigurationError(
-                    'No Placement endpoint in the service catalog (check region_name and '
-                    'interface): %s' % (exc,))
-            elif isinstance(exc, ks.HttpError) and exc.http_status == 401:
-                err = errors.Unauthorized(
-                    'The identity service rejected the credentials (401 Unauthorized): %s' % (exc,))
-            elif isinstance(exc, ks.HttpError):
-                err = errors.PlacementError(
-                    'Authentication for Placement failed: %s' % (exc,), status=exc.http_status or 500)
-            elif isinstance(exc, ks.ClientException):
-                err = errors.ConfigurationError(
-                    'Cannot authenticate to reach Placement: %s' % (exc,))
-            else:
-                raise exc
-        else:
+        if ks is None or not isinstance(exc, ks.ClientException):
             raise exc
+        if isinstance(exc, (ks.HttpError, ks.ConnectionError)) and _names_url(exc, self._auth_url, self._endpoint):
+            err = identity_error(exc, self._auth_url, ks)
+        elif isinstance(exc, ks.HttpError) and not getattr(exc, 'url', None):
+            err = identity_error(exc, self._auth_url, ks)   # raised while authenticating
+        elif isinstance(exc, ks.HttpError):
+            # keystoneauth's own discovery of Placement's microversions
+            status = exc.http_status or 500
+            text = 'Placement at %s answered %s to %s %s: %s' % (self.endpoint, status, method, path, exc)
+            request_id = getattr(exc, 'request_id', None)
+            if status >= 500:
+                err = errors.ServiceUnavailable(text, status=status, request_id=request_id)
+            else:
+                err = errors.from_response(status, None, request_id=request_id)
+                err.detail = text
+                err.args = (text,)
+        elif isinstance(exc, ks.ConnectionError):
+            what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
+            # a reset or a read timeout can come after the server applied a write
+            sent = '' if method in ('GET', 'HEAD') else (
+                ' The %s may or may not have been applied: re-read before retrying.' % method)
+            err = errors.ServiceUnavailable(
+                'Placement at %s %s (%s %s): %s. Check that Placement is up and that this host '
+                'reaches its endpoint.%s' % (self.endpoint, what, method, path, exc, sent))
+        elif isinstance(exc, ks.EndpointNotFound):
+            err = errors.ConfigurationError(
+                'No Placement endpoint in the service catalog (check region_name and '
+                'interface): %s' % (exc,))
+        else:
+            err = identity_error(exc, self._auth_url, ks)
         err.method = method
         err.path = path
         return err
@@ -398,7 +611,27 @@ class RestBackend(Backend):
             body['uuid'] = uuid
         if parent_provider_uuid is not None:
             body['parent_provider_uuid'] = parent_provider_uuid
-        return _strip_links(self._call('POST', '/resource_providers', body=body))
+        if uuid is None:
+            # Placement picks the uuid: a retry could create a second provider
+            return _strip_links(self._call('POST', '/resource_providers', body=body))
+        # With the uuid given, a retry cannot create a second provider: retry it like a GET.
+        # A 409 after a lost answer may be the provider the lost attempt created.
+        sent = {}
+        try:
+            return _strip_links(self._call('POST', '/resource_providers', body=body, retry=True, want=sent))
+        except errors.Conflict as exc:
+            if sent.get('attempts', 1) < 2:
+                raise
+            try:
+                found = self.get_provider(uuid)
+            except errors.NotFound:
+                raise exc
+            if found.get('name') != name or found.get('parent_provider_uuid') != parent_provider_uuid:
+                raise exc
+            if self._log is not None:
+                self._log('POST /resource_providers: provider %s (%s) was created by an attempt whose '
+                          'answer was lost; read back' % (name, uuid))
+            return found
 
     def update_provider(self, uuid, name, parent_provider_uuid=None):
         # A PUT: the parent is always sent, so None un-parents (1.37+) and a
