@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate docs/modules/ (one page per module, callback and filter) from the plugins' own
+# Regenerate docs/modules/ (one page per module, callback, filter and inventory plugin) from the plugins' own
 # DOCUMENTATION/EXAMPLES/RETURN with antsibull-docs. With --check, generate into a temp dir and
 # fail if docs/modules/ differs (a module changed without its page being regenerated).
 set -euo pipefail
@@ -25,6 +25,9 @@ for f in plugins/callback/*.py; do
 done
 for f in plugins/filter/*.py; do
   gen filter "$(basename "$f" .py)"
+done
+for f in plugins/inventory/*.py; do
+  gen inventory "$(basename "$f" .py)"
 done
 if [ "$check" = 1 ]; then
   if ! diff -r -q -x README.md "$dest" docs/modules; then

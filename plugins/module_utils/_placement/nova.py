@@ -111,7 +111,7 @@ def _request_id(resp):
     return None
 
 
-def _http_error(resp, endpoint, what):
+def _http_error(resp, endpoint, what, path=PATH, hint=ADMIN_ROLE_HINT, microversion=MICROVERSION):
     status = resp.status_code
     detail = _body_detail(resp)
     request_id = _request_id(resp)
@@ -119,10 +119,10 @@ def _http_error(resp, endpoint, what):
         err = errors.Unauthorized(
             'nova at %s rejected the credentials (401 Unauthorized) for %s: the token is missing, '
             'invalid or expired, check the cloud/auth options; once it is accepted, %s. nova said: %s'
-            % (endpoint, what, ADMIN_ROLE_HINT, detail), request_id=request_id)
+            % (endpoint, what, hint, detail), request_id=request_id)
     elif status == 403:
         err = errors.Forbidden('nova at %s refused %s (403 Forbidden): %s. nova said: %s'
-                               % (endpoint, what, ADMIN_ROLE_HINT, detail), request_id=request_id)
+                               % (endpoint, what, hint, detail), request_id=request_id)
     elif status == 404:
         err = errors.NotFound(
             'nova at %s has no %s (404 Not Found): is this nova\'s compute endpoint (it ends in '
@@ -130,7 +130,7 @@ def _http_error(resp, endpoint, what):
     elif status == 406:
         err = errors.UnsupportedVersion(
             'nova at %s does not accept compute microversion %s for %s (nova before Queens): %s'
-            % (endpoint, MICROVERSION, what, detail), request_id=request_id)
+            % (endpoint, microversion, what, detail), request_id=request_id)
     elif status >= 500:
         err = errors.ServiceUnavailable('nova at %s answered %s to %s: %s'
                                         % (endpoint, status, what, detail), status=status,
@@ -138,11 +138,11 @@ def _http_error(resp, endpoint, what):
     else:
         err = errors.PlacementError('nova at %s answered %s to %s: %s' % (endpoint, status, what, detail),
                                     status=status, request_id=request_id)
-    err.method, err.path = 'GET', PATH
+    err.method, err.path = 'GET', path
     return err
 
 
-def _transport_error(exc, endpoint, what):
+def _transport_error(exc, endpoint, what, path=PATH):
     """A typed error for an exception raised while sending; None when it is not keystoneauth's."""
     ks = _ks_exceptions()
     if ks is None or not isinstance(exc, ks.ClientException):
@@ -162,23 +162,25 @@ def _transport_error(exc, endpoint, what):
                                     status=exc.http_status or 500)
     else:
         err = errors.ConfigurationError('Cannot authenticate to reach nova (%s): %s' % (what, exc))
-    err.method, err.path = 'GET', PATH
+    err.method, err.path = 'GET', path
     return err
 
 
-def _get(adapter, params, endpoint, retries, backoff, log):
-    """One GET /os-migrations page, retried on connection failures and 5xx; the decoded body."""
-    what = 'GET %s%s' % (PATH, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items()))
+def _get(adapter, params, endpoint, retries, backoff, log, path=PATH, microversion=MICROVERSION,
+         hint=ADMIN_ROLE_HINT):
+    """One GET page of nova's API (os-migrations by default), retried on connection failures
+    and 5xx; the decoded body."""
+    what = 'GET %s%s' % (path, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items()))
                          if params else '')
     attempts = 1 + max(0, retries)
     for attempt in range(1, attempts + 1):
         failure = None
         try:
-            resp = adapter.request(PATH, 'GET', params=dict(params), raise_exc=False,
+            resp = adapter.request(path, 'GET', params=dict(params), raise_exc=False,
                                    headers={'Accept': 'application/json'},
-                                   microversion=MICROVERSION, microversion_service_type='compute')
+                                   microversion=microversion, microversion_service_type='compute')
         except Exception as exc:
-            err = _transport_error(exc, endpoint, what)
+            err = _transport_error(exc, endpoint, what, path)
             if err is None:
                 raise
             if not isinstance(err, errors.ServiceUnavailable):
@@ -192,7 +194,7 @@ def _get(adapter, params, endpoint, retries, backoff, log):
                     raise errors.PlacementError(
                         'nova at %s answered %s with something that is not JSON: %.200s'
                         % (endpoint, what, getattr(resp, 'text', '')), status=502)
-            failure = _http_error(resp, endpoint, what)
+            failure = _http_error(resp, endpoint, what, path, hint, microversion)
             if resp.status_code not in _RETRY_STATUSES:
                 raise failure
         if attempt == attempts:
@@ -205,6 +207,23 @@ def _get(adapter, params, endpoint, retries, backoff, log):
         if backoff:
             time.sleep(backoff * (2 ** (attempt - 1)))
     raise AssertionError('unreachable')  # pragma: no cover
+
+
+def get_json(adapter, path, params, microversion, hint, retries=3, backoff=0.25, log=None):
+    """One GET of nova's compute API at ``microversion``, retried like os-migrations pages;
+    a 401/403 names ``hint`` (what the call needs)."""
+    return _get(adapter, dict(params or {}), _endpoint(adapter), retries, backoff, log, path=path,
+                microversion=microversion, hint=hint)
+
+
+def next_marker(body, links_key):
+    """The ``marker`` of nova's ``next`` link in ``body[links_key]`` (None at the end)."""
+    for link in (body or {}).get(links_key) or []:
+        if isinstance(link, dict) and link.get('rel') == 'next' and link.get('href'):
+            marker = (parse_qs(urlparse(link['href']).query).get('marker') or [None])[0]
+            if marker:
+                return marker
+    return None
 
 
 def _next_marker(body, page, limit):

@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: compute_nodes
+short_description: Compute nodes from nova's hypervisors or Placement's roots, grouped by what their trees need
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - Lists the compute nodes of a cloud as inventory hosts, from nova's hypervisors
+    (C(GET /os-hypervisors/detail), compute microversion 2.53) or, without nova, from
+    Placement's root providers; the embedded store (O(embedded_db)) is read the same way.
+  - Reads each node's provider tree and groups the hosts by what it needs, from Placement
+    alone; with the default O(group_prefix) the groups are C(placement_needs_reshape) (any of the
+    next three), C(placement_needs_vgpu) (VGPU on the root), C(placement_needs_mem_encryption)
+    (MEM_ENCRYPTION_CONTEXT on the root, AMD SEV), C(placement_needs_pci) (a PCI class such as
+    C(CUSTOM_PCI_*), C(SRIOV_NET_VF) or C(PGPU) on the root), C(placement_reshaped) (those classes
+    only on children) and C(placement_plain) (none of them), and C(placement_missing) for a
+    hypervisor nova lists that has no root provider yet.
+  - Whether the VCPU to PCPU reshape is due depends on the node's nova.conf, which Placement
+    does not show; the P(placement.upgrade.rolling_reshape#role) role finds it on the node.
+  - Every host is also in O(group) (C(compute), the group the rolling playbook rolls through by
+    default) and gets C(rolling_reshape_provider_name), so the roll finds its root provider
+    whatever the host is called.
+  - The host name is O(host_name), a Jinja2 expression over the node's variables (for example
+    C(placement_root_name.split('.')[0]) for short names, or C(nova_service_host)); O(compose),
+    O(groups) and O(keyed_groups) work as in every constructed inventory.
+  - The file must end in C(compute_nodes.yml) or C(compute_nodes.yaml).
+extends_documentation_fragment:
+  - constructed
+  - placement.upgrade.auth
+options:
+  plugin:
+    description: The name of this plugin.
+    required: true
+    type: str
+    choices: ['placement.upgrade.compute_nodes']
+  source:
+    description:
+      - Where the list of compute nodes comes from.
+      - V(auto) asks nova when the cloud's service catalog lists a compute endpoint (or
+        O(compute_endpoint) is set), and Placement's root providers otherwise.
+      - V(nova) fails when there is no compute endpoint; V(placement) never asks nova.
+    type: str
+    choices: [auto, nova, placement]
+    default: auto
+  compute_endpoint:
+    description:
+      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
+    type: str
+  host_name:
+    description:
+      - Jinja2 expression giving each host's inventory name from the node's variables
+        (C(placement_root_name), C(placement_root_uuid), C(nova_service_host), ...).
+    type: str
+    default: placement_root_name
+  group:
+    description: The group every compute node is put in.
+    type: str
+    default: compute
+  group_prefix:
+    description: Prefix of the groups named after what the trees need.
+    type: str
+    default: placement_
+'''
+
+EXAMPLES = r'''
+# compute.compute_nodes.yml -- nova's hypervisors of the cloud "overcloud", short host names
+plugin: placement.upgrade.compute_nodes
+cloud: overcloud
+host_name: placement_root_name.split('.')[0]
+compose:
+  ansible_host: nova_service_host
+
+# offline.compute_nodes.yml -- the embedded store of the demo
+# plugin: placement.upgrade.compute_nodes
+# embedded_db: out/demo/placement.db
+
+# then roll only the nodes whose trees need it:
+#   ansible-playbook -i compute.compute_nodes.yml placement.upgrade.rolling_reshape \
+#     -e rolling_reshape_hosts=placement_needs_reshape
+'''
+
+from ansible.errors import AnsibleParserError
+from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import fleet_inventory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
+    ConfigurationError,
+    PlacementError,
+)
+
+
+def _message(exc):
+    if isinstance(exc, ConfigurationError) or not exc.status:
+        return exc.detail
+    return str(exc)
+
+
+def node_vars(node):
+    """The host variables of one compute node."""
+    hostvars = {
+        'placement_root_name': node['name'],
+        'placement_root_uuid': node['uuid'],
+        'placement_needs': list(node['needs']),
+        'placement_tree_state': node['state'],
+        'placement_children': list(node['children']),
+        'placement_root_inventory': dict(node['root_inventory']),
+        'placement_source': node['source'],
+        'rolling_reshape_provider_name': node['name'],
+    }
+    if node.get('nova'):
+        hostvars.update({
+            'nova_service_host': node['nova']['service_host'],
+            'nova_hypervisor_status': node['nova']['status'],
+            'nova_hypervisor_state': node['nova']['state'],
+            'nova_hypervisor_type': node['nova']['hypervisor_type'],
+        })
+    return hostvars
+
+
+class InventoryModule(BaseInventoryPlugin, Constructable):
+    """Compute nodes from nova or Placement, grouped by what their provider trees need."""
+
+    NAME = 'placement.upgrade.compute_nodes'
+
+    def verify_file(self, path):
+        return super(InventoryModule, self).verify_file(path) and \
+            path.endswith(('compute_nodes.yml', 'compute_nodes.yaml'))
+
+    def _nodes(self):
+        options = dict((key, self.get_option(key)) for key in ('embedded_db',) + factory.AUTH_OPTIONS)
+        source = self.get_option('source')
+        try:
+            backend = factory.get_backend(options, create=False)
+            try:
+                adapter = None
+                if source != 'placement':
+                    adapter = nova.compute_adapter(backend, endpoint_override=self.get_option('compute_endpoint'))
+                if source == 'nova' and adapter is None:
+                    raise ConfigurationError(
+                        'source=nova, but there is no compute (nova) endpoint: %s; use source=auto or '
+                        'placement, or set compute_endpoint'
+                        % ('the embedded store has none' if getattr(backend, 'kind', None) != 'rest'
+                           else 'the service catalog lists none'))
+                return fleet_inventory.require_names(fleet_inventory.compute_nodes(backend, adapter))
+            finally:
+                backend.close()
+        except PlacementError as exc:
+            raise AnsibleParserError('placement.upgrade.compute_nodes: %s' % _message(exc))
+
+    def parse(self, inventory, loader, path, cache=True):
+        super(InventoryModule, self).parse(inventory, loader, path, cache=cache)
+        self._read_config_data(path)
+        strict = self.get_option('strict')
+        prefix = self.get_option('group_prefix')
+        group = self.inventory.add_group(self.get_option('group'))
+        for node in self._nodes():
+            hostvars = node_vars(node)
+            try:
+                host = self._compose(self.get_option('host_name'), hostvars)
+            except Exception as exc:  # pylint: disable=broad-except
+                raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r failed for %s: %s'
+                                         % (self.get_option('host_name'), node['name'], exc))
+            if not host or not isinstance(host, str):
+                raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r gave %r for %s'
+                                         % (self.get_option('host_name'), host, node['name']))
+            self.inventory.add_host(host, group=group)
+            for key, value in hostvars.items():
+                self.inventory.set_variable(host, key, value)
+            groups = ['%s%s' % (prefix, node['state'])]
+            groups += ['%sneeds_%s' % (prefix, need) for need in node['needs']]
+            for name in groups:
+                self.inventory.add_child(self.inventory.add_group(name), host)
+            self._set_composite_vars(self.get_option('compose'), hostvars, host, strict=strict)
+            self._add_host_to_composed_groups(self.get_option('groups'), hostvars, host, strict=strict)
+            self._add_host_to_keyed_groups(self.get_option('keyed_groups'), hostvars, host, strict=strict)
