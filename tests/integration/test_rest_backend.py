@@ -407,3 +407,208 @@ def test_unreachable_endpoint_is_service_unavailable_naming_it(monkeypatch):
         RestBackend.from_options({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': url},
                                   'api_timeout': 5})
     assert url in str(info.value)
+
+
+# -- retries through a fault-injecting front (issue 12, item 5 iii) -----------------------
+class FaultyFront(object):
+    """A small HTTP front on 127.0.0.1 that forwards to the real Placement, except for the
+    requests a rule names: ``(method, path, action, times)`` with action ``'502'``/``'503'``
+    (answered at once, Placement never sees it), ``'drop'`` (connection closed, never
+    forwarded) or ``'drop-after'`` (forwarded, Placement applies it, then the connection is
+    closed before the answer: a lost answer).  ``seen`` lists every (method, path, outcome).
+    """
+
+    def __init__(self, upstream, rules):
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        self.rules = [list(rule) for rule in rules]
+        self.seen = []
+        front = self
+        target = urlsplit(upstream)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def log_message(self, fmt, *args):
+                pass
+
+            def _handle(self):
+                length = int(self.headers.get('Content-Length') or 0)
+                body = self.rfile.read(length) if length else None
+                path = self.path.split('?')[0]
+                action = front._take(self.command, path)
+                if action in ('502', '503'):
+                    front.seen.append((self.command, path, action))
+                    payload = b'{"errors": [{"status": %s, "title": "injected"}]}' % action.encode()
+                    self.send_response(int(action))
+                    self.send_header('Content-Type', 'application/json')
+                    self.send_header('Content-Length', str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                if action == 'drop':
+                    front.seen.append((self.command, path, 'drop'))
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                headers = dict((k, v) for k, v in self.headers.items() if k.lower() not in ('host', 'connection'))
+                conn.request(self.command, self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                conn.close()
+                if action == 'drop-after':
+                    front.seen.append((self.command, path, 'drop-after %s' % resp.status))
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                front.seen.append((self.command, path, resp.status))
+                self.send_response(resp.status)
+                for key, value in resp.getheaders():
+                    if key.lower() not in ('connection', 'transfer-encoding', 'content-length'):
+                        self.send_header(key, value)
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = 'http://127.0.0.1:%d' % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={'poll_interval': 0.1})
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _take(self, method, path):
+        for rule in self.rules:
+            if rule[0] == method and rule[1] == path and rule[3] > 0:
+                rule[3] -= 1
+                return rule[2]
+        return None
+
+    def count(self, method, path):
+        return len([s for s in self.seen if s[0] == method and s[1] == path])
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def faulty(placement_server, monkeypatch):
+    monkeypatch.setattr(RestBackend, 'backoff', 0.01)
+    made = []
+
+    def make(*rules):
+        front = FaultyFront(placement_server.url, rules)
+        made.append(front)
+        return front
+
+    yield make
+    for front in made:
+        front.close()
+
+
+def _backend_through(front, logs):
+    from keystoneauth1 import adapter as ks_adapter
+    from keystoneauth1 import session as ks_session
+    from keystoneauth1 import token_endpoint
+
+    sess = ks_session.Session(auth=token_endpoint.Token(front.url, 'admin'), timeout=30)
+    adapter = ks_adapter.Adapter(session=sess, service_type='placement', endpoint_override=front.url,
+                                 additional_headers={'X-Roles': 'admin,service'})
+    return RestBackend(adapter, log=logs.append)
+
+
+def test_version_discovery_is_retried_and_logged(faulty):
+    """GET / 503 twice: openstacksdk's discovery in from_options is retried like any GET."""
+    front = faulty(('GET', '/', '503', 2))
+    logs = []
+    with RestBackend.from_options({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': front.url}},
+                                  log=logs.append) as backend:
+        assert backend.microversion == '1.39'
+        assert isinstance(backend.list_providers(), list)
+    assert [s[2] for s in front.seen if s[:2] == ('GET', '/')][:2] == ['503', '503']
+    assert len(logs) == 2 and all('version discovery' in line and front.url in line for line in logs), logs
+    assert 'retry 1 of 3' in logs[0] and 'retry 2 of 3' in logs[1]
+
+
+def test_version_discovery_retries_are_bounded(faulty):
+    front = faulty(('GET', '/', '503', 50))
+    logs = []
+    with pytest.raises(errors.ServiceUnavailable) as info:
+        RestBackend.from_options({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': front.url}},
+                                 log=logs.append)
+    assert front.count('GET', '/') == 4 and len(logs) == 3
+    assert 'Placement at %s' % front.url in str(info.value) and 'after 4 attempts' in str(info.value)
+    assert 'identity service' not in str(info.value)
+
+
+def test_negotiation_get_root_is_retried(faulty):
+    """Our own GET / (microversion negotiation) on a 502: retried and logged."""
+    front = faulty(('GET', '/', '502', 1))
+    logs = []
+    backend = _backend_through(front, logs)
+    assert backend.microversion == '1.39'
+    assert [s[2] for s in front.seen] == ['502', 200]
+    assert logs == ['GET /: Placement answered 502; retry 1 of 3 in 0.01 s']
+
+
+def test_create_with_uuid_whose_answer_was_lost_is_read_back(faulty, rest_backend, unique_name):
+    root = rest_backend.create_provider(unique_name('cn'))
+    front = faulty(('POST', '/resource_providers', 'drop-after', 1))
+    logs = []
+    backend = _backend_through(front, logs)
+    name, rp = unique_name('cn_pci'), new_uuid()
+    made = backend.create_provider(name, uuid=rp, parent_provider_uuid=root['uuid'])
+    assert made['uuid'] == rp and made['name'] == name and made['parent_provider_uuid'] == root['uuid']
+    assert set(made) == PROVIDER_KEYS
+    # the first POST created it (answer lost), the retry got Placement's 409, the read-back found it
+    assert [s[2] for s in front.seen if s[0] == 'POST'] == ['drop-after 200', 409]
+    assert [p['uuid'] for p in rest_backend.list_providers(name=name)] == [rp]
+    assert any('could not be reached' in line and 'retry 1 of 3' in line for line in logs), logs
+    assert any('was created by an attempt whose answer was lost' in line for line in logs), logs
+
+
+def test_create_with_uuid_is_retried_after_502(faulty, rest_backend, unique_name):
+    front = faulty(('POST', '/resource_providers', '502', 2))
+    logs = []
+    backend = _backend_through(front, logs)
+    name, rp = unique_name('cn'), new_uuid()
+    made = backend.create_provider(name, uuid=rp)
+    assert made['uuid'] == rp and made['generation'] == 0
+    assert [s[2] for s in front.seen if s[0] == 'POST'] == ['502', '502', 200]
+    assert len(logs) == 2
+
+
+def test_create_without_uuid_is_never_retried(faulty, rest_backend, unique_name):
+    """Placement would pick a new uuid on a retry: a lost answer is reported, not retried."""
+    front = faulty(('POST', '/resource_providers', 'drop-after', 1))
+    backend = _backend_through(front, [])
+    name = unique_name('cn')
+    with pytest.raises(errors.ServiceUnavailable) as info:
+        backend.create_provider(name)
+    assert front.count('POST', '/resource_providers') == 1
+    assert 'may or may not have been applied' in str(info.value)
+    assert len(rest_backend.list_providers(name=name)) == 1       # it was created: why no retry
+
+
+def test_retry_conflict_with_another_provider_is_not_taken_for_ours(faulty, rest_backend, unique_name):
+    rp = new_uuid()
+    rest_backend.create_provider(unique_name('someone-else'), uuid=rp)
+    front = faulty(('POST', '/resource_providers', '502', 1))
+    backend = _backend_through(front, [])
+    with pytest.raises(errors.Conflict) as info:
+        backend.create_provider(unique_name('mine'), uuid=rp)
+    assert info.value.status == 409 and info.value.code == errors.DUPLICATE_NAME
+
+
+def test_first_attempt_conflict_is_never_read_back(rest_backend, unique_name):
+    name, rp = unique_name('cn'), new_uuid()
+    rest_backend.create_provider(name, uuid=rp)
+    with pytest.raises(errors.Conflict):
+        rest_backend.create_provider(name, uuid=rp)
