@@ -195,6 +195,31 @@ class PlacementServer(object):
         if self._own_dir and not self.keep and self.workdir and os.path.isdir(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def restart(self, kill=True):
+        """Stop the serving process and serve again on the SAME workdir and database.
+
+        ``kill``: SIGKILL (a crash: no cleanup, an open SQLite transaction is rolled back
+        when the database is next opened), else SIGTERM.  No ``db sync`` and no config
+        rewrite.  The kernel picks a new port: read ``url`` / ``port`` again afterwards.
+        Used by tests/reliability (a server killed and restarted under a reshape).
+        """
+        if self.external or self.workdir is None:
+            raise PlacementServerError('restart needs a server this object started')
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            if kill:
+                proc.kill()
+            else:
+                proc.terminate()
+            proc.wait(10)
+        self.port = None
+        self.url = None
+        if self._log is None:
+            self._log = open(self.log_path, 'ab')
+        self._spawn()
+        self._wait_ready()
+        return self
+
     def __enter__(self):
         return self.start()
 

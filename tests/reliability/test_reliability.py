@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reliability figures (issue 12, a-c), the quick run: the same suites as
+``tests/reliability/run.py --full`` (``make reliability``), smaller.
+
+Each suite asserts nothing lost, doubled or mismatched, no partial state, and every rerun
+converged; its figures are printed at the end of the pytest run (conftest.py).  The first
+test proves the verdict sees a lost, a doubled and a misplaced allocation.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+import sys
+import uuid as _uuid
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+
+QUICK_TRIALS = 5      # (a) ~6 s each
+QUICK_FAULTS = 6      # (b) REST: the first six of harness.FIRST_FAULTS
+QUICK_KILLS = 20      # (b) embedded
+QUICK_NODES = 12      # (c) two batches: 10, then 2
+
+#: Children created by a failed run are removed by it (issue 12, items 2-3), once that lands:
+#: until then leftover_children is printed, not asserted.
+ASSERT_NO_LEFTOVERS = False
+
+
+def _assert_clean(figures, want_trials):
+    table = harness.format_figures(figures)
+    assert figures['trials'] == want_trials, table
+    assert figures['outcomes'].get(harness.PARTIAL, 0) == 0, table
+    assert figures['lost'] == 0 and figures['doubled'] == 0 and figures['mismatched'] == 0, table
+    assert figures['rerun_converged'] == figures['trials'] and figures['rerun_failed'] == 0, table
+    assert not figures['defects'], table
+    assert harness.clean(figures), table
+    if ASSERT_NO_LEFTOVERS:
+        assert figures['leftover_children'] == 0, table
+
+
+def _reshape(backend, node):
+    result = harness.reshaper.reshape_node(backend, node['name'], node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'reshaped' and result['verified'], result['msg']
+
+
+def _rewrite(backend, consumer, change):
+    body = backend.get_allocations(consumer)
+    allocs = copy.deepcopy(body['allocations'])
+    change(allocs)
+    backend.put_allocations(consumer, {'allocations': allocs, 'project_id': body['project_id'],
+                                       'user_id': body['user_id'], 'consumer_type': body['consumer_type'],
+                                       'consumer_generation': body['consumer_generation']})
+
+
+def test_the_verdict_sees_lost_doubled_misplaced_and_leftovers(embedded_backend, tmp_path):
+    backend = embedded_backend
+    nodes = {}
+    for name in ('lost', 'doubled', 'moved', 'leftover'):
+        node = harness.build_node(backend, str(tmp_path / name), 'cn-' + name)
+        nodes[name] = (node, harness.snapshot_node(backend, node))
+    for name, (node, baseline) in nodes.items():
+        verdict = harness.classify(backend, node, baseline)
+        assert verdict['outcome'] == harness.UNTOUCHED, (name, verdict)
+        assert (verdict['lost'], verdict['doubled'], verdict['mismatched'], verdict['leftover_children']) == (0, 0, 0, 0)
+    for name in ('lost', 'doubled', 'moved'):
+        _reshape(backend, nodes[name][0])
+        verdict = harness.classify(backend, *nodes[name])
+        assert verdict['outcome'] == harness.RESHAPED and not verdict['details'], verdict
+
+    node, baseline = nodes['lost']
+    guest = node['guests']['instance-00000001']
+    _rewrite(backend, guest, lambda a: a.pop(node['pool']))
+    verdict = harness.classify(backend, node, baseline)
+    assert verdict['outcome'] == harness.PARTIAL and verdict['lost'] == 1 and verdict['lost_units'] == 20, verdict
+    assert verdict['doubled'] == 0, verdict
+
+    node, baseline = nodes['doubled']
+    guest = node['guests']['instance-000000c0']
+    _rewrite(backend, guest, lambda a: a[node['root']]['resources'].update(VCPU=a[node['root']]['resources']['VCPU'] + 2))
+    verdict = harness.classify(backend, node, baseline)
+    assert verdict['outcome'] == harness.PARTIAL and verdict['doubled'] == 1 and verdict['doubled_units'] == 2, verdict
+    assert verdict['lost'] == 0, verdict
+
+    node, baseline = nodes['moved']
+    guest = node['guests']['instance-00000003']
+    gpu_a = backend.list_providers(name=node['children'][0])[0]['uuid']
+    gpu_b = backend.list_providers(name=node['children'][1])[0]['uuid']
+
+    def move(allocs):
+        allocs[gpu_a] = allocs.pop(gpu_b)
+    _rewrite(backend, guest, move)
+    verdict = harness.classify(backend, node, baseline)
+    assert verdict['outcome'] == harness.PARTIAL and verdict['mismatched'] >= 1, verdict
+    assert verdict['lost'] == 0 and verdict['doubled'] == 0, verdict
+
+    node, baseline = nodes['leftover']
+    backend.create_provider(node['children'][0], uuid=str(_uuid.uuid4()), parent_provider_uuid=node['root'])
+    verdict = harness.classify(backend, node, baseline)
+    assert verdict['outcome'] == harness.UNTOUCHED and verdict['leftover_children'] == 1, verdict
+
+    figures = harness.new_figures('self-check')
+    harness.record(figures, verdict, dict(verdict, converged=False))
+    assert not harness.clean(figures) and figures['rerun_failed'] == 1
+
+
+@pytest.mark.real
+@pytest.mark.slow
+def test_a_concurrent_writers_during_reshapes(tmp_path, record_property):
+    server = harness.PlacementServer(workdir=str(tmp_path / 'placement'))
+    server.start()
+    try:
+        figures = harness.run_writers(server, str(tmp_path), trials=QUICK_TRIALS, seed=11)
+    finally:
+        server.stop()
+    record_property('reliability_figures', harness.format_figures(figures))
+    _assert_clean(figures, QUICK_TRIALS)
+    writes = figures['writes']
+    # the writers did write to the trees being reshaped, and some of it was refused by generation
+    assert sum(n for k, n in writes.items() if k.endswith('_ok')) > 0, writes
+
+
+@pytest.mark.real
+@pytest.mark.slow
+def test_b_rest_faults_end_reshaped_or_untouched(tmp_path, record_property):
+    figures = harness.run_rest_faults(str(tmp_path), faults=QUICK_FAULTS, seed=12)
+    record_property('reliability_figures', harness.format_figures(figures))
+    _assert_clean(figures, QUICK_FAULTS)
+    assert figures['faults'] == QUICK_FAULTS, harness.format_figures(figures)
+    assert figures['by_step'].get('reshape', 0) >= 3, figures['by_step']
+
+
+@pytest.mark.slow
+def test_b_sigkill_on_the_embedded_store(tmp_path, record_property):
+    figures = harness.run_embedded_kills(str(tmp_path), kills=QUICK_KILLS, seed=13)
+    record_property('reliability_figures', harness.format_figures(figures))
+    _assert_clean(figures, figures['trials'])
+    assert figures['faults'] == QUICK_KILLS, harness.format_figures(figures)
+
+
+@pytest.mark.slow
+def test_c_rolling_playbook_serial_10_forks_10(tmp_path, record_property):
+    figures = harness.run_fleet(str(tmp_path), nodes=QUICK_NODES, serial=10, forks=10, rerun=False)
+    table = harness.format_figures(figures)
+    record_property('reliability_figures', table)
+    assert figures['notes']['playbook_rc'] == 0, table
+    assert figures['trials'] == QUICK_NODES, table
+    assert figures['outcomes'].get(harness.PARTIAL, 0) == 0, table
+    assert figures['outcomes'].get(harness.RESHAPED, 0) > QUICK_NODES // 2, table
+    assert figures['lost'] == 0 and figures['doubled'] == 0 and figures['mismatched'] == 0, table
+    assert not figures['defects'] and harness.clean(figures), table
