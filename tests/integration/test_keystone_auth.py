@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The modules against a REAL Keystone and a real Placement that validates tokens with it.
+
+tests/keystone_server.py starts both on 127.0.0.1 once per session (per xdist worker):
+Keystone 30 (SQLite, fernet tokens), Placement 16 with ``auth_strategy = keystone`` and
+its STOCK policy (``POST /reshaper`` needs the ``service`` role), Placement registered in
+Keystone's catalog.  User ``placement`` has the roles admin and service, ``operator``
+admin only.  Every module runs through ansible-core's AnsibleModule (tests/module_runner.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import sys
+import time
+
+import pytest
+
+_UNIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit')
+if _UNIT not in sys.path:
+    sys.path.insert(0, _UNIT)
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (  # noqa: E402
+    provider_tree_state,
+)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import (  # noqa: E402
+    IDENTITY_CODE,
+    RestBackend,
+)
+from ansible_collections.placement.upgrade.plugins.modules import reshape  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info  # noqa: E402
+
+from keystone_server import closed_port_url, shared_stack  # noqa: E402
+from module_runner import run_module_main  # noqa: E402
+from test_reshaper_support import comparable, flat_gpu_node, gpu_report  # noqa: E402
+
+pytestmark = [pytest.mark.real, pytest.mark.slow]
+
+MASK = '********'
+#: the service-role hint, however it is quoted
+ROLE_HINT = re.compile(r'need the [`"]service[`"] role')
+
+
+@pytest.fixture(scope='session')
+def stack():
+    return shared_stack()
+
+
+@pytest.fixture
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(RestBackend, 'backoff', 0.01)
+
+
+@pytest.fixture
+def admin_backend(stack):
+    backend = RestBackend.from_options(stack.password_auth('placement'))
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+@pytest.fixture
+def node(admin_backend, unique_name, tmp_path):
+    name = unique_name('cn')
+    report = gpu_report(tmp_path / 'host', name)
+    built = flat_gpu_node(admin_backend, name, report)
+    built.update(name=name, report=report, snapdir=str(tmp_path / 'snapshots'))
+    return built
+
+
+def _no_secret(result, *secrets):
+    text = json.dumps(result)
+    for secret in secrets:
+        assert secret not in text
+
+
+def test_password_auth_reshapes_end_to_end(stack, node, admin_backend, capsys):
+    args = dict(stack.password_auth('placement'), root_provider=node['name'], devices=node['report'],
+                snapshot_dir=node['snapdir'])
+    rc, result = run_module_main(reshape.main, args, capsys)
+    assert rc == 0, result
+    assert result['status'] == 'reshaped' and result['verified'] is True and result['changed'] is True
+    assert result['moved']['units'] == {'VGPU': 5}
+    children = admin_backend.list_providers(in_tree=node['root'])
+    assert len(children) == 3
+    # the secret is hidden, nothing else is
+    _no_secret(result, stack.passwords['placement'])
+    auth = result['invocation']['module_args']['auth']
+    assert auth['password'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+    assert auth['username'] == 'placement' and auth['auth_url'] == stack.auth_url
+    assert MASK not in json.dumps(result)
+    rc, again = run_module_main(reshape.main, args, capsys)
+    assert rc == 0 and again['status'] == 'noop' and again['changed'] is False
+
+
+def test_application_credential_and_token_auth_read(stack, capsys):
+    cred_id, cred_secret = stack.keystone.application_credential('placement', stack.passwords['placement'])
+    appcred = {'auth_type': 'v3applicationcredential', 'region_name': 'RegionOne',
+               'auth': {'auth_url': stack.auth_url, 'application_credential_id': cred_id,
+                        'application_credential_secret': cred_secret}}
+    token = stack.token('placement')
+    token_auth = {'auth_type': 'token', 'region_name': 'RegionOne',
+                  'auth': {'auth_url': stack.auth_url, 'token': token, 'project_name': 'service',
+                           'project_domain_name': 'Default'}}
+    for args, secret in ((appcred, cred_secret), (token_auth, token)):
+        rc, result = run_module_main(resource_provider_info.main, dict(args), capsys)
+        assert rc == 0, result
+        assert isinstance(result['providers'], list)
+        _no_secret(result, secret)
+        assert cred_id in json.dumps(result['invocation']) or 'token' in result['invocation']['module_args']['auth']
+
+
+def test_backend_without_service_role_gets_the_hint_once(stack, node, admin_backend):
+    """rest.py alone: a 403 on POST /reshaper from the stock policy says what to grant, once."""
+    with RestBackend.from_options(stack.password_auth('operator')) as operator:
+        operator.list_providers(name=node['name'])       # admin may read (stock policy)
+        with pytest.raises(errors.Forbidden) as info:
+            operator.reshape({'inventories': {}, 'allocations': {}})
+    assert info.value.status == 403
+    assert len(ROLE_HINT.findall(info.value.detail)) == 1, info.value.detail
+    assert 'placement:reshaper:reshape' in info.value.detail
+
+
+def test_module_without_service_role_fails_with_the_hint_once(stack, node, admin_backend, capsys):
+    before = comparable(provider_tree_state(admin_backend, node['root']))
+    args = dict(stack.password_auth('operator'), root_provider=node['name'], devices=node['report'],
+                snapshot_dir=node['snapdir'])
+    rc, result = run_module_main(reshape.main, args, capsys)
+    assert rc == 1 and result['failed'] is True
+    assert result['error']['status'] == 403
+    assert len(ROLE_HINT.findall(result['msg'])) == 1, result['msg']
+    _no_secret(result, stack.passwords['operator'])
+    assert comparable(provider_tree_state(admin_backend, node['root'])) == before
+
+
+def test_wrong_password_names_the_identity_service(stack, capsys):
+    wrong = 'wrong-password-5c1e'
+    rc, result = run_module_main(resource_provider_info.main,
+                                 stack.password_auth('placement', password=wrong), capsys)
+    assert rc == 1
+    msg = result['msg']
+    assert 'The identity service (Keystone) at %s rejected the credentials (401 Unauthorized)' % stack.auth_url in msg
+    assert 'Placement was not contacted' in msg and 'password' in msg
+    assert result['error']['status'] == 401 and result['error']['code'] == IDENTITY_CODE
+    assert MASK not in msg
+    _no_secret(result, wrong)
+    assert result['invocation']['module_args']['auth']['username'] == 'placement'
+
+
+def test_expired_token_is_named_for_the_service_that_refused_it(stack, capsys):
+    token, expires = stack.keystone.short_lived_token('placement', stack.passwords['placement'], seconds=2)
+    direct = {'auth_type': 'admin_token', 'auth': {'token': token, 'endpoint': stack.placement.url}}
+    rc, result = run_module_main(resource_provider_info.main, dict(direct), capsys)
+    assert rc == 0, result                               # still valid
+    time.sleep(max(0.0, expires - time.time()) + 1.5)
+    # the token given to Placement as it is: Placement (its auth_token middleware) refuses it
+    rc, result = run_module_main(resource_provider_info.main, dict(direct), capsys)
+    assert rc == 1 and result['error']['status'] == 401
+    assert 'Placement at %s rejected the credentials (401 Unauthorized)' % stack.placement.url in result['msg']
+    assert 'expired or revoked' in result['msg']
+    _no_secret(result, token)
+    # the token exchanged with Keystone (token plugin): Keystone refuses it
+    exchange = {'auth_type': 'token', 'auth': {'auth_url': stack.auth_url, 'token': token,
+                                               'project_name': 'service', 'project_domain_name': 'Default'}}
+    rc, result = run_module_main(resource_provider_info.main, exchange, capsys)
+    assert rc == 1 and result['error']['code'] == IDENTITY_CODE
+    assert 'The identity service (Keystone) at %s does not accept the token' % stack.auth_url in result['msg']
+    assert 'expired or revoked' in result['msg']
+    _no_secret(result, token)
+
+
+def test_revoked_token_is_refused_by_keystone(stack, capsys):
+    token = stack.token('placement')
+    stack.keystone.revoke_token(token)
+    args = {'auth_type': 'token', 'auth': {'auth_url': stack.auth_url, 'token': token,
+                                           'project_name': 'service', 'project_domain_name': 'Default'}}
+    rc, result = run_module_main(resource_provider_info.main, args, capsys)
+    assert rc == 1 and result['error']['status'] == 401
+    assert 'does not accept the token' in result['msg'] and stack.auth_url in result['msg']
+
+
+def test_unreachable_keystone_is_named_not_placement(stack, capsys, fast_retries):
+    sock, dead = closed_port_url()
+    try:
+        rc, result = run_module_main(resource_provider_info.main, stack.password_auth('placement', auth_url=dead),
+                                     capsys)
+    finally:
+        sock.close()
+    assert rc == 1 and result['error']['code'] == IDENTITY_CODE
+    assert result['msg'].startswith('503 Service Unavailable (placement_upgrade.identity): '
+                                    'The identity service (Keystone) at %s could not be reached' % dead), result['msg']
+    assert 'Placement could not be reached' not in result['msg'] and stack.placement.url not in result['msg']
+    assert len(result['log']) == 3 and all('authentication with %s' % dead in line for line in result['log'])
+    _no_secret(result, stack.passwords['placement'])

@@ -1,0 +1,577 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Start a REAL OpenStack Keystone, and a real Placement authenticating against it, on 127.0.0.1.
+
+Usage::
+
+    from keystone_server import KeystoneStack
+    with KeystoneStack() as stack:        # keystone, users, placement, catalog
+        stack.password_auth('placement')   # module options for password auth
+        ...
+
+    python tests/keystone_server.py        # run one by hand until Ctrl-C
+
+Keystone (PyPI ``keystone``, installed in the project venv by requirements-dev.txt)
+    A temp dir holds ``keystone.conf`` (SQLite ``keystone.db``, fernet tokens, bcrypt with
+    4 rounds so password checks are fast), the fernet and credential key repositories
+    (the two keys ``keystone-manage fernet_setup``/``credential_setup`` would write:
+    ``0`` staged and ``1`` primary, 32 random bytes each, urlsafe base64) and
+    ``keystone.log``.  ONE child process (``python keystone_server.py --serve-keystone DIR
+    PORT_FILE``) loads that config, runs the schema migrations (what ``keystone-manage
+    db_sync`` does), binds a threaded wsgiref server to 127.0.0.1 on a port the kernel
+    picks, runs keystone's own ``Bootstrapper`` (what ``keystone-manage bootstrap`` does:
+    domain ``Default``, project ``admin``, user ``admin``, the roles ``admin``,
+    ``manager``, ``member``, ``reader`` and ``service``, the identity service and its
+    public endpoint ``http://127.0.0.1:PORT/v3`` in region ``RegionOne``), then serves
+    keystone's WSGI application (the ``keystone.server.wsgi`` public application: the
+    Flask app with keystone's middleware) and reports its port through a file.  Doing it
+    in one process costs one keystone import instead of three ``keystone-manage`` runs.
+
+Placement (tests/placement_server.py, with ``[api] auth_strategy = keystone``)
+    keystonemiddleware's ``auth_token`` validates every token with this Keystone as the
+    user ``placement`` (project ``service``); ``token_cache_time = -1`` so a revoked token
+    is refused at once.  Placement's STOCK policy: ``POST /reshaper`` needs the
+    ``service`` role, everything else ``admin`` or ``service``.  The ``placement``
+    service and its public endpoint are registered in Keystone's catalog, so password
+    auth finds Placement the way it does on a real cloud.
+
+Users made by :class:`KeystoneStack` (all in domain ``Default``, project ``service``)
+    ``placement``: roles ``admin`` and ``service`` (may reshape);
+    ``operator``: role ``admin`` only (anything but ``POST /reshaper``).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import base64
+import datetime
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from urllib.request import Request, urlopen
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from placement_server import LOOPBACK, PlacementServer  # noqa: E402
+
+REGION = 'RegionOne'
+DOMAIN = 'Default'
+SERVICE_PROJECT = 'service'
+
+_KEYSTONE_CONF = """\
+[DEFAULT]
+debug = {debug}
+use_stderr = true
+
+[database]
+connection = sqlite:///{workdir}/keystone.db
+
+[token]
+provider = fernet
+expiration = {expiration}
+
+[fernet_tokens]
+key_repository = {workdir}/fernet-keys
+
+[fernet_receipts]
+key_repository = {workdir}/fernet-keys
+
+[credential]
+key_repository = {workdir}/credential-keys
+
+[identity]
+password_hash_rounds = 4
+
+[cache]
+enabled = true
+backend = oslo_cache.dict
+"""
+
+_PLACEMENT_CONF = """\
+[DEFAULT]
+debug = {debug}
+use_stderr = true
+
+[api]
+auth_strategy = keystone
+
+[placement_database]
+connection = {db_url}
+sync_on_startup = false
+
+[oslo_policy]
+policy_file = {policy_file}
+
+[keystone_authtoken]
+www_authenticate_uri = {auth_url}
+auth_url = {auth_url}
+auth_type = password
+username = placement
+password = {password}
+project_name = {project}
+user_domain_name = {domain}
+project_domain_name = {domain}
+region_name = {region}
+token_cache_time = -1
+"""
+
+
+class KeystoneServerError(RuntimeError):
+    """Keystone could not be prepared or did not come up (the log is named)."""
+
+
+def _secret(prefix):
+    """A random secret that cannot collide with any other text of a run."""
+    return '%s-%s' % (prefix, secrets.token_hex(12))
+
+
+def closed_port_url():
+    """``http://127.0.0.1:P/v3`` where nothing listens (a socket bound, never listening)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((LOOPBACK, 0))
+    port = sock.getsockname()[1]
+    return sock, 'http://%s:%d/v3' % (LOOPBACK, port)
+
+
+class KeystoneServer(object):
+    """One real Keystone process on 127.0.0.1 with its own temp dir and SQLite db."""
+
+    def __init__(self, workdir=None, admin_password=None, expiration=3600, debug=False,
+                 python=None, start_timeout=90.0):
+        self._own_dir = workdir is None
+        self.workdir = os.path.abspath(workdir) if workdir else None
+        self.admin_password = admin_password or _secret('admin-pw')
+        self.expiration = expiration
+        self.debug = debug
+        self.python = python or sys.executable
+        self.start_timeout = start_timeout
+        self.port = None
+        self.url = None
+        self.proc = None
+        self._log = None
+        self._admin = None
+
+    @property
+    def auth_url(self):
+        return self.url + '/v3'
+
+    @property
+    def conf_path(self):
+        return os.path.join(self.workdir, 'keystone.conf')
+
+    @property
+    def log_path(self):
+        return None if self.workdir is None else os.path.join(self.workdir, 'keystone.log')
+
+    def start(self):
+        if self.proc is not None:
+            return self
+        if self.workdir is None:
+            self.workdir = tempfile.mkdtemp(prefix='keystone-server-')
+        else:
+            os.makedirs(self.workdir, exist_ok=True)
+        self._write_config()
+        self._log = open(self.log_path, 'ab')
+        try:
+            self._spawn()
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._own_dir and self.workdir and os.path.isdir(self.workdir):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _write_config(self):
+        with open(self.conf_path, 'w') as fh:
+            fh.write(_KEYSTONE_CONF.format(debug='true' if self.debug else 'false',
+                                           workdir=self.workdir, expiration=int(self.expiration)))
+        for repo in ('fernet-keys', 'credential-keys'):
+            path = os.path.join(self.workdir, repo)
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            for index in ('0', '1'):
+                key = base64.urlsafe_b64encode(os.urandom(32))
+                fd = os.open(os.path.join(path, index), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, 'wb') as fh:
+                    fh.write(key)
+
+    def _env(self):
+        env = dict(os.environ)
+        env['OS_BOOTSTRAP_PASSWORD'] = self.admin_password
+        env['NO_PROXY'] = env['no_proxy'] = LOOPBACK + ',localhost'
+        return env
+
+    def _port_file(self):
+        return os.path.join(self.workdir, 'port')
+
+    def _spawn(self):
+        self.proc = subprocess.Popen(
+            [self.python, os.path.abspath(__file__), '--serve-keystone', self.workdir, self._port_file()],
+            stdout=self._log, stderr=subprocess.STDOUT, env=self._env(), close_fds=True)
+
+    def _tail(self, size=3000):
+        try:
+            with open(self.log_path, 'rb') as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - size))
+                return fh.read().decode('utf-8', 'replace')
+        except (OSError, TypeError):
+            return ''
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.start_timeout
+        while self.port is None:
+            if self.proc.poll() is not None:
+                raise KeystoneServerError('keystone exited (rc %s); its log ends with:\n%s'
+                                          % (self.proc.returncode, self._tail()))
+            if os.path.exists(self._port_file()):
+                with open(self._port_file()) as fh:
+                    text = fh.read().strip()
+                if text:
+                    self.port = int(text)
+                    self.url = 'http://%s:%d' % (LOOPBACK, self.port)
+                    break
+            if time.monotonic() > deadline:
+                raise KeystoneServerError('keystone did not come up within %ss; its log ends with:\n%s'
+                                          % (self.start_timeout, self._tail()))
+            time.sleep(0.05)
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                with urlopen(Request(self.auth_url), timeout=5) as resp:
+                    json.loads(resp.read().decode('utf-8'))
+                    return
+            except Exception as exc:  # pylint: disable=broad-except
+                last = exc
+            time.sleep(0.05)
+        raise KeystoneServerError('keystone at %s did not answer GET /v3 (%s); its log ends with:\n%s'
+                                  % (self.url, last, self._tail()))
+
+    # -- the identity API, as the bootstrap admin ------------------------------
+    def session(self, username='admin', password=None, project=None):
+        """A keystoneauth Session authenticated by password (default: the bootstrap admin)."""
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1.identity import v3
+
+        if username == 'admin' and password is None:
+            password = self.admin_password
+            project = project or 'admin'
+        auth = v3.Password(auth_url=self.auth_url, username=username, password=password,
+                           project_name=project or SERVICE_PROJECT, user_domain_name=DOMAIN,
+                           project_domain_name=DOMAIN)
+        return ks_session.Session(auth=auth, timeout=30)
+
+    def api(self, method, path, body=None, sess=None, **kwargs):
+        if sess is None:
+            if self._admin is None:
+                self._admin = self.session()
+            sess = self._admin
+        kwargs.setdefault('raise_exc', True)
+        resp = sess.request(self.auth_url + path, method, json=body, **kwargs)
+        return resp.json() if resp.content else None
+
+    def _find(self, collection, name):
+        found = self.api('GET', '/%s?name=%s' % (collection, name))[collection]
+        return found[0]['id'] if found else None
+
+    def ensure_project(self, name):
+        return self._find('projects', name) or self.api(
+            'POST', '/projects', {'project': {'name': name, 'domain_id': 'default'}})['project']['id']
+
+    def ensure_user(self, name, password, project, roles):
+        project_id = self.ensure_project(project)
+        user_id = self._find('users', name) or self.api(
+            'POST', '/users', {'user': {'name': name, 'password': password, 'domain_id': 'default',
+                                        'default_project_id': project_id}})['user']['id']
+        for role in roles:
+            role_id = self._find('roles', role)
+            self.api('PUT', '/projects/%s/users/%s/roles/%s' % (project_id, user_id, role_id))
+        return user_id
+
+    def register_service(self, service_type, name, url):
+        service = self.api('POST', '/services', {'service': {'type': service_type, 'name': name}})['service']
+        for interface in ('public', 'internal', 'admin'):
+            self.api('POST', '/endpoints', {'endpoint': {
+                'service_id': service['id'], 'interface': interface, 'url': url, 'region_id': REGION}})
+        return service['id']
+
+    def issue_token(self, username, password, project=SERVICE_PROJECT):
+        """A project-scoped token (the ``X-Subject-Token``) for ``username``."""
+        from keystoneauth1 import session as ks_session
+
+        body = {'auth': {
+            'identity': {'methods': ['password'], 'password': {'user': {
+                'name': username, 'domain': {'name': DOMAIN}, 'password': password}}},
+            'scope': {'project': {'name': project, 'domain': {'name': DOMAIN}}}}}
+        resp = ks_session.Session().post(self.auth_url + '/auth/tokens', json=body)
+        return resp.headers['X-Subject-Token']
+
+    def revoke_token(self, token):
+        """``DELETE /v3/auth/tokens``: from now on Keystone refuses the token."""
+        self.api('DELETE', '/auth/tokens', headers={'X-Subject-Token': token})
+
+    def application_credential(self, username, password, name=None, expires_in=None):
+        """(id, secret) of a new application credential of ``username`` (all its roles).
+
+        ``expires_in``: seconds until the credential expires (None: never).
+        """
+        sess = self.session(username, password)
+        user_id = sess.get_user_id()
+        body = {'application_credential': {'name': name or _secret('appcred')}}
+        if expires_in is not None:
+            when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=expires_in)
+            body['application_credential']['expires_at'] = when.strftime('%Y-%m-%dT%H:%M:%S.%f')
+        cred = self.api('POST', '/users/%s/application_credentials' % user_id, body, sess=sess)
+        cred = cred['application_credential']
+        return cred['id'], cred['secret']
+
+    def short_lived_token(self, username, password, seconds=2):
+        """(token, expires_at epoch) of a token that expires ``seconds`` from now.
+
+        Keystone ends a token issued through an application credential when the credential
+        expires (keystone/token/provider.py), so this is a token that really EXPIRES, while
+        every other token of the stack keeps ``[token] expiration``.
+        """
+        cred_id, cred_secret = self.application_credential(username, password, expires_in=seconds)
+        from keystoneauth1 import session as ks_session
+
+        body = {'auth': {'identity': {'methods': ['application_credential'], 'application_credential': {
+            'id': cred_id, 'secret': cred_secret}}}}
+        resp = ks_session.Session().post(self.auth_url + '/auth/tokens', json=body)
+        expires = resp.json()['token']['expires_at']
+        when = datetime.datetime.strptime(expires.replace('Z', '')[:19], '%Y-%m-%dT%H:%M:%S')
+        return resp.headers['X-Subject-Token'], when.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+class KeystonePlacement(PlacementServer):
+    """A real Placement whose ``[api] auth_strategy`` is ``keystone`` (stock reshape policy)."""
+
+    def __init__(self, keystone, service_password, **kwargs):
+        kwargs.setdefault('reshape_policy', None)
+        super(KeystonePlacement, self).__init__(**kwargs)
+        self.keystone = keystone
+        self.service_password = service_password
+
+    def _write_config(self):
+        db_url = self.db_url or 'sqlite:///' + self.db_path
+        with open(self.conf_path, 'w') as fh:
+            fh.write(_PLACEMENT_CONF.format(
+                debug='true' if self.debug else 'false', db_url=db_url,
+                policy_file=self.policy_path, auth_url=self.keystone.auth_url,
+                password=self.service_password, project=SERVICE_PROJECT, domain=DOMAIN, region=REGION))
+        with open(self.policy_path, 'w') as fh:
+            if self.reshape_policy is not None:
+                fh.write('%s: %s\n' % (json.dumps('placement:reshaper:reshape'), json.dumps(self.reshape_policy)))
+            else:
+                fh.write('{}\n')
+
+
+class KeystoneStack(object):
+    """Keystone + a Placement using it + the users and catalog entries the tests need.
+
+    ``passwords``: {'placement': ..., 'operator': ...} (random, so a test can grep for them).
+    """
+
+    USERS = {'placement': ('admin', 'service'), 'operator': ('admin',)}
+
+    def __init__(self, debug=False):
+        self.keystone = KeystoneServer(debug=debug)
+        self.passwords = dict((user, _secret('%s-pw' % user)) for user in self.USERS)
+        self.placement = None
+
+    def start(self):
+        try:
+            self.keystone.start()
+            for user, roles in sorted(self.USERS.items()):
+                self.keystone.ensure_user(user, self.passwords[user], SERVICE_PROJECT, roles)
+            self.placement = KeystonePlacement(self.keystone, self.passwords['placement'])
+            self.placement.start()
+            self.keystone.register_service('placement', 'placement', self.placement.url)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        if self.placement is not None:
+            self.placement.stop()
+        self.keystone.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    @property
+    def auth_url(self):
+        return self.keystone.auth_url
+
+    def auth_dict(self, user='placement', password=None, auth_url=None):
+        """The ``auth`` dict of the ``password`` plugin for ``user``."""
+        return {'auth_url': auth_url or self.auth_url, 'username': user,
+                'password': self.passwords[user] if password is None else password,
+                'project_name': SERVICE_PROJECT, 'user_domain_name': DOMAIN,
+                'project_domain_name': DOMAIN}
+
+    def password_auth(self, user='placement', password=None, auth_url=None):
+        """Module options: password auth for ``user`` (Placement found in the catalog)."""
+        return {'auth_type': 'password', 'region_name': REGION,
+                'auth': self.auth_dict(user, password, auth_url)}
+
+    def token(self, user='placement'):
+        return self.keystone.issue_token(user, self.passwords[user])
+
+
+_SHARED = []
+
+
+def shared_stack():
+    """The one :class:`KeystoneStack` of this process (started on first use, stopped at exit)."""
+    if not _SHARED:
+        import atexit
+
+        stack = KeystoneStack().start()
+        _SHARED.append(stack)
+        atexit.register(stack.stop)
+    return _SHARED[0]
+
+
+# -- the keystone child process ------------------------------------------------
+def _serve_keystone(workdir, port_file):
+    import socketserver
+    from wsgiref import simple_server
+
+    import keystone.server
+    from keystone.cmd.bootstrap import Bootstrapper
+    from keystone.common.sql import upgrades
+    from keystone.server.flask import application as ks_application
+    from keystone.server.flask import core as ks_core
+
+    sys.argv[1:] = []   # oslo.config parses the command line: ours is not keystone's
+    keystone.server.configure(config_files=[os.path.join(workdir, 'keystone.conf')])
+    upgrades.offline_sync_database_to_version()   # keystone-manage db_sync
+
+    class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 64
+
+    class Handler(simple_server.WSGIRequestHandler):
+        def address_string(self):
+            return self.client_address[0]
+
+        def log_request(self, code='-', size='-'):
+            pass
+
+    def _not_yet(environ, start_response):
+        start_response('503 Service Unavailable', [('Content-Type', 'text/plain')])
+        return [b'starting']
+
+    httpd = simple_server.make_server(LOOPBACK, 0, _not_yet, server_class=Server, handler_class=Handler)
+    url = 'http://%s:%d' % httpd.server_address[:2]
+
+    boot = Bootstrapper()                           # keystone-manage bootstrap
+    boot.admin_password = os.environ['OS_BOOTSTRAP_PASSWORD']
+    boot.admin_username = 'admin'
+    boot.project_name = 'admin'
+    boot.admin_role_name = 'admin'
+    boot.service_name = 'keystone'
+    boot.public_url = boot.internal_url = boot.admin_url = url + '/v3'
+    boot.region_id = REGION
+    boot.immutable_roles = True
+    boot.bootstrap()
+
+    httpd.set_app(ks_core.setup_app_middleware(ks_application.application_factory('public')))
+
+    def _term(signum, frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _term)
+    parent = os.getppid()
+
+    def _watch_parent():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=_watch_parent, name='parent-watch', daemon=True).start()
+    tmp = port_file + '.tmp'
+    with open(tmp, 'w') as fh:
+        fh.write('%d\n' % httpd.server_address[1])
+    os.rename(tmp, port_file)
+    sys.stderr.write('keystone serving on %s\n' % url)
+    sys.stderr.flush()
+    try:
+        httpd.serve_forever(poll_interval=0.2)
+    finally:
+        httpd.server_close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--serve-keystone', nargs=2, metavar=('WORKDIR', 'PORT_FILE'),
+                        help='(internal) run keystone from WORKDIR, write the port to PORT_FILE')
+    args = parser.parse_args(argv)
+    if args.serve_keystone:
+        _serve_keystone(*args.serve_keystone)
+        return 0
+
+    def _stop(signum, frame):
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    stack = KeystoneStack()
+    stack.start()
+    print('keystone at %s (log %s)' % (stack.auth_url, stack.keystone.log_path))
+    print('placement at %s (log %s)' % (stack.placement.url, stack.placement.log_path))
+    print(json.dumps(stack.password_auth('placement')))
+    try:
+        while stack.placement.proc is not None and stack.placement.proc.poll() is None:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
