@@ -315,7 +315,8 @@ def main():
             required_one_of=[('consumer_uuid', 'consumers')],
         )
     )
-    run_module(module, _run)
+    # allocations name providers that must exist already: never create a new store
+    run_module(module, _run, creates_store=False)
 
 
 if __name__ == '__main__':

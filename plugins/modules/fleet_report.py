@@ -53,8 +53,12 @@ options:
         C(status) (C(failed), or the C(status) of the reshape), C(reason), C(started) and
         C(finished) (epoch seconds), C(reshape) (the registered result of the
         M(placement.upgrade.reshape) task).
+      - A record that is not a mapping naming its node, or whose fields have the wrong types (a
+        C(started) that is not a number, C(reshape) that is not a mapping, ...), does not fail the
+        task - it is listed in RV(bad_records) naming the node and the field, shown without trees
+        (or left out when it names no node), and the other records are reported.
     type: list
-    elements: dict
+    elements: raw
     default: []
   hosts:
     description:
@@ -287,6 +291,17 @@ unreached_nodes:
   type: list
   elements: str
   sample: []
+bad_records:
+  description:
+    - The node records that are badly shaped or unreadable (given in O(records), or stored in
+      C(nodes/) of O(dest)), each with C(node) (null when it names none), C(file) (the stored
+      file, or null for a given record) and C(problem) (the field at fault and what it got).
+    - They do not fail the task; the rest of the report is written, and RV(summary_line) says how
+      many there were.
+  returned: success
+  type: list
+  elements: dict
+  sample: [{node: compute-07, file: null, problem: "record.started must be a finite number, got str"}]
 stored:
   description: The node record files written by this call.
   returned: success
@@ -388,8 +403,30 @@ _PLAIN = (str, int, float, bool, type(None))
 def _as_given(record, exc):
     """What is kept of a record that could not be collected: its plain fields, and why."""
     kept = dict((k, v) for k, v in record.items() if isinstance(v, _PLAIN) and k not in ('before', 'after'))
-    kept['unread'] = 'the record could not be collected (%s: %s)' % (type(exc).__name__, exc)
+    kept['unread'] = 'the record could not be collected (%s)' % report.shape_text(exc)
     return kept
+
+
+def _given_records(given, bad):
+    """The usable records of ``given`` (the records option); the others are listed in ``bad``."""
+    records = []
+    for index, record in enumerate(given or []):
+        if not isinstance(record, dict):
+            bad.append({'node': None, 'file': None,
+                        'problem': 'records[%d] must be a node record (a mapping), got %s'
+                                   % (index, type(record).__name__)})
+            continue
+        node = record.get('node') or record.get('provider')
+        if not node:
+            bad.append({'node': None, 'file': None,
+                        'problem': 'records[%d] names no node (neither node nor provider is set)' % index})
+            continue
+        if not isinstance(node, (str, int, float)) or isinstance(node, bool):
+            bad.append({'node': None, 'file': None,
+                        'problem': 'records[%d].node must be a string, got %s' % (index, type(node).__name__)})
+            continue
+        records.append(record)
+    return records
 
 
 def _hosts_without_record(hosts, have):
@@ -407,10 +444,15 @@ def run(module, log):
     dest = params['dest']
     mode = params['mode']
     existing, problems = report.load_records(dest)
+    bad = []
     for problem in problems:
         log('unreadable node record skipped: %s' % problem)
+        bad.append({'node': None, 'file': problem.split(': ', 1)[0], 'problem': problem})
     run_id = report.check_run(existing, params['run_id'], dest)
-    records = [r for r in params['records'] if isinstance(r, dict) and (r.get('node') or r.get('provider'))]
+    records = _given_records(params['records'], bad)
+    for item in bad:
+        if item['file'] is None:
+            log('node record skipped: %s' % item['problem'])
     reader = _Reader(params, log)
     collected = []
     try:
@@ -439,8 +481,9 @@ def run(module, log):
             except Exception as exc:  # pylint: disable=broad-except
                 # one bad record must not sink the report
                 rec, warnings = _as_given(record, exc), []
-                log('%s: the record could not be collected (%s: %s); stored with its plain fields'
-                    % (node, type(exc).__name__, exc))
+                bad.append({'node': str(node), 'file': None, 'problem': report.shape_text(exc)})
+                log('%s: the record could not be collected (%s); stored with its plain fields'
+                    % (node, report.shape_text(exc)))
             for warning in warnings:
                 log(warning)
             collected.append(rec)
@@ -472,6 +515,11 @@ def run(module, log):
                                mode=mode, run_id=run_id, context=context)
     for problem in data['problems']:
         log(problem)
+    known = set(item['node'] for item in bad if item['node'])
+    for entry in data['nodes']:
+        if entry['node'] not in known and entry['unread'].startswith('its node record is badly shaped'):
+            bad.append({'node': entry['node'], 'file': report.record_path(dest, entry['node']),
+                        'problem': entry['unread']})
     paths = {
         'markdown': os.path.join(dest, 'report.md'),
         'html': os.path.join(dest, 'report.html'),
@@ -487,7 +535,9 @@ def run(module, log):
             except OSError as exc:
                 log('cannot update the latest link next to %s: %s' % (dest, exc))
     line = report.summary_line(data)
-    return dict(changed=changed, paths=paths, summary=report.summary(data), summary_line=line,
+    if bad:
+        line = '%s; %d bad node record(s), the rest is reported (see bad_records)' % (line, len(bad))
+    return dict(changed=changed, paths=paths, summary=report.summary(data), summary_line=line, bad_records=bad,
                 deferred_nodes=data['deferred'], failed_nodes=data['failed'], unreached_nodes=data['unreached'],
                 would_stop=data['would_stop'], touched_nodes=data['touched'], unread_nodes=data['unread'],
                 next_steps=data['next_steps'], stored=stored, msg=line)
@@ -497,7 +547,7 @@ def main():
     module = AnsibleModule(
         argument_spec=placement_argument_spec(
             dest=dict(type='path', required=True),
-            records=dict(type='list', elements='dict', default=[]),
+            records=dict(type='list', elements='raw', default=[]),
             hosts=dict(type='list', elements='str', default=[]),
             mode=dict(type='str', choices=['apply', 'plan'], default='apply'),
             title=dict(type='str', default='Rolling reshape report'),

@@ -314,7 +314,8 @@ def main():
         **placement_module_kwargs(mutually_exclusive=[('resource_class', 'inventories')],
                                   required_one_of=[('resource_class', 'inventories')])
     )
-    run_module(module, _run)
+    # the provider must exist already: a wrong embedded_db path is an error, never a new store
+    run_module(module, _run, creates_store=False)
 
 
 if __name__ == '__main__':

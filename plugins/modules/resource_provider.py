@@ -215,11 +215,13 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
+    error_result,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 
 
 def _run(module, backend, log):
@@ -257,7 +259,16 @@ def main():
         ),
         **placement_module_kwargs(required_one_of=[('name', 'uuid')])
     )
-    run_module(module, _run)
+    params = module.params
+    if params['state'] == 'present':
+        # the checks of the parameters alone, before the backend is opened: a bad name or uuid
+        # must not create a new, empty embedded placement before it fails
+        try:
+            ops.check_provider_request(params['name'], params['uuid'], params['traits'], params['aggregates'])
+        except PlacementError as exc:
+            module.fail_json(**error_result(exc))
+    # a parent must already exist: never create a new store for a child
+    run_module(module, _run, creates_store=not params['parent_provider'])
 
 
 if __name__ == '__main__':

@@ -170,8 +170,9 @@ def _check_kind_options(kind, opts):
                                              or opts['reserved'] < 0):
         raise LayoutError('%s.reserved must be a non-negative integer, got %r' % (kind, opts['reserved']))
     ratio = opts.get('allocation_ratio')
-    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0):
-        raise LayoutError('%s.allocation_ratio must be a number > 0, got %r' % (kind, ratio))
+    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0
+                              or not model.is_finite(ratio)):
+        raise LayoutError('%s.allocation_ratio must be a finite number > 0, got %r' % (kind, ratio))
     if kind == KIND_SRIOV and opts.get('class_style') not in _CLASS_STYLES:
         raise LayoutError('sriov.class_style must be one of %s, got %r'
                           % (', '.join(_CLASS_STYLES), opts.get('class_style')))
@@ -261,6 +262,7 @@ def build_layout(root_name, devices, options=None, numa_source=None):
     """
     if not root_name:
         raise LayoutError('the root provider has no name')
+    _discovery.check_report(devices)
     devices = devices or {}
     opts = merge_options(options)
     warnings = []
@@ -875,6 +877,7 @@ def ownership_from_devices(devices):
     each, from the holders the report records); this only normalises the
     consumer uuids and device addresses to Placement's / the layout's keys.
     """
+    _discovery.check_report(devices)
     out = {}
     for consumer, devs in _discovery.ownership(devices or {}).items():
         key = _consumer_key(consumer)
@@ -926,6 +929,7 @@ def owned_units(entry, rc):
 
 def numa_child_names(root_name, devices, options=None):
     """The NUMA child names the layout would use, whatever inventory they get."""
+    _discovery.check_report(devices)
     opts = merge_options(options)[KIND_NUMA]
     names = []
     for cell in (devices or {}).get('numa_cells') or []:

@@ -27,7 +27,7 @@ __metaclass__ = type
 import re
 import uuid as _uuid
 
-from .errors import BadRequest
+from .errors import BadInput, BadRequest, type_name
 
 MIN_MICROVERSION = (1, 30)   # POST /reshaper
 MAX_MICROVERSION = (1, 39)   # the newest this core knows (Placement 16.0.0)
@@ -228,3 +228,57 @@ def strip_allocations(allocations):
     """Reduce a GET /allocations/{c} 'allocations' map to the PUT shape (drop generations)."""
     return {rp: {'resources': dict(entry.get('resources', {}))}
             for rp, entry in allocations.items() if entry.get('resources')}
+
+
+# ---------------------------------------------------------------------------
+# shapes of what the collection is given (module options, device reports, snapshots, records)
+
+_KINDS = {
+    'mapping': (lambda v: isinstance(v, dict), 'a mapping'),
+    'list': (lambda v: isinstance(v, list), 'a list'),
+    'text': (lambda v: isinstance(v, str), 'a string'),
+    'int': (lambda v: isinstance(v, int) and not isinstance(v, bool), 'an integer'),
+    'number': (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and is_finite(v), 'a finite number'),
+    'bool': (lambda v: isinstance(v, bool), 'true or false'),
+    'scalar': (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), 'a string or a number'),
+}
+
+
+def shape_error(field, expected, value):
+    """BadInput ``<field> must be <expected>, got <type>`` (the field as a path: ``devices.gpus[0].address``)."""
+    return BadInput('%s must be %s, got %s' % (field, expected, type_name(value)), field=field)
+
+
+def expect(value, kind, field, expected=None, optional=False):
+    """``value`` when it is of ``kind`` (see :data:`_KINDS`; None too when ``optional``), else BadInput."""
+    if value is None and optional:
+        return value
+    check, text = _KINDS[kind]
+    if not check(value):
+        raise shape_error(field, expected or text, value)
+    return value
+
+
+def expect_fields(record, field, kinds, expected='a mapping'):
+    """Check a mapping's fields: ``kinds`` is ``{key: kind}``, a kind ending in ``?`` may be
+    absent or null, one ending in ``!`` is required; other keys are not checked."""
+    expect(record, 'mapping', field, expected)
+    for key, kind in kinds.items():
+        optional = not kind.endswith('!')
+        kind = kind.rstrip('!?')
+        if key not in record:
+            if not optional:
+                raise BadInput('%s.%s is required' % (field, key), field='%s.%s' % (field, key))
+            continue
+        expect(record[key], kind, '%s.%s' % (field, key), optional=optional)
+    return record
+
+
+def expect_list_of(value, kind, field, expected, item_expected=None, optional=True):
+    """A list whose every item is of ``kind`` (``[i]`` in the field named on failure)."""
+    if value is None and optional:
+        return []
+    expect(value, 'list', field, expected)
+    for index, item in enumerate(value):
+        expect(item, kind, '%s[%d]' % (field, index), item_expected)
+    return value

@@ -180,6 +180,21 @@ def providers_info(backend, name=None, uuid=None, in_tree=None, with_allocations
 
 
 # -- resource_provider ---------------------------------------------------------
+def check_provider_request(name=None, uuid=None, traits=None, aggregates=None):
+    """The checks of :func:`ensure_provider` that need no backend; returns (uuid, traits, aggregates) normalized."""
+    if name is None and uuid is None:
+        raise BadRequest('Either name or uuid of the resource provider is required')
+    if name is not None:
+        _validate_provider_name(name)
+    if uuid is not None:
+        uuid = model.normalize_uuid(uuid)
+    want_traits = None if traits is None else _validate_traits(traits)
+    want_aggs = None
+    if aggregates is not None:
+        want_aggs = sorted(set(model.normalize_uuid(a) for a in aggregates))
+    return uuid, want_traits, want_aggs
+
+
 def _validate_provider_name(name):
     if not isinstance(name, str) or not name or len(name) > MAX_PROVIDER_NAME:
         raise BadRequest("Resource provider name must be a string of 1 to %d characters, got %r"
@@ -224,16 +239,7 @@ def ensure_provider(backend, name=None, uuid=None, parent_provider=None, traits=
     ``provider`` is the full provider record (predicted in check mode; a provider
     created without ``uuid`` has ``uuid`` None in check mode, the server picks it).
     """
-    if name is None and uuid is None:
-        raise BadRequest('Either name or uuid of the resource provider is required')
-    if name is not None:
-        _validate_provider_name(name)
-    if uuid is not None:
-        uuid = model.normalize_uuid(uuid)
-    want_traits = None if traits is None else _validate_traits(traits)
-    want_aggs = None
-    if aggregates is not None:
-        want_aggs = sorted(set(model.normalize_uuid(a) for a in aggregates))
+    uuid, want_traits, want_aggs = check_provider_request(name, uuid, traits, aggregates)
 
     def step():
         return _ensure_provider_once(backend, name, uuid, parent_provider, want_traits,

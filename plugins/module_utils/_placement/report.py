@@ -62,7 +62,7 @@ from urllib.parse import urlsplit, urlunsplit
 from . import model
 from . import names as _names
 from . import snapshot as _snapshot
-from .errors import PlacementError
+from .errors import BadInput, PlacementError
 from .version import COLLECTION_VERSION
 
 STATUSES = ('reshaped', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
@@ -504,7 +504,72 @@ def next_steps(nodes, mode, context=None):
 # ---------------------------------------------------------------------------
 # the report data
 
+_RECORD_KINDS = {
+    'node': 'scalar?', 'provider': 'scalar?', 'status': 'text?', 'reason': 'text?', 'started': 'number?',
+    'finished': 'number?', 'duration': 'number?', 'touched': 'bool?', 'derived': 'bool?', 'failed': 'bool?',
+    'snapshot': 'text?', 'retries': 'int?', 'warnings': 'list?', 'verification': 'list?', 'moved': 'mapping?',
+    'names': 'mapping?', 'consumer_names': 'mapping?', 'before': 'mapping?', 'after': 'mapping?',
+    'unread': 'text?', 'run_id': 'scalar?', 'reshape': 'mapping?', 'instances': 'mapping?',
+}
+_RESULT_KINDS = {
+    'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',
+    'retries': 'int?', 'remarks': 'list?', 'warnings': 'list?', 'plan': 'mapping?', 'deferred_reason': 'text?',
+}
+
+
+def check_record(record, field='record'):
+    """Refuse a node record (or the reshape result in it) whose fields have the wrong types, naming the field.
+
+    Raises :class:`.errors.BadInput` (``record.started must be a finite number, got str``);
+    :func:`build_report` shows such a record as a bad record without trees, and the
+    fleet report module lists it in its result.
+    """
+    model.expect_fields(record, field, _RECORD_KINDS, 'a node record (a mapping)')
+    for key in ('warnings',):
+        model.expect_list_of(record.get(key), 'text', '%s.%s' % (field, key), 'a list of texts')
+    for index, check in enumerate(record.get('verification') or []):
+        model.expect(check, 'mapping', '%s.verification[%d]' % (field, index), 'a check (a mapping)')
+    model.expect_fields(record.get('moved') or {}, field + '.moved', {'consumers': 'int?', 'allocations': 'int?'})
+    for key in ('names', 'consumer_names'):
+        for sub, name in (record.get(key) or {}).items():
+            model.expect(name, 'scalar', '%s.%s.%s' % (field, key, sub))
+    for key in ('before', 'after'):
+        if record.get(key) is not None:
+            _check_tree(record[key], '%s.%s' % (field, key))
+    result = record.get('reshape')
+    if result is not None:
+        model.expect_fields(result, field + '.reshape', _RESULT_KINDS, 'a reshape task result (a mapping)')
+        for key in ('remarks', 'warnings'):
+            model.expect_list_of(result.get(key), 'text', '%s.reshape.%s' % (field, key), 'a list of texts')
+        model.expect_fields(result.get('moved') or {}, field + '.reshape.moved',
+                            {'consumers': 'int?', 'allocations': 'int?'})
+        for index, check in enumerate(result.get('verification') or []):
+            model.expect(check, 'mapping', '%s.reshape.verification[%d]' % (field, index), 'a check (a mapping)')
+    return record
+
+
+def _check_tree(tree, field):
+    """A tree in a record: a provider tree state, or the normalized form (allocations {consumer: {rp: {RC: n}}})."""
+    model.expect_fields(tree, field, {'providers': 'mapping?', 'allocations': 'mapping?'}, 'a provider tree (a mapping)')
+    state = {'providers': tree.get('providers') or {}, 'allocations': {}}
+    for consumer, entry in (tree.get('allocations') or {}).items():
+        where = '%s.allocations.%s' % (field, consumer)
+        model.expect(entry, 'mapping', where, "a consumer's allocations (a mapping)")
+        allocs = entry.get('allocations', entry)
+        model.expect(allocs, 'mapping', where + '.allocations', optional=True)
+        for rp, item in (allocs or {}).items():
+            if isinstance(item, dict) and 'resources' not in item and 'generation' not in item:
+                item = {'resources': item}        # the normalized form {rp: {RC: n}}
+            model.expect_fields(item, '%s.%s' % (where, rp), {'resources': 'mapping?', 'generation': 'int?'})
+            for rc, amount in (item.get('resources') or {}).items():
+                model.expect(amount, 'int', '%s.%s.resources.%s' % (where, rp, rc))
+    providers = dict((u, dict(p, name=p.get('name') or u) if isinstance(p, dict) else p)
+                     for u, p in state['providers'].items())
+    _snapshot.check_state({'providers': providers}, field)
+
+
 def _node_entry(record, names, mode='apply'):
+    check_record(record)
     record = dict(record or {})
     node = str(record.get('node') or record.get('provider') or '?')
     status = record.get('status') or 'unreached'
@@ -582,10 +647,16 @@ def _fallback_entry(record, node, names, mode, exc):
         'reason': reason if isinstance(reason, str) else '',
         'touched': record.get('touched') if isinstance(record.get('touched'), bool) else None,
         'snapshot': record.get('snapshot') if isinstance(record.get('snapshot'), str) else '',
-        'unread': 'its node record is badly shaped (%s: %s); trees and counts are not shown' % (
-            type(exc).__name__, exc),
+        'unread': 'its node record is badly shaped (%s); trees and counts are not shown' % shape_text(exc),
     }
     return _node_entry(fallback, names, mode)
+
+
+def shape_text(exc):
+    """A shape error names its field already; anything else also says what it was."""
+    if isinstance(exc, BadInput):
+        return exc.detail
+    return '%s: %s' % (type(exc).__name__, exc)
 
 
 def trees_differ(before, after):
@@ -660,8 +731,8 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
         try:
             entry = _node_entry(rec, names, mode)
         except Exception as exc:  # pylint: disable=broad-except
-            problems.append('the record of %s is badly shaped (%s: %s); shown without trees'
-                            % (node, type(exc).__name__, exc))
+            problems.append('the record of %s is badly shaped (%s); shown without trees'
+                            % (node, shape_text(exc)))
             entry = _fallback_entry(rec, node, names, mode, exc)
         nodes.append(entry)
     if mode == 'plan':
@@ -1621,6 +1692,7 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     answering (the caller goes on without it); other read errors mark the record
     ``unread``.  Returns ``(record, warnings)``.
     """
+    check_record(record)
     warnings = []
     result = record.get('reshape') if isinstance(record.get('reshape'), dict) else {}
     status = _status_of(record, mode)

@@ -156,7 +156,7 @@ def test_bad_input_fails_and_changes_nothing(run_module, store, cn, args, expect
                                          'inventories': {'MEMORY_MB': _record(total=1024)}}
 
 
-def test_missing_provider_is_a_clear_failure(run_module):
+def test_missing_provider_is_a_clear_failure(run_module, store):
     rc, out = run_module(inv_module, {'resource_provider': 'nowhere', 'resource_class': 'VCPU', 'total': 1})
     assert rc == 1 and "Resource provider named 'nowhere' not found" in out['msg']
     assert out['error']['status'] == 404
@@ -186,7 +186,7 @@ def _new_uuid():
 
 @pytest.fixture
 def racing(monkeypatch):
-    def get_backend(options, environ=None, create=True):
+    def get_backend(options, environ=None, create=True, **_kwargs):
         return RacingBackend(options['embedded_db'], create=create)
     monkeypatch.setattr(factory, 'get_backend', get_backend)
     return RacingBackend
