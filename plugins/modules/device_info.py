@@ -257,10 +257,13 @@ ownership:
       "0000:85:00.0": 1
 '''
 
+import traceback
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 
 
 def _virsh_domains(module):
@@ -324,6 +327,12 @@ def main():
         )
     except (discovery.DiscoveryError, novaconf.NovaConfError) as exc:
         module.fail_json(msg=str(exc), path=exc.path)
+    except PlacementError as exc:
+        module.fail_json(msg=exc.detail if not exc.status else str(exc), path=getattr(exc, 'path', None))
+    except Exception as exc:  # pylint: disable=broad-except
+        # never a traceback: say what broke, with the trace for a bug report
+        module.fail_json(msg='Unexpected error (%s): %s' % (type(exc).__name__, exc),
+                         exception=traceback.format_exc())
     module.exit_json(changed=False, devices=report, ownership=discovery.ownership(report))
 
 

@@ -892,7 +892,7 @@ def _check_pf(pf, where):
 
 
 def _check_nova_conf(nova, field):
-    _model.expect_fields(nova, field, {'files': 'list?', 'devices': 'mapping?', 'mdev_types': 'mapping?',
+    _model.expect_fields(nova, field, {'devices': 'mapping?', 'mdev_types': 'mapping?',
                                        'pci': 'mapping?', 'compute': 'mapping?'})
     _model.expect_list_of(nova.get('files'), 'text', field + '.files', 'a list of file names')
     devices = nova.get('devices') or {}
@@ -900,8 +900,7 @@ def _check_nova_conf(nova, field):
                           'a list of mdev type names')
     for mtype, group in (nova.get('mdev_types') or {}).items():
         where = '%s.mdev_types.%s' % (field, mtype)
-        _model.expect_fields(group, where, {'device_addresses': 'list?', 'mdev_class': 'text?',
-                                            'max_instances': 'int?'})
+        _model.expect_fields(group, where, {'mdev_class': 'text?', 'max_instances': 'int?'})
         _model.expect_list_of(group.get('device_addresses'), 'text', where + '.device_addresses',
                               'a list of PCI addresses')
     pci = nova.get('pci') or {}
@@ -932,27 +931,26 @@ def check_report(devices, field='devices'):
     if devices is None:
         return
     _model.expect_fields(devices, field, {
-        'hostname': 'scalar?', 'cpus_online': 'list?', 'instances': 'mapping?', 'nova_conf': 'mapping?',
+        'hostname': 'scalar?', 'instances': 'mapping?', 'nova_conf': 'mapping?',
         'mem_encryption': 'mapping?', 'warnings': 'list?'}, 'a device report (a mapping)')
     _check_entries(devices.get('gpus'), field + '.gpus', 'GPU records',
                    {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
-                    'numa_node': 'int?', 'mdev_types': 'mapping?', 'mdevs': 'list?'}, _check_gpu)
+                    'numa_node': 'int?', 'mdev_types': 'mapping?'}, _check_gpu)
     _check_entries(devices.get('sriov_pfs'), field + '.sriov_pfs', 'SR-IOV PF records',
                    {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
                     'vf_product_id': _TEXT_OR_NULL, 'num_vfs': 'int?', 'total_vfs': 'int?', 'numa_node': 'int?',
-                    'instance_uuid': _TEXT_OR_NULL, 'vfs': 'list?'}, _check_pf)
+                    'instance_uuid': _TEXT_OR_NULL}, _check_pf)
     _check_entries(devices.get('pci_devices'), field + '.pci_devices', 'PCI device records',
                    {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
                     'numa_node': 'int?', 'instance_uuid': _TEXT_OR_NULL})
     _check_entries(devices.get('numa_cells'), field + '.numa_cells', 'NUMA cell records',
-                   {'id': 'int!', 'cpus': 'list?', 'memory_mb': 'int?'},
+                   {'id': 'int!', 'memory_mb': 'int?'},
                    lambda cell, where: _model.expect_list_of(cell.get('cpus'), 'int', where + '.cpus',
                                                              'a list of CPU ids'))
     _model.expect_list_of(devices.get('cpus_online'), 'int', field + '.cpus_online', 'a list of CPU ids')
     for uuid, info in (devices.get('instances') or {}).items():
         where = '%s.instances.%s' % (field, uuid)
-        _model.expect_fields(info, where, {'name': _TEXT_OR_NULL, 'mdevs': 'list?', 'pci_addresses': 'list?',
-                                           'pinned_cpus': 'list?', 'vcpus': 'int?',
+        _model.expect_fields(info, where, {'name': _TEXT_OR_NULL, 'vcpus': 'int?',
                                            'mem_encryption': _TEXT_OR_NULL}, 'an instance record (a mapping)')
         _model.expect_list_of(info.get('mdevs'), 'text', where + '.mdevs', 'a list of mdev UUIDs')
         _model.expect_list_of(info.get('pci_addresses'), 'text', where + '.pci_addresses', 'a list of PCI addresses')

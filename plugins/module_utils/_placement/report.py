@@ -509,7 +509,7 @@ _RECORD_KINDS = {
     'finished': 'number?', 'duration': 'number?', 'touched': 'bool?', 'derived': 'bool?', 'failed': 'bool?',
     'snapshot': 'text?', 'retries': 'int?', 'warnings': 'list?', 'verification': 'list?', 'moved': 'mapping?',
     'names': 'mapping?', 'consumer_names': 'mapping?', 'before': 'mapping?', 'after': 'mapping?',
-    'unread': 'text?', 'run_id': 'scalar?', 'reshape': 'mapping?', 'instances': 'mapping?',
+    'unread': 'text?', 'run_id': 'scalar?', 'instances': 'mapping?',
 }
 _RESULT_KINDS = {
     'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',

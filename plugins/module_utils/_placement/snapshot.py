@@ -179,7 +179,6 @@ def load_snapshot(path):
 def check_document(doc):
     """The fields of a snapshot document that rollback, verify and the fleet report read."""
     _model.expect_fields(doc, 'snapshot', {'root': 'mapping!', 'state': 'mapping!', 'foreign': 'mapping?',
-                                           'layout_children': 'list?', 'created_children': 'list?',
                                            'plan': 'mapping?', 'run_id': 'scalar?', 'created_at': 'text?'})
     _model.expect_fields(doc['root'], 'root', {'uuid': 'text!', 'name': 'text!'})
     check_state(doc['state'], 'state')
@@ -209,8 +208,7 @@ def check_state(state, field='state'):
         where = '%s.providers.%s' % (field, uuid)
         _model.expect_fields(prov, where, {
             'uuid': 'text?', 'name': 'text!', 'generation': 'int?', 'parent_provider_uuid': 'text?',
-            'root_provider_uuid': 'text?', 'inventories': 'mapping?', 'usages': 'mapping?', 'traits': 'list?',
-            'aggregates': 'list?'}, 'a provider record (a mapping)')
+            'root_provider_uuid': 'text?', 'inventories': 'mapping?', 'usages': 'mapping?'}, 'a provider record (a mapping)')
         for rc, inv in (prov.get('inventories') or {}).items():
             _model.expect_fields(inv, '%s.inventories.%s' % (where, rc), _INVENTORY_KINDS,
                                  'an inventory record (a mapping)')
