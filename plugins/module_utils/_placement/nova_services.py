@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nova's compute services (``/os-services``): read, disable / enable, wait for up or down.
+
+What the rolling pass does around a node's reshape: disable its nova-compute so the
+scheduler sends nothing there, wait until nova reports it down once the node's service
+manager stopped it, and after the reshape wait until the new nova-compute is up and has
+reported (its ``updated_at`` is later than its start), then enable it again.
+
+Compute microversion 2.53: service ids are uuids and ``PUT /os-services/{id}`` takes
+``status`` (``enabled``/``disabled``), ``disabled_reason`` and ``forced_down``.  nova answers
+400 to a PUT that changes nothing, so :func:`set_service` compares first and sends only
+what differs: idempotent, and ``changed`` is true only when nova's record changed.
+
+Errors are :mod:`.errors` types naming nova's endpoint (nova.py's mapping); a GET or a PUT
+(both idempotent) is retried on a connection failure or a 5xx.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from . import errors
+from . import nova as _nova
+
+MICROVERSION = '2.53'
+PATH = '/os-services'
+#: the fields of a service record kept in results (nova 2.53 sends these)
+SERVICE_KEYS = ('id', 'binary', 'host', 'zone', 'status', 'state', 'updated_at', 'disabled_reason',
+                'forced_down')
+STATES = ('up', 'down')
+POLICY_HINT = ('nova\'s compute services are listed and updated by the `admin` role under nova\'s '
+               'default policy (os_compute_api:os-services:list and :update)')
+
+
+def _keep(record):
+    return dict((k, record.get(k)) for k in SERVICE_KEYS)
+
+
+def get_service(adapter, host, binary='nova-compute', retries=3, backoff=0.25, log=None):
+    """nova's record of ``binary`` on ``host``; NotFound naming the hosts nova knows."""
+    body = _nova.get_json(adapter, PATH, {'host': host, 'binary': binary}, MICROVERSION, POLICY_HINT,
+                          retries=retries, backoff=backoff, log=log)
+    found = [s for s in (body or {}).get('services') or [] if s.get('host') == host and s.get('binary') == binary]
+    if not found:
+        known = _nova.get_json(adapter, PATH, {'binary': binary}, MICROVERSION, POLICY_HINT,
+                               retries=retries, backoff=backoff, log=log)
+        hosts = sorted(s.get('host') for s in (known or {}).get('services') or [] if s.get('host'))
+        err = errors.NotFound('nova at %s has no %s service on host %r (nova\'s service host, often the short '
+                              'hostname: the hosts it knows are %s)'
+                              % (_nova._endpoint(adapter), binary, host, ', '.join(hosts[:20]) or 'none'))
+        err.method, err.path = 'GET', PATH
+        raise err
+    return _keep(found[0])
+
+
+def _put(adapter, service_id, body, retries, backoff, log):
+    endpoint = _nova._endpoint(adapter)
+    path = '%s/%s' % (PATH, service_id)
+    what = 'PUT %s' % path
+    attempts = 1 + max(0, retries)
+    for attempt in range(1, attempts + 1):
+        try:
+            resp = adapter.request(path, 'PUT', json=body, raise_exc=False, headers={'Accept': 'application/json'},
+                                   microversion=MICROVERSION, microversion_service_type='compute')
+        except Exception as exc:
+            failure = _nova._transport_error(exc, endpoint, what, path)
+            if failure is None:
+                raise
+            if not isinstance(failure, errors.ServiceUnavailable):
+                raise failure
+        else:
+            if resp.status_code < 400:
+                return _keep((resp.json() or {}).get('service') or {})
+            failure = _nova._http_error(resp, endpoint, what, path, POLICY_HINT, MICROVERSION)
+            failure.method = 'PUT'
+            if resp.status_code < 500:
+                raise failure
+        if attempt == attempts:
+            raise failure
+        if log is not None:
+            log('nova %s: %s on attempt %d of %d, retrying' % (what, failure.detail, attempt, attempts))
+        if backoff:
+            time.sleep(backoff * (2 ** (attempt - 1)))
+    raise AssertionError('unreachable')  # pragma: no cover
+
+
+def wanted_update(current, enabled=None, disabled_reason=None, forced_down=None):
+    """The PUT body that brings ``current`` to what is asked (``{}`` when it already is).
+
+    ``enabled`` None leaves the status alone; ``disabled_reason`` applies to a disabled
+    service only (nova refuses one with ``enabled``), None keeps the current reason.
+    """
+    body = {}
+    if enabled is True and current.get('status') != 'enabled':
+        body['status'] = 'enabled'
+    elif enabled is False:
+        reason_differs = disabled_reason is not None and current.get('disabled_reason') != disabled_reason
+        if current.get('status') != 'disabled' or reason_differs:
+            body['status'] = 'disabled'
+            if disabled_reason is not None:
+                body['disabled_reason'] = disabled_reason
+            elif current.get('disabled_reason'):
+                body['disabled_reason'] = current['disabled_reason']
+    if forced_down is not None and bool(current.get('forced_down')) != bool(forced_down):
+        body['forced_down'] = bool(forced_down)
+    return body
+
+
+def predicted(current, body):
+    """``current`` after ``body`` as nova would apply it (check mode)."""
+    after = dict(current)
+    if body.get('status') == 'enabled':
+        after.update(status='enabled', disabled_reason=None)
+    elif body.get('status') == 'disabled':
+        after.update(status='disabled', disabled_reason=body.get('disabled_reason'))
+    if 'forced_down' in body:
+        after['forced_down'] = body['forced_down']
+        if body['forced_down']:
+            after['state'] = 'down'
+    return after
+
+
+def set_service(adapter, current, enabled=None, disabled_reason=None, forced_down=None, check_mode=False,
+                retries=3, backoff=0.25, log=None):
+    """``(changed, after)``: one PUT with what differs, nothing when nothing does."""
+    if enabled is True and disabled_reason:
+        raise errors.ConfigurationError('disabled_reason is for a disabled service; nova refuses it with '
+                                        'state=enabled')
+    body = wanted_update(current, enabled=enabled, disabled_reason=disabled_reason, forced_down=forced_down)
+    if not body:
+        return False, dict(current)
+    if check_mode:
+        return True, predicted(current, body)
+    after = _put(adapter, current['id'], body, retries, backoff, log)
+    if log is not None:
+        log('nova-compute on %s: %s' % (current['host'], ', '.join('%s=%s' % kv for kv in sorted(body.items()))))
+    return True, after
+
+
+def _after(stamp, since):
+    """Whether nova's ``updated_at`` (ISO 8601, UTC, no zone) is later than ``since``."""
+    if not since:
+        return True
+    if not stamp:
+        return False
+    return str(stamp).replace('T', ' ')[:26] > str(since).replace('T', ' ')[:26]
+
+
+def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,
+             clock=time.time, sleep=time.sleep, log=None):
+    """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
+    ``reported_since``); ``(record, waited seconds)``; ServiceUnavailable after ``timeout``."""
+    if state not in STATES:
+        raise errors.ConfigurationError('wait_for must be up or down, got %r' % (state,))
+    start = clock()
+    while True:
+        record = get_service(adapter, host, binary=binary, log=log)
+        reported = state == 'down' or _after(record.get('updated_at'), reported_since)
+        if record.get('state') == state and reported:
+            return record, round(clock() - start, 3)
+        waited = clock() - start
+        if waited >= timeout:
+            raise errors.ServiceUnavailable(
+                '%s on %s is not %s after %d s (nova reports state %s, last report %s%s): %s'
+                % (binary, host, state, timeout, record.get('state'), record.get('updated_at'),
+                   ', expected after %s' % reported_since if reported_since and state == 'up' else '',
+                   'is it running and can it reach the message queue and the database?' if state == 'up'
+                   else 'nova marks a stopped service down after [DEFAULT]service_down_time (60 s by '
+                        'default); check that it is stopped, or set forced_down once it is'))
+        sleep(min(interval, max(0.0, timeout - waited)))

@@ -1,0 +1,242 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: compute_service
+short_description: Disable or enable a host's nova-compute in nova, and wait until it is down or up
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - Reads nova's record of a compute service (C(GET /os-services), compute microversion 2.53),
+    disables it with a reason or enables it again (C(PUT /os-services/{id})), sets or clears
+    C(forced_down), and waits until nova reports it C(down) or C(up).
+  - What the rolling pass does around a node's reshape; see the
+    P(placement.upgrade.rolling_reshape#role) role.
+  - Idempotent; nova refuses a C(PUT) that changes nothing, so only what differs is sent, and
+    C(changed) is true only when nova's record changed. Check mode predicts the record; diff
+    mode shows it before and after.
+  - Needs nova's compute endpoint, from the cloud's service catalog or O(compute_endpoint);
+    nova's default policy gives these calls to the C(admin) role.
+  - nova does not report the version of a nova-compute service through its API; read it on the
+    node (C(nova-compute --version)).
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.auth.ATTRIBUTES
+  - placement.upgrade.auth.ACTIONGROUP
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reads nova's record and returns it as nova would have it; sends nothing, waits for nothing.
+  diff_mode:
+    support: full
+    details:
+      - The service record before and after.
+  idempotent:
+    support: full
+options:
+  host:
+    description:
+      - nova's service host of the compute service (C(host) in C(openstack compute service list)),
+        often the short hostname.
+    type: str
+    required: true
+  binary:
+    description: The service's binary.
+    type: str
+    default: nova-compute
+  state:
+    description:
+      - V(disabled) disables the service (the scheduler sends nothing to the host), V(enabled)
+        enables it. Omitted, the status is left as it is (read or wait only).
+    type: str
+    choices: [enabled, disabled]
+  disabled_reason:
+    description:
+      - Why the service is disabled (shown by C(openstack compute service list --long)). With
+        O(state=disabled), a service disabled with another reason gets this one.
+      - Not allowed with O(state=enabled) (nova refuses it).
+    type: str
+  forced_down:
+    description:
+      - Set (V(true)) or clear (V(false)) nova's C(forced_down) flag. nova reports a forced down
+        service down at once, without waiting for C(service_down_time); set it only once the
+        service is really stopped, and clear it when it runs again.
+    type: bool
+  wait_for:
+    description:
+      - After any change, wait until nova reports the service V(up) or V(down).
+      - nova reports a stopped service down after C([DEFAULT]service_down_time) (60 s by default).
+    type: str
+    choices: [up, down]
+  reported_since:
+    description:
+      - With O(wait_for=up), also wait until the service reported after this time (UTC,
+        C(YYYY-MM-DD HH:MM:SS), as nova's C(updated_at)). A service started after that time has
+        then really started and reported, not just kept its old state.
+    type: str
+  wait_timeout:
+    description: Seconds to wait for O(wait_for).
+    type: int
+    default: 300
+  wait_interval:
+    description: Seconds between two reads while waiting.
+    type: float
+    default: 5
+  compute_endpoint:
+    description:
+      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
+    type: str
+'''
+
+EXAMPLES = r'''
+- name: Keep the scheduler away from the node during its reshape
+  placement.upgrade.compute_service:
+    cloud: overcloud
+    host: cmp-r1-01
+    state: disabled
+    disabled_reason: "placement.upgrade: reshape in progress"
+
+- name: Wait until nova sees the stopped nova-compute down
+  placement.upgrade.compute_service:
+    cloud: overcloud
+    host: cmp-r1-01
+    wait_for: down
+    wait_timeout: 180
+
+- name: After the upgrade, wait for the new nova-compute to report, then enable it
+  placement.upgrade.compute_service:
+    cloud: overcloud
+    host: cmp-r1-01
+    state: enabled
+    wait_for: up
+    reported_since: "{{ started_at }}"
+'''
+
+RETURN = r'''
+service:
+  description: nova's record of the service after the task (predicted in check mode).
+  returned: success
+  type: dict
+  contains:
+    id:
+      description: The service's uuid.
+      type: str
+      sample: 7a3e6f4e-0bd4-4d6e-8f0e-2a9a4cdd61a7
+    binary:
+      description: The service's binary.
+      type: str
+      sample: nova-compute
+    host:
+      description: nova's service host.
+      type: str
+      sample: cmp-r1-01
+    zone:
+      description: Availability zone.
+      type: str
+      sample: nova
+    status:
+      description: V(enabled) or V(disabled).
+      type: str
+      sample: disabled
+    state:
+      description: V(up) or V(down), as nova reports it.
+      type: str
+      sample: up
+    updated_at:
+      description: When the service last reported (UTC).
+      type: str
+      sample: "2026-11-23T12:00:00.000000"
+    disabled_reason:
+      description: Why it is disabled (null when enabled).
+      type: str
+      sample: "placement.upgrade: reshape in progress"
+    forced_down:
+      description: nova's forced_down flag.
+      type: bool
+      sample: false
+waited:
+  description: Seconds spent waiting for O(wait_for) (0 without it, or in check mode).
+  returned: success
+  type: float
+  sample: 12.5
+diff:
+  description: The service record before and after (diff mode).
+  returned: when diff mode is on
+  type: dict
+log:
+  description: Messages from the task (the update sent, retries).
+  returned: always
+  type: list
+  elements: str
+  sample: ["nova-compute on cmp-r1-01: disabled_reason=placement.upgrade: reshape in progress, status=disabled"]
+error:
+  description: The error (C(status), C(code), C(title), C(detail), C(request_id)) when the task failed on one.
+  returned: failure
+  type: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    placement_argument_spec,
+    placement_module_kwargs,
+    run_module,
+)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
+
+
+def _run(module, backend, log):
+    params = module.params
+    adapter = nova.compute_adapter(backend, endpoint_override=params['compute_endpoint'])
+    if adapter is None:
+        raise ConfigurationError(
+            'compute_service needs nova\'s compute API, and there is none here (%s): use cloud/auth '
+            'options whose service catalog lists nova, or set compute_endpoint'
+            % ('the embedded store has no nova' if getattr(backend, 'kind', None) != 'rest'
+               else 'the service catalog lists no compute endpoint'))
+    before = nova_services.get_service(adapter, params['host'], binary=params['binary'], log=log)
+    enabled = None if params['state'] is None else params['state'] == 'enabled'
+    changed, after = nova_services.set_service(adapter, before, enabled=enabled,
+                                               disabled_reason=params['disabled_reason'],
+                                               forced_down=params['forced_down'],
+                                               check_mode=module.check_mode, log=log)
+    waited = 0
+    if params['wait_for'] and not module.check_mode:
+        after, waited = nova_services.wait_for(adapter, params['host'], params['wait_for'], binary=params['binary'],
+                                               reported_since=params['reported_since'],
+                                               timeout=params['wait_timeout'], interval=params['wait_interval'],
+                                               log=log)
+    return {'changed': changed, 'service': after, 'waited': waited,
+            'diff': {'before': before, 'after': after}}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=placement_argument_spec(
+            host=dict(type='str', required=True),
+            binary=dict(type='str', default='nova-compute'),
+            state=dict(type='str', choices=['enabled', 'disabled']),
+            disabled_reason=dict(type='str'),
+            forced_down=dict(type='bool'),
+            wait_for=dict(type='str', choices=['up', 'down']),
+            reported_since=dict(type='str'),
+            wait_timeout=dict(type='int', default=300),
+            wait_interval=dict(type='float', default=5),
+            compute_endpoint=dict(type='str'),
+        ),
+        **placement_module_kwargs()
+    )
+    run_module(module, _run, creates_store=False)
+
+
+if __name__ == '__main__':
+    main()
