@@ -118,3 +118,11 @@ molecule: venv
 
 clean:
 	rm -rf $(VENV) .venv-nova tests/output .pytest_cache .hypothesis out
+
+# Reliability figures (issue 12, a-c), the full run documented in docs/reliability.md (~40 min):
+# concurrent writers, injected faults (REST proxy + server kills, embedded SIGKILLs) and the
+# rolling playbook at serial 10 / forks 10.  `make test` runs the quick version
+# (tests/reliability/test_reliability.py).  RELIABILITY_ARGS="--suite rest --faults 30 -v"
+.PHONY: reliability
+reliability: venv
+	$(BIN)/python tests/reliability/run.py --full $(RELIABILITY_ARGS)

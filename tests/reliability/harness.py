@@ -395,6 +395,13 @@ def format_figures(figures):
     return '\n'.join(lines)
 
 
+def brief(verdict, again):
+    """One trial in a few words (the -v line): outcome, counts, leftovers, the rerun."""
+    return '%s (lost %d, doubled %d, mismatched %d, leftover children %d), rerun %s' % (
+        verdict['outcome'], verdict['lost'], verdict['doubled'], verdict['mismatched'],
+        verdict['leftover_children'], 'converged' if again['converged'] else 'FAILED: %s' % again['details'][:3])
+
+
 def _err(exc):
     return '%s: %s' % (type(exc).__name__, str(exc)[:300])
 
@@ -573,8 +580,8 @@ def run_writers(server, workdir, trials=10, writers=3, seed=1, log=None):
             again = rerun(main, node, baseline)
             record(figures, verdict, again, error=error, label='seed %d trial %d (%s)' % (seed, trial, name))
             if log:
-                log('(a) trial %d: %s%s, rerun %s' % (trial, verdict['outcome'], ' (%s)' % error if error else '',
-                                                      'converged' if again['converged'] else 'FAILED'))
+                log('(a) trial %d: %s%s' % (trial, brief(verdict, again), '; reshape_node raised %s' % error[:160]
+                                            if error else ''))
     finally:
         main.close()
         for backend in pool_of:
@@ -692,9 +699,9 @@ def run_rest_faults(workdir, faults=20, seed=2, timeout=1.0, log=None):
             record(figures, verdict, again, kind=kind if fired else None, step=step if fired else None,
                    error=error, label='seed %d trial %d (%s): %s at %s #%d' % (seed, trial, name, kind, step, nth))
             if log:
-                log('(b) trial %d %s at %s #%d%s: %s%s, rerun %s' % (
-                    trial, kind, step, nth, '' if fired else ' (not reached)', verdict['outcome'],
-                    ' (%s)' % error[:120] if error else '', 'converged' if again['converged'] else 'FAILED'))
+                log('(b) trial %d %s at %s #%d%s: %s%s' % (
+                    trial, kind, step, nth, '' if fired else ' (not reached)', brief(verdict, again),
+                    '; reshape_node raised %s' % error[:160] if error else ''))
     finally:
         proxy.stop()
         server.stop()
@@ -869,9 +876,8 @@ def run_embedded_kills(workdir, kills=20, seed=3, log=None):
         record(figures, verdict, again, kind=kind if killed else None, step=step if killed else None,
                error=error, label='seed %d trial %d: %s (%s)' % (seed, trial, kind, step))
         if log:
-            log('(b-embedded) trial %d %s at %s%s: %s, rerun %s' % (
-                trial, kind, step, '' if killed else ' (finished first)', verdict['outcome'],
-                'converged' if again['converged'] else 'FAILED'))
+            log('(b-embedded) trial %d %s at %s%s: %s' % (
+                trial, kind, step, '' if killed else ' (finished first)', brief(verdict, again)))
         trial += 1
     figures['seconds'] = time.time() - start
     return figures
