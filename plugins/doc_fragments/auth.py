@@ -32,6 +32,11 @@ options:
         C(clouds.yaml) file. If a dict, it contains a complete cloud configuration like
         one section of C(clouds.yaml).
       - Not needed when O(auth) is given or the C(OS_*) environment variables are set.
+      - In a dict, the values of the keys that name a secret, at any depth (C(password),
+        C(token), C(application_credential_secret), C(passcode), C(client_secret), ...), are
+        hidden wherever the task's arguments or results show (C(invocation), registered
+        results, the module's syslog entry); every other value, and a cloud name, is shown
+        as given.
     type: raw
   auth:
     description:
@@ -41,6 +46,10 @@ options:
         C(token) and C(endpoint).
       - Not needed when a named O(cloud) is given or the C(OS_*) environment variables
         are set.
+      - The values of the keys that name a secret (C(password), C(token),
+        C(application_credential_secret), ...) are hidden wherever the task's arguments or
+        results show; C(auth_url), C(endpoint), user, project and domain names are not, so
+        messages that quote them stay readable.
     type: dict
   auth_type:
     description:
@@ -101,7 +110,14 @@ notes:
     same tasks and return the same results; the embedded store answers with the status,
     error code and message the real service gives.
   - The standard OpenStack environment variables, such as E(OS_CLOUD) or E(OS_AUTH_URL), may
-    be used instead of the cloud options.
+    be used instead of the cloud options. The secrets among them (E(OS_PASSWORD), E(OS_TOKEN), ...)
+    are hidden from the module's results too. Set them in the environment of the process that
+    runs the module, not with a task's C(environment) keyword, which Ansible itself prints
+    at C(-vvv).
+  - Errors name the service that failed - the identity service (Keystone) at its C(auth_url), with
+    the error code C(placement_upgrade.identity), or Placement at its endpoint - and say what to
+    check. Authentication, version discovery and every read are retried on connection failures
+    and 502/503/504 (three times, backoff 0.25 s doubling), each retry listed in C(log).
   - Placement's default policy allows the provider, inventory and allocation calls to the
     C(admin) and C(service) roles.
 '''
