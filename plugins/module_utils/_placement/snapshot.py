@@ -189,6 +189,28 @@ def check_document(doc):
                                                        'root_provider_uuid': 'text?'})
 
 
+def _check_tree_links(providers, field):
+    """One tree: each provider filed under its own uuid, its parent and its root in the tree, a root
+    exactly when it has no parent (what a snapshot read from Placement always is)."""
+    for uuid, prov in providers.items():
+        where = '%s.providers.%s' % (field, uuid)
+        if prov.get('uuid') not in (None, uuid):
+            raise BadInput('%s.uuid is %s, not the uuid it is filed under' % (where, prov['uuid']),
+                           field=where + '.uuid')
+        parent = prov.get('parent_provider_uuid')
+        root = prov.get('root_provider_uuid')
+        if parent is not None and parent not in providers:
+            raise BadInput('%s.parent_provider_uuid %s is not a provider of the tree' % (where, parent),
+                           field=where + '.parent_provider_uuid')
+        if root is not None and root not in providers:
+            raise BadInput('%s.root_provider_uuid %s is not a provider of the tree' % (where, root),
+                           field=where + '.root_provider_uuid')
+        if root is not None and (root == uuid) != (parent is None):
+            raise BadInput('%s: parent_provider_uuid %s and root_provider_uuid %s disagree (a provider is its own '
+                           'root exactly when it has no parent)' % (where, parent, root),
+                           field=where + '.parent_provider_uuid')
+
+
 _INVENTORY_KINDS = {'total': 'int!', 'reserved': 'int?', 'min_unit': 'int?', 'max_unit': 'int?',
                     'step_size': 'int?', 'allocation_ratio': 'number?'}
 
@@ -216,6 +238,7 @@ def check_state(state, field='state'):
             _model.expect(used, 'int', '%s.usages.%s' % (where, rc))
         _model.expect_list_of(prov.get('traits'), 'text', where + '.traits', 'a list of trait names')
         _model.expect_list_of(prov.get('aggregates'), 'text', where + '.aggregates', 'a list of aggregate uuids')
+    _check_tree_links(state['providers'], field)
     for consumer, entry in (state.get('allocations') or {}).items():
         where = '%s.allocations.%s' % (field, consumer)
         _model.expect_fields(entry, where, {'allocations': 'mapping?', 'consumer_generation': 'int?',
