@@ -24,7 +24,7 @@ printed at the end of the module (``-s``, or ``-p no:xdist`` so the terminal rep
 it) and written to ``tests/output/reliability/bad_input.txt``.
 
 Short run (part of the normal pytest run when tests/reliability is collected):
-``RELIABILITY_EXAMPLES`` examples per target (default 12), derandomized.
+``RELIABILITY_EXAMPLES`` examples per target (default 8), derandomized.
 Full run: ``RELIABILITY_FULL=1`` (default 200 examples per target, random seed; override
 with ``RELIABILITY_EXAMPLES``).
 """
@@ -66,7 +66,7 @@ if _UNIT not in sys.path:
 from test_reshaper_support import flat_gpu_node  # noqa: E402  pylint: disable=wrong-import-position
 
 FULL = os.environ.get('RELIABILITY_FULL', '') not in ('', '0')
-EXAMPLES = int(os.environ.get('RELIABILITY_EXAMPLES') or (200 if FULL else 12))
+EXAMPLES = int(os.environ.get('RELIABILITY_EXAMPLES') or (200 if FULL else 8))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not FULL,
                     suppress_health_check=list(HealthCheck))
 NODE = 'compute-01'
@@ -109,7 +109,7 @@ def world(tmp_path_factory):
          'reshape': json.loads(json.dumps(result, default=str))},
         {'node': NODE, 'status': 'noop', 'started': 13.0, 'finished': 13.5, 'reshape': {'status': 'noop'}},
     ]
-    mixed = fakehost.build_host(os.path.join(template, 'host'), fakehost.mixed_host(NODE))
+    mixed = fakehost.build_host(os.path.join(base, 'host-template', 'host'), fakehost.mixed_host(NODE))
     with open(mixed['nova_conf']) as handle:
         nova_conf_text = handle.read()
     with open(mixed['xml_paths'][0]) as handle:
@@ -117,8 +117,9 @@ def world(tmp_path_factory):
     return {
         'base': base, 'template': template, 'report': report, 'consumer': consumer,
         'snapshot_name': os.path.relpath(snapshot_file, template), 'snapshot_doc': snapshot_doc,
-        'records': records, 'host': {k: os.path.relpath(v, template) if isinstance(v, str) and
-                                     v.startswith(template) else v for k, v in mixed.items()},
+        'records': records, 'host_template': os.path.join(base, 'host-template', 'host'),
+        'host': {k: os.path.relpath(v, os.path.join(base, 'host-template')) if isinstance(v, str) and
+                 v.startswith(base) else v for k, v in mixed.items()},
         'nova_conf_text': nova_conf_text, 'domain_xml': domain_xml,
     }
 
@@ -126,10 +127,12 @@ def world(tmp_path_factory):
 class Sandbox(object):
     """A fresh copy of the template for one example (removed afterwards)."""
 
-    def __init__(self, world):
+    def __init__(self, world, with_host=False):
         self.root = tempfile.mkdtemp(prefix='ex-', dir=world['base'])
         shutil.rmtree(self.root)
         shutil.copytree(world['template'], self.root, symlinks=True)
+        if with_host:
+            shutil.copytree(world['host_template'], os.path.join(self.root, 'host'), symlinks=True)
         self.db = os.path.join(self.root, 'placement.db')
         for name in ('empty.db',):
             open(os.path.join(self.root, name), 'wb').close()
@@ -248,7 +251,7 @@ def test_module_parameters(world, name, record_property):
     @SETTINGS
     @given(data=st.data())
     def example(data):
-        sandbox = Sandbox(world)
+        sandbox = Sandbox(world, with_host=name == 'device_info')
         try:
             main, base = _module_args(world, sandbox)[name]
             if name != 'device_info':
@@ -320,7 +323,7 @@ def test_sysfs_tree(world, record_property):
     @SETTINGS
     @given(data=st.data())
     def example(data):
-        sandbox = Sandbox(world)
+        sandbox = Sandbox(world, with_host=True)
         try:
             sysfs = sandbox.path(world['host']['sysfs_root'])
             for _round in range(data.draw(st.integers(min_value=1, max_value=3), label='rounds')):
@@ -372,7 +375,7 @@ def test_domain_xml(world, record_property):
     @SETTINGS
     @given(data=st.data())
     def example(data):
-        sandbox = Sandbox(world)
+        sandbox = Sandbox(world, with_host=True)
         try:
             xml = _text_mutation(data, world['domain_xml'], 'xml')
             path = sandbox.path(os.path.join(os.path.dirname(world['host']['domain_xml_glob']), 'zz-bad.xml'))
@@ -389,7 +392,7 @@ def test_nova_conf(world, record_property):
     @SETTINGS
     @given(data=st.data())
     def example(data):
-        sandbox = Sandbox(world)
+        sandbox = Sandbox(world, with_host=True)
         try:
             text = _text_mutation(data, world['nova_conf_text'], 'nova.conf')
             with open(sandbox.path(world['host']['nova_conf']), 'w', encoding='utf-8', errors='surrogatepass') as handle:

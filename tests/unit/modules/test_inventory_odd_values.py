@@ -127,3 +127,11 @@ def test_module_refuses_a_string_ratio_before_anything(run_module, store, cn):
     rc, out = run_module(inv_module, {'resource_provider': 'cn1', 'resource_class': 'VCPU', 'total': 16,
                                       'allocation_ratio': 'lots'})
     assert rc == 1 and 'allocation_ratio' in out['msg'] and 'Unexpected' not in out['msg']
+
+
+@pytest.mark.parametrize('value', [float('inf'), 'inf', '-Infinity'])
+def test_module_refuses_an_infinite_integer_without_a_traceback(run_module, store, cn, value):
+    before = _dump(store)
+    rc, out = run_module(inv_module, {'resource_provider': 'cn1', 'resource_class': 'VCPU', 'total': value})
+    assert rc == 1 and 'infinite number' in out['msg'] and 'Traceback' not in json.dumps(out)
+    assert _dump(store) == before
