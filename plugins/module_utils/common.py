@@ -168,7 +168,7 @@ def protect_secrets(module, backend=None):
     values.update(secret_values(module.params.get('cloud')))
     values.update(environment_secrets())
     if backend is not None:
-        values.update(getattr(backend, 'secret_values', lambda: set())())
+        values.update(getattr(backend, 'secret_values', set)())
     module.no_log_values.update(values)
 
 
