@@ -255,6 +255,8 @@ def write_inventory(out_dir, fleet, extra_vars=None):
     group_vars = {
         'ansible_connection': 'local',
         'ansible_python_interpreter': '{{ ansible_playbook_python }}',
+        # the simulated nodes are files of this user: no root needed to read them
+        'rolling_reshape_become': False,
     }
     group_vars.update(extra_vars or {})
     doc = {'all': {'children': {'compute': {'hosts': hosts, 'vars': group_vars}}}}
