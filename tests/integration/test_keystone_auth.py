@@ -19,6 +19,8 @@ import os
 import re
 import sys
 import time
+from urllib.error import HTTPError
+from urllib.request import Request, urlopen
 
 import pytest
 
@@ -155,12 +157,21 @@ def test_wrong_password_names_the_identity_service(stack, capsys):
     assert result['invocation']['module_args']['auth']['username'] == 'placement'
 
 
+def _placement_status(url, token):
+    request = Request(url + '/resource_providers', headers={'X-Auth-Token': token, 'Accept': 'application/json'})
+    try:
+        with urlopen(request, timeout=10) as resp:
+            return resp.status
+    except HTTPError as exc:
+        return exc.code
+
+
 def test_expired_token_is_named_for_the_service_that_refused_it(stack, capsys):
-    token, expires = stack.keystone.short_lived_token('placement', stack.passwords['placement'], seconds=2)
-    direct = {'auth_type': 'admin_token', 'auth': {'token': token, 'endpoint': stack.placement.url}}
-    rc, result = run_module_main(resource_provider_info.main, dict(direct), capsys)
-    assert rc == 0, result                               # still valid
+    token, expires = stack.keystone.short_lived_token('placement', stack.passwords['placement'], seconds=4)
+    assert _placement_status(stack.placement.url, token) == 200      # valid until it expires
     time.sleep(max(0.0, expires - time.time()) + 1.5)
+    assert _placement_status(stack.placement.url, token) == 401
+    direct = {'auth_type': 'admin_token', 'auth': {'token': token, 'endpoint': stack.placement.url}}
     # the token given to Placement as it is: Placement (its auth_token middleware) refuses it
     rc, result = run_module_main(resource_provider_info.main, dict(direct), capsys)
     assert rc == 1 and result['error']['status'] == 401
