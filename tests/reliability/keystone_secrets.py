@@ -29,8 +29,9 @@ a secret, so any mask there hides something that is not one: an endpoint, the us
 (the auth_url or endpoint in a message, the user name in ``invocation.module_args``) missing
 from the task where it belongs (its block of the -vvv output and its registered result).
 
-``--full`` adds, per form: Keystone unreachable, a write (create then delete a provider),
-and a reshape by a user without the ``service`` role; and the ``environment:`` keyword
+``--full`` adds Keystone unreachable, Placement unreachable, writes (create then delete a
+provider), the reshape permission probe of ``placement_preflight`` for a user without the
+``service`` role (a 403 whose message names the role), and the ``environment:`` keyword
 caveat (Ansible itself prints a task's ``environment:`` in its ``-vvv`` EXEC line: that is
 counted on its own line, it is not a module's output).
 
@@ -202,10 +203,13 @@ class Suite(object):
                 tasks.append(Task(form, 'write (create)', 'resource_provider', dict(args, name=name), True, [name]))
                 tasks.append(Task(form, 'write (delete)', 'resource_provider', dict(args, name=name, state='absent'),
                                   True, [name]))
-            tasks.append(Task('auth dict, password', 'reshape without the service role', 'allocation_info',
-                              {'auth_type': 'password', 'region_name': REGION,
-                               'auth': self._password_auth(user='operator'), 'consumer_uuid': '9d6c5c2b-placement'},
-                              None, ['"username": "operator"']))
+            for form, args in (('auth dict, password', {'auth_type': 'password', 'region_name': REGION,
+                                                        'auth': self._password_auth(user='operator')}),
+                               ('cloud dict with auth inside', {'cloud': {'auth_type': 'password', 'region_name': REGION,
+                                                                          'auth': self._password_auth(user='operator')}})):
+                # placement_preflight probes POST /reshaper: the stock policy refuses it (403)
+                tasks.append(Task(form, 'reshape probe without the service role', 'placement_preflight', args, False,
+                                  ['"username": "operator"', 'placement:reshaper:reshape', 'service']))
         return tasks
 
     def clouds_yaml(self):
