@@ -742,10 +742,12 @@ with open(args['report']) as fh:
     report = json.load(fh)
 sys.stdout.write('ready\n')
 sys.stdout.flush()
+began = time.time()
 backend = EmbeddedBackend(args['db'])
 result = reshaper.reshape_node(backend, args['name'], report, snapshot_dir=args['snapdir'])
 backend.close()
-sys.stdout.write(json.dumps({'count': count[0], 'status': result['status'], 'trace': trace}) + '\n')
+sys.stdout.write(json.dumps({'count': count[0], 'status': result['status'], 'trace': trace,
+                             'seconds': time.time() - began}) + '\n')
 sys.stdout.flush()
 '''
 
@@ -825,14 +827,12 @@ def run_embedded_kills(workdir, kills=20, seed=3, log=None):
     dry_db = os.path.join(workdir, 'dry.db')
     _copy_store(template, dry_db)
     proc = child(dry_db, os.path.join(workdir, 'dry-snap'), 0, trace=True)
-    proc.stdout.readline()
-    began = time.time()
-    last = proc.stdout.readline()
-    duration = time.time() - began
     out, err = proc.communicate(timeout=120)
     if proc.returncode != 0:
         raise RuntimeError('dry run failed: %s' % err)
-    dry = json.loads(last)
+    dry = json.loads(out.strip().splitlines()[-1])
+    # measured in the child (the parent may read both lines at once on a loaded machine)
+    duration = dry['seconds']
     labels = _phases(dry['trace'])
     figures['notes'].update({'statements': dry['count'], 'reshape_ms': int(duration * 1000)})
     trial = 0
