@@ -216,10 +216,20 @@ def test_preflight_stops_the_run_before_any_node(tmp_path):
     assert 'Pre-flight failed, no node was touched' in out
     assert trees(fleet) == before
     assert not os.path.exists(os.path.join(fleet['out_dir'], 'reports', 'latest'))
-    # an upgrade check failing hard stops the run too
+    # the default checks (nova-status, placement-status) are skipped where their service's
+    # configuration is not, saying so; an optional check that can run does, and failing hard
+    # (placement-status's rc 2) stops the run too
+    conf = tmp_path / 'placement.conf'
+    conf.write_text(u'[placement_database]\n')
     rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'preflight_upgrade_checks': [
-        {'name': 'placement-status', 'command': "sh -c 'echo Failure: missing data migration; exit 2'"}]})
+        {'name': 'nova-status', 'command': 'nova-status upgrade check', 'optional': True,
+         'requires': '/etc/nova/nova.conf.absent'},
+        {'name': 'no-such-tool', 'command': 'no-such-tool upgrade check', 'optional': True},
+        {'name': 'placement-status', 'command': "sh -c 'echo Failure: missing data migration; exit 2'",
+         'optional': True, 'requires': str(conf)}]})
     assert rc != 0 and 'missing data migration' in out
+    assert 'nova-status skipped: nova-status or /etc/nova/nova.conf.absent not found on localhost' in out
+    assert 'no-such-tool skipped: no-such-tool not found on localhost' in out
     assert trees(fleet) == before
 
 
