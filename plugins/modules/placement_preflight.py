@@ -150,6 +150,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     format_error,
     placement_argument_spec,
     placement_module_kwargs,
+    protect_secrets,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, model
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
@@ -256,37 +257,41 @@ def main():
         **placement_module_kwargs()
     )
     params = module.params
+    protect_secrets(module)
+    messages = []
     try:
         model.version_tuple(params['min_microversion'])
     except (ValueError, TypeError):
         module.fail_json(msg="min_microversion must look like 1.30, got '%s'" % params['min_microversion'])
     try:
-        backend = factory.get_backend(backend_options(params), create=False)
+        backend = factory.get_backend(backend_options(params), create=False, log=messages.append)
+        protect_secrets(module, backend)
     except UnsupportedVersion as exc:
         module.fail_json(**_connect_failure(exc, [check('reachable', True, 'Placement answered'),
-                                                  check('microversion', False, format_error(exc))]))
+                                                  check('microversion', False, format_error(exc))],
+                                                 messages))
     except PlacementError as exc:
-        module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))]))
+        module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages))
     try:
         result = run_checks(backend, params['providers'], params['min_microversion'],
                             params['check_reshape_permission'])
     except PlacementError as exc:
-        module.fail_json(log=[], **error_result(exc))
+        module.fail_json(log=messages, **error_result(exc))
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg='Unexpected error (%s): %s' % (type(exc).__name__, exc),
-                         exception=traceback.format_exc(), log=[])
+                         exception=traceback.format_exc(), log=messages)
     finally:
         backend.close()
-    result['log'] = []
+    result['log'] = messages
     if result.get('failed'):
         module.fail_json(**result)
     module.exit_json(**result)
 
 
-def _connect_failure(exc, checks):
+def _connect_failure(exc, checks, log):
     """fail_json keys when Placement could not be reached (or is too old)."""
     result = error_result(exc)
-    result.update(checks=checks, providers={}, missing=[], log=[])
+    result.update(checks=checks, providers={}, missing=[], log=log)
     result['msg'] = 'Pre-flight failed, no node was touched: %s: %s' % (checks[-1]['check'], format_error(exc))
     return result
 

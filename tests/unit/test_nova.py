@@ -290,6 +290,26 @@ def test_unreachable_nova_is_service_unavailable_after_retries():
     assert len(lines) == 1
 
 
+def test_an_unreachable_identity_service_is_named_not_nova(fake_nova):
+    """Password auth against a Keystone that is down: the message names Keystone at its
+    auth_url, not nova (which was never contacted)."""
+    from keystoneauth1.identity import v3
+    novas = fake_nova([])
+    closed = FakeNova([])
+    auth_url = closed.url + '/v3'
+    closed.stop()                                            # nothing listens there any more
+    auth = v3.Password(auth_url=auth_url, username='placement', password='pw', project_name='service',
+                       user_domain_name='Default', project_domain_name='Default')
+    adapter = ks_adapter.Adapter(session=ks_session.Session(auth=auth), service_type='compute',
+                                 endpoint_override=novas.url)
+    with pytest.raises(errors.ServiceUnavailable) as info:
+        nova.in_progress_migrations(adapter, retries=0, backoff=0)
+    assert 'The identity service (Keystone) at %s could not be reached' % auth_url in info.value.detail
+    assert 'nova at' not in info.value.detail
+    assert info.value.code == 'placement_upgrade.identity'
+    assert novas.requests == []                              # nova was never asked
+
+
 def test_records_without_hosts_mean_the_credentials_lack_the_admin_role(fake_nova):
     server = fake_nova([mig(1)])
     server.hide_hosts = True

@@ -142,11 +142,26 @@ def _http_error(resp, endpoint, what, path=PATH, hint=ADMIN_ROLE_HINT, microvers
     return err
 
 
-def _transport_error(exc, endpoint, what, path=PATH):
-    """A typed error for an exception raised while sending; None when it is not keystoneauth's."""
+def auth_url_of(adapter):
+    """The identity service URL the adapter's session authenticates against (None: no Keystone)."""
+    auth = getattr(getattr(adapter, 'session', None), 'auth', None)
+    return getattr(auth, 'auth_url', None)
+
+
+def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
+    """A typed error for an exception raised while sending; None when it is not keystoneauth's.
+
+    A failure of the identity service at ``auth_url`` (authenticating, or re-authenticating
+    when the token expired) is said to be Keystone's, as the REST backend says it, not nova's.
+    """
     ks = _ks_exceptions()
     if ks is None or not isinstance(exc, ks.ClientException):
         return None
+    from . import rest as _rest
+    if _rest._names_url(exc, auth_url, endpoint):  # pylint: disable=protected-access
+        err = _rest.identity_error(exc, auth_url, ks)
+        err.method, err.path = 'GET', path
+        return err
     if isinstance(exc, (ks.ConnectionError, ks.DiscoveryFailure)):
         kind = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
         err = errors.ServiceUnavailable('nova at %s %s (%s): %s' % (endpoint, kind, what, exc))
@@ -180,7 +195,7 @@ def _get(adapter, params, endpoint, retries, backoff, log, path=PATH, microversi
                                    headers={'Accept': 'application/json'},
                                    microversion=microversion, microversion_service_type='compute')
         except Exception as exc:
-            err = _transport_error(exc, endpoint, what, path)
+            err = _transport_error(exc, endpoint, what, path, auth_url_of(adapter))
             if err is None:
                 raise
             if not isinstance(err, errors.ServiceUnavailable):

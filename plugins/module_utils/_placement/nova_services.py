@@ -69,7 +69,7 @@ def _put(adapter, service_id, body, retries, backoff, log):
             resp = adapter.request(path, 'PUT', json=body, raise_exc=False, headers={'Accept': 'application/json'},
                                    microversion=MICROVERSION, microversion_service_type='compute')
         except Exception as exc:
-            failure = _nova._transport_error(exc, endpoint, what, path)
+            failure = _nova._transport_error(exc, endpoint, what, path, _nova.auth_url_of(adapter))
             if failure is None:
                 raise
             if not isinstance(failure, errors.ServiceUnavailable):
