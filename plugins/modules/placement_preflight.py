@@ -267,9 +267,8 @@ def main():
         backend = factory.get_backend(backend_options(params), create=False, log=messages.append)
         protect_secrets(module, backend)
     except UnsupportedVersion as exc:
-        module.fail_json(**_connect_failure(exc, [check('reachable', True, 'Placement answered'),
-                                                  check('microversion', False, format_error(exc))],
-                                                 messages))
+        checks = [check('reachable', True, 'Placement answered'), check('microversion', False, format_error(exc))]
+        module.fail_json(**_connect_failure(exc, checks, messages))
     except PlacementError as exc:
         module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages))
     try:
