@@ -3,8 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run a module's main() in-process the way Ansible runs it in a fresh process.
 
-The one place that knows the in-process traps of ansible-core 2.19:
-* module args go through ``ansible.module_utils.testing.patch_module_args``;
+The one place that knows the in-process traps of ansible-core (2.17, 2.18 and 2.19, the
+versions ``requires_ansible`` claims; ``.ci/core-matrix.sh`` runs the unit tests on each):
+* module args go through ``ansible.module_utils.testing.patch_module_args`` (2.19), or
+  ``basic._ANSIBLE_ARGS`` before it (:func:`patch_module_args` here does either);
 * warnings and deprecations live in process-wide lists: start each run with them empty;
 * once any controller code (a callback, ``ansible.plugins``) was imported in the test process,
   ``module.warn`` would go to the controller's Display instead of the result: run with
@@ -17,13 +19,36 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 
 import pytest
 
-from ansible.module_utils import _internal as ansible_internal
+from ansible.module_utils import basic
 from ansible.module_utils.common import warnings as ansible_warnings
-from ansible.module_utils.testing import patch_module_args
+from ansible.module_utils.common.text.converters import to_bytes
+
+try:  # ansible-core 2.19+
+    from ansible.module_utils import _internal as ansible_internal
+    from ansible.module_utils.testing import patch_module_args as _patch_module_args
+except ImportError:  # ansible-core 2.17 / 2.18
+    ansible_internal = None
+    _patch_module_args = None
+
+
+@contextlib.contextmanager
+def patch_module_args(args):
+    """The module arguments ``AnsibleModule`` reads, on every supported ansible-core."""
+    if _patch_module_args is not None:
+        with _patch_module_args(args):
+            yield
+        return
+    old = basic._ANSIBLE_ARGS  # pylint: disable=protected-access
+    basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        basic._ANSIBLE_ARGS = old  # pylint: disable=protected-access
 
 
 def run_module_main(main, args, capsys, check=False, diff=False):
@@ -35,14 +60,16 @@ def run_module_main(main, args, capsys, check=False, diff=False):
         args['_ansible_diff'] = True
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
     ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
-    was_controller = ansible_internal.is_controller
-    ansible_internal.is_controller = False
+    was_controller = getattr(ansible_internal, 'is_controller', None)
+    if ansible_internal is not None:
+        ansible_internal.is_controller = False
     try:
         with patch_module_args(args):
             with pytest.raises(SystemExit) as info:
                 main()
     finally:
-        ansible_internal.is_controller = was_controller
+        if ansible_internal is not None:
+            ansible_internal.is_controller = was_controller
     out = capsys.readouterr().out
     assert 'Traceback' not in out
     return info.value.code, json.loads(out)

@@ -188,6 +188,17 @@ def conflict_attempts(params):
     return retries + 1
 
 
+def unexpected_error(exc):
+    """The one-line message of an exception no code of ours expected: its type, its text and
+    where it was raised (file, line, function) for a bug report, never a traceback."""
+    where = ''
+    frames = traceback.extract_tb(exc.__traceback__) if getattr(exc, '__traceback__', None) else []
+    if frames:
+        last = frames[-1]
+        where = ' (raised at %s:%d in %s)' % (last.filename.rsplit('/', 1)[-1], last.lineno, last.name)
+    return 'Unexpected error (%s): %s%s' % (type(exc).__name__, exc, where)
+
+
 def format_error(exc):
     """One line for an operator: status, title, Placement's code, detail and request id."""
     if isinstance(exc, ConfigurationError) or not exc.status:
@@ -230,11 +241,7 @@ def run_module(module, action, creates_store=True):
         failed['log'] = messages
         module.fail_json(**failed)
     except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(
-            msg='Unexpected error (%s): %s' % (type(exc).__name__, exc),
-            exception=traceback.format_exc(),
-            log=messages,
-        )
+        module.fail_json(msg=unexpected_error(exc), log=messages)
     result = dict(result)
     result.setdefault('changed', False)
     if result.get('retries'):

@@ -257,10 +257,9 @@ ownership:
       "0000:85:00.0": 1
 '''
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.placement.upgrade.plugins.module_utils.common import unexpected_error
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
@@ -330,9 +329,8 @@ def main():
     except PlacementError as exc:
         module.fail_json(msg=exc.detail if not exc.status else str(exc), path=getattr(exc, 'path', None))
     except Exception as exc:  # pylint: disable=broad-except
-        # never a traceback: say what broke, with the trace for a bug report
-        module.fail_json(msg='Unexpected error (%s): %s' % (type(exc).__name__, exc),
-                         exception=traceback.format_exc())
+        # never a traceback: say what broke, and where, for a bug report
+        module.fail_json(msg=unexpected_error(exc))
     module.exit_json(changed=False, devices=report, ownership=discovery.ownership(report))
 
 

@@ -140,8 +140,6 @@ error:
   type: dict
 '''
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
@@ -151,6 +149,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_argument_spec,
     placement_module_kwargs,
     protect_secrets,
+    unexpected_error,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, model
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
@@ -277,8 +276,7 @@ def main():
     except PlacementError as exc:
         module.fail_json(log=messages, **error_result(exc))
     except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg='Unexpected error (%s): %s' % (type(exc).__name__, exc),
-                         exception=traceback.format_exc(), log=messages)
+        module.fail_json(msg=unexpected_error(exc), log=messages)
     finally:
         backend.close()
     result['log'] = messages

@@ -19,10 +19,11 @@ import uuid
 import pytest
 
 from ansible.module_utils.common import warnings as ansible_warnings
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.modules import placement_preflight
+
+from module_runner import patch_module_args
 
 from placement_server import PlacementServer
 

@@ -20,14 +20,13 @@ import socket
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.placement.upgrade.plugins.module_utils import common
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import IDENTITY_CODE
 from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
 
-from module_runner import run_module_main
+from module_runner import patch_module_args, run_module_main
 
 PASSWORD = 'pw-7f3c1d0e9b'
 TOKEN = 'tok-2a8e44c1f0'

@@ -213,7 +213,9 @@ def test_unexpected_exception_is_a_clean_failure(run_module, monkeypatch):
 
     monkeypatch.setattr(ops, 'ensure_provider', boom)
     rc, out = run_module(rp_module, {'name': 'cn1'})
-    assert rc == 1 and out['msg'] == "Unexpected error (KeyError): 'generation'"
+    assert rc == 1 and out['msg'].startswith("Unexpected error (KeyError): 'generation' (raised at "
+                                             "test_resource_provider.py:")
+    assert 'in boom)' in out['msg'] and 'exception' not in out          # where, but no traceback
 
 
 def test_info_by_name_uuid_tree_and_all(run_module, store):
