@@ -204,12 +204,12 @@ class Tally(object):
         total = {'examples': 0, 'failed_runs': 0, 'tracebacks': 0, 'changes_on_failure': 0}
         for target in sorted(self.rows):
             row = self.rows[target]
-            lines.append('%-34s %8d %8d %10d %10d' % (target, row['examples'], row['failed_runs'], row['tracebacks'],
-                                                    row['changes_on_failure']))
+            lines.append('%-34s %8d %8d %10d %10d' % (
+                target, row['examples'], row['failed_runs'], row['tracebacks'], row['changes_on_failure']))
             for key in total:
                 total[key] += row[key]
-        lines.append('%-34s %8d %8d %10d %10d' % ('TOTAL', total['examples'], total['failed_runs'],
-                                                total['tracebacks'], total['changes_on_failure']))
+        lines.append('%-34s %8d %8d %10d %10d' % (
+            'TOTAL', total['examples'], total['failed_runs'], total['tracebacks'], total['changes_on_failure']))
         lines.append('(failed: runs that failed cleanly, as they should on bad input; tracebacks: failures '
                      'with a traceback or "Unexpected error"; changes: failed runs that changed the store or '
                      'a file)')

@@ -478,5 +478,4 @@ def test_node_records(world, where, record_property):
         finally:
             sandbox.close()
 
-
     _run_and_record(example, record_property, ['records %s: fleet_report' % where])

@@ -76,10 +76,10 @@ def _corrupt(path, rng):
     with open(path, 'r+b') as handle:
         if rng.random() < 0.5:
             handle.seek(page * PAGE)
-            handle.write(bytes(rng.randrange(256) for _ in range(PAGE)))
+            handle.write(bytes(rng.randrange(256) for _byte in range(PAGE)))
         else:
             handle.seek(page * PAGE + rng.randrange(PAGE - 64))
-            handle.write(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64))))
+            handle.write(bytes(rng.randrange(256) for _byte in range(rng.randrange(1, 64))))
 
 
 @pytest.fixture(scope='module')
@@ -269,7 +269,7 @@ def test_sqlite_errors_mid_write_are_typed_and_rolled_back(tmp_path, message, cl
             backend.set_inventories(root['uuid'], root['generation'], {'VCPU': {'total': 40}, 'MEMORY_MB': {'total': 1024},
                                                                        'VGPU': {'total': 4}})
         backend._conn = real                                                # pylint: disable=protected-access
-        assert type(info.value) is cls, type(info.value)
+        assert info.value.__class__ is cls, info.value.__class__
         assert path in info.value.detail and words in info.value.detail and message in info.value.detail
         assert failing.rolled_back
         assert _dump(path) == before

@@ -829,14 +829,14 @@ def ownership(report):
         owned = result.setdefault(consumer, {})
         owned[address] = owned.get(address, 0) + 1
 
-    for gpu in report.get('gpus', []):
-        for mdev in gpu.get('mdevs', []):
+    for gpu in report.get('gpus') or []:
+        for mdev in gpu.get('mdevs') or []:
             add(mdev.get('instance_uuid'), gpu['address'])
-    for pf in report.get('sriov_pfs', []):
+    for pf in report.get('sriov_pfs') or []:
         add(pf.get('instance_uuid'), pf['address'])
-        for vf in pf.get('vfs', []):
+        for vf in pf.get('vfs') or []:
             add(vf.get('instance_uuid'), pf['address'])
-    for device in report.get('pci_devices', []):
+    for device in report.get('pci_devices') or []:
         add(device.get('instance_uuid'), device['address'])
     return result
 
@@ -849,14 +849,14 @@ def ownership_warnings(report):
     """
     warnings = []
     known = set()
-    for gpu in report.get('gpus', []):
-        for mdev in gpu.get('mdevs', []):
+    for gpu in report.get('gpus') or []:
+        for mdev in gpu.get('mdevs') or []:
             known.add(mdev['uuid'])
             if not mdev.get('instance_uuid'):
                 warnings.append('mdev %s on GPU %s (type %s) is not held by any instance'
                                 % (mdev['uuid'], gpu['address'], mdev.get('type')))
-    for uuid in sorted(report.get('instances', {})):
-        for mdev_uuid in report['instances'][uuid].get('mdevs', []):
+    for uuid in sorted(report.get('instances') or {}):
+        for mdev_uuid in (report['instances'][uuid] or {}).get('mdevs') or []:
             if mdev_uuid not in known:
                 warnings.append('instance %s holds mdev %s which does not exist in sysfs' % (uuid, mdev_uuid))
     return warnings

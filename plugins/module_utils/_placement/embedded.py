@@ -53,6 +53,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import collections
 import os
 import re
@@ -255,7 +256,7 @@ def _check_inventory_record(record, where, generation_required=False):
             # capacity with a 500 (placement.undefined_code): the same status and code here.
             raise PlacementError('allocation_ratio of %s is %s, not a finite number: Placement fails '
                                  'with "cannot convert float %s to integer"'
-                                 % (where, ratio, 'NaN' if ratio != ratio else 'infinity'), status=500)
+                                 % (where, ratio, 'NaN' if math.isnan(ratio) else 'infinity'), status=500)
 
 
 def _inventory_values(record):

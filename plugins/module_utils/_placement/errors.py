@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 
 # Placement's error codes (placement/errors.py in openstack-placement 16.0.0).
 DEFAULT = 'placement.undefined_code'
@@ -233,7 +234,7 @@ def type_name(value):
     """What a wrongly shaped value is, for a message: ``str``, ``list``, ``null``, ``float nan``."""
     if value is None:
         return 'null'
-    if isinstance(value, float) and value != value:
+    if isinstance(value, float) and math.isnan(value):
         return 'float nan'
     if isinstance(value, float) and value in (float('inf'), float('-inf')):
         return 'float %s' % value

@@ -24,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 import uuid as _uuid
 
@@ -175,7 +176,7 @@ def negative_ratio_text(inv, rc='?'):
 def is_finite(value):
     """Not NaN and not +/- infinity (any int is finite)."""
     if isinstance(value, float):
-        return value == value and value not in (float('inf'), float('-inf'))
+        return math.isfinite(value)
     return True
 
 
