@@ -169,3 +169,35 @@ def test_long_failure_lists_are_cut():
     check = verify.consumer_totals_unchanged(before, after)
     assert check['detail'].endswith('... and 10 more')
     assert check['detail'].count('consumer ') == 20
+
+
+def test_state_verified_passes_on_every_node_the_reshape_verified(tmp_path):
+    """``state: verified`` agrees with the reshape's own verification on every kind of the
+    simulated fleet: AMD SEV's MEM_ENCRYPTION_CONTEXT sits on its child by nova's rule (not by
+    device ownership), and the snapshot's planned totals (PCI healing, VCPU -> PCPU) are
+    accepted as the consumers' totals; a deferred node is reported as not in the layout."""
+    import simfleet
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+
+    fleet = simfleet.build(str(tmp_path / 'fleet'), nodes=12)
+    snapdir = str(tmp_path / 'snapshots')
+    seen = set()
+    with EmbeddedBackend(fleet['embedded_db']) as store:
+        for node in fleet['nodes']:
+            devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
+                                         hostname=node['provider'], nova_conf=node.get('nova_conf') or None,
+                                         domain_capabilities=node.get('domain_capabilities'))
+            done = reshaper.reshape_node(store, node['provider'], devices, snapshot_dir=snapdir)
+            checked = reshaper.verify_node(store, node['provider'], devices, snapshot_dir=snapdir)
+            if done['status'] == 'reshaped':
+                assert done['verified'] is True
+                assert checked['verified'] is True, (node['name'], node['kind'], checked['msg'])
+            elif done['status'] == 'noop':
+                assert checked['verified'] is True, (node['name'], checked['msg'])
+            else:
+                assert checked['verified'] is False and 'layout_applied' in checked['msg']
+            seen.add((node['kind'], done['status']))
+    # the fleet holds SEV, PCI healing with VCPU -> PCPU, and deferred nodes
+    assert {('gpu', 'reshaped'), ('sriov', 'reshaped'), ('reshaped', 'noop')} <= seen
+    assert any(status == 'deferred' for _kind, status in seen)

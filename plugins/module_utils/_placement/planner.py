@@ -653,7 +653,8 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
         'layout_classes': list(layout['classes']),
         'moved_classes': moved if status != STATUS_DEFERRED else [],
         'children': [{'name': c['name'], 'uuid': c['uuid'], 'kind': c['kind'], 'device': c['device'],
-                      'exists': c['exists'], 'inventories': c['inventories'], 'traits': c['traits']}
+                      'exists': c['exists'], 'inventories': c['inventories'], 'traits': c['traits'],
+                      'takes_all': c['takes_all']}
                      for c in children],
         'create_children': create,
         'set_traits': set_traits,

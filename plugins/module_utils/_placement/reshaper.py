@@ -606,11 +606,14 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
     state, foreign = read_node(backend, root_uuid)
     owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
     baseline = None
+    planned_totals = None
     snap_path = None
     if snapshot_file or snapshot_dir:
         try:
             snap_path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
-            baseline = _snapshot.load_snapshot(snap_path)['state']
+            snap = _snapshot.load_snapshot(snap_path)
+            baseline = snap['state']
+            planned_totals = (snap.get('plan') or {}).get('planned_totals')
         except _snapshot.SnapshotError:
             if snapshot_file:
                 raise
@@ -628,7 +631,8 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
         ]
         plan = None
     else:
-        checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline)
+        checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline,
+                                        planned_totals=planned_totals)
     ok = _verify.passed(checks)
     result = _result(STATUS_VERIFIED, False, plan=plan, verification=checks, verified=ok,
                      snapshot=snap_path, warnings=list((plan or {}).get('warnings') or []))

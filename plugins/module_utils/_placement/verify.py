@@ -88,13 +88,14 @@ def _sum_allocations(state):
 
 # -- the generic checks ---------------------------------------------------------
 
-def consumer_totals_unchanged(before, after, consumers=None, planned=None):
+def consumer_totals_unchanged(before, after, consumers=None, planned=None, also_accept=None):
     """Per-class totals of every consumer of ``before`` (or of ``consumers``) are unchanged.
 
     ``planned`` (``{consumer: allocations}``) names the consumers whose totals the
     plan itself changes (a GPU of a custom mdev class takes VGPU units as its class;
     nova's PCI allocation healing adds the PCI devices a guest holds): those must
-    hold exactly the planned totals instead.
+    hold exactly the planned totals instead.  ``also_accept`` (``{consumer: totals}``,
+    a snapshot's ``planned_totals``) are totals accepted besides ``before``'s.
     """
     consumers = sorted(consumers if consumers is not None else (before.get('allocations') or {}))
     planned = planned or {}
@@ -105,7 +106,7 @@ def consumer_totals_unchanged(before, after, consumers=None, planned=None):
         else:
             was = model.consumer_totals(_allocs(before, consumer))
         now = model.consumer_totals(_allocs(after, consumer))
-        if was != now:
+        if was != now and now != (also_accept or {}).get(consumer):
             problems.append('consumer %s %s %s, now has %s'
                             % (consumer, 'was planned to hold' if consumer in planned else 'had',
                                _fmt(was), _fmt(now) or 'nothing'))
@@ -207,9 +208,11 @@ def allocations_on_owned_devices(after, expected, names=None):
 def unowned_allocations(after, children, ownership, policy):
     """On-demand form of the ownership check, from the ownership map (no plan).
 
-    For every consumer holding a layout class on the layout's children: with
-    ownership known, the units on each child must equal the owned units; with
-    no ownership, ``strict`` fails and ``pack`` accepts (placed by packing).
+    For every consumer holding a layout class on the layout's children: a class nova
+    puts on one child whatever the guest (``takes_all``: MEM_ENCRYPTION_CONTEXT) must be
+    there in full; otherwise, with ownership known, the units on each child must equal
+    the owned units; with no ownership, ``strict`` fails and ``pack`` accepts (placed by
+    packing).
     Returns the expected map for :func:`allocations_on_owned_devices` plus the
     problems found while building it.
     """
@@ -222,6 +225,12 @@ def unowned_allocations(after, children, ownership, policy):
             carriers = [c for c in children if rc in c['inventories'] and c.get('uuid')]
             held = sum((allocs.get(c['uuid']) or {}).get('resources', {}).get(rc, 0) for c in carriers)
             if not held:
+                continue
+            takers = [c for c in carriers if c.get('takes_all') == rc]
+            if takers:
+                # nova's rule for this class (MEM_ENCRYPTION_CONTEXT): every unit on that child
+                expected.setdefault(consumer, {})[rc] = {'how': 'nova-rule', 'to': {takers[0]['uuid']: held},
+                                                         'pool': [c['uuid'] for c in carriers]}
                 continue
             want = dict((c['uuid'], _layout.owned_units(owned.get(c['device'], 0), rc)) for c in carriers)
             if sum(want.values()) == held:
@@ -261,23 +270,25 @@ def verify_reshape(plan, before, after):
     ]
 
 
-def verify_current(plan, after, ownership, policy, baseline=None):
+def verify_current(plan, after, ownership, policy, baseline=None, planned_totals=None):
     """On-demand verification (``state: verified``) of the tree as it is.
 
     ``plan`` is the plan computed on ``after`` (a node that has the layout gives
     an empty one); ``baseline`` is a snapshot's state, if one exists, to compare
-    consumer totals with.
+    consumer totals with, and ``planned_totals`` the totals that snapshot's reshape
+    gave its consumers on purpose (PCI healing, VCPU -> PCPU), accepted as well.
     """
     root_uuid = plan['root']['uuid']
     checks = []
     if baseline is not None:
         present = [c for c in (baseline.get('allocations') or {}) if c in (after.get('allocations') or {})]
-        checks.append(consumer_totals_unchanged(baseline, after, consumers=present))
+        checks.append(consumer_totals_unchanged(baseline, after, consumers=present, also_accept=planned_totals))
     checks.append(usage_matches_allocations(after))
     checks.append(usage_within_capacity(after, baseline))
     checks.append(moved_classes_gone_from_root(after, root_uuid, plan['layout_classes']))
     children = [{'name': c['name'], 'uuid': c['uuid'] if c['exists'] else None, 'device': c['device'],
-                 'inventories': c['inventories'], 'traits': c['traits']} for c in plan['children']]
+                 'inventories': c['inventories'], 'traits': c['traits'], 'takes_all': c.get('takes_all')}
+                for c in plan['children']]
     checks.append(tree_matches_layout(after, root_uuid, children))
     expected, problems = unowned_allocations(after, children, ownership, policy)
     owned = allocations_on_owned_devices(after, expected)
