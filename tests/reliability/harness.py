@@ -226,7 +226,7 @@ def classify(backend, node, baseline):
     by_name = dict((p['name'], u) for u, p in providers.items())
     root, pool = node['root'], node['pool']
     out = {'outcome': None, 'lost': 0, 'doubled': 0, 'mismatched': 0, 'lost_units': 0,
-           'doubled_units': 0, 'leftover_children': 0, 'details': []}
+           'doubled_units': 0, 'leftover_children': 0, 'leftover': [], 'details': []}
     expected = baseline['expected']
     for consumer in sorted(set(expected) | set(c for c, b in bodies.items() if totals_of(b))):
         actual = totals_of(bodies.get(consumer))
@@ -286,6 +286,7 @@ def classify(backend, node, baseline):
     elif ledger_ok and off_legacy == 0 and legacy_inv:
         out['outcome'] = UNTOUCHED
         out['leftover_children'] = len(children)
+        out['leftover'] = [(providers[u]['name'], u) for u in sorted(children)]
     else:
         out['outcome'] = PARTIAL
         out['details'].append('partial: %d allocation(s) off the legacy layout, %d off the target; root '
@@ -320,6 +321,7 @@ def new_figures(suite, **extra):
     figures = {'suite': suite, 'trials': 0, 'faults': 0, 'by_kind': {}, 'by_step': {},
                'outcomes': {RESHAPED: 0, UNTOUCHED: 0, PARTIAL: 0}, 'lost': 0, 'doubled': 0,
                'mismatched': 0, 'leftover_children': 0, 'trials_with_leftovers': 0,
+               'leftover_unnamed': 0, 'leftover_after_kill': 0,
                'rerun_converged': 0, 'rerun_failed': 0, 'run_errors': {}, 'defects': [], 'seconds': 0.0}
     figures.update(extra)
     return figures
@@ -342,6 +344,13 @@ def record(figures, verdict, again, kind=None, step=None, error=None, label=None
     figures['leftover_children'] += verdict['leftover_children']
     if verdict['leftover_children']:
         figures['trials_with_leftovers'] += 1
+    # issue 12.3: what a failed run leaves must be named in its message (a run killed with
+    # SIGKILL says nothing: its leftovers are counted apart, the rerun reuses them)
+    if error is None:
+        figures['leftover_after_kill'] += verdict['leftover_children']
+    else:
+        unnamed = [name for name, uuid in verdict.get('leftover') or [] if name not in error and uuid not in error]
+        figures['leftover_unnamed'] += len(unnamed)
     if again['converged']:
         figures['rerun_converged'] += 1
     else:
@@ -376,8 +385,10 @@ def format_figures(figures):
         figures['outcomes'].get(RESHAPED, 0), figures['outcomes'].get(UNTOUCHED, 0),
         figures['outcomes'].get(PARTIAL, 0)))
     lines.append('  lost %d, doubled %d, mismatched %d' % (figures['lost'], figures['doubled'], figures['mismatched']))
-    lines.append('  leftover children %d (in %d trials)' % (
-        figures['leftover_children'], figures['trials_with_leftovers']))
+    lines.append('  leftover children %d (in %d trials): %d named in the failure\'s message, %d not, %d after a '
+                 'SIGKILL' % (figures['leftover_children'], figures['trials_with_leftovers'],
+                              figures['leftover_children'] - figures['leftover_unnamed'] - figures['leftover_after_kill'],
+                              figures['leftover_unnamed'], figures['leftover_after_kill']))
     if figures.get('rerun_run', True):
         lines.append('  rerun converged %d/%d' % (figures['rerun_converged'], figures['trials']))
     else:
@@ -403,7 +414,8 @@ def brief(verdict, again):
 
 
 def _err(exc):
-    return '%s: %s' % (type(exc).__name__, str(exc)[:300])
+    # whole: the end of the message names what a failed run left (issue 12.3)
+    return '%s: %s' % (type(exc).__name__, exc)
 
 
 # ---------------------------------------------------------------------------
