@@ -1,7 +1,7 @@
 # placement.upgrade: the two commands are `make demo` and `make test`.
 #   make demo       run the main job (tools/demo.py) in the project venv
 #   make test       every test, in order, stopping at the first failing stage:
-#                   unit -> nova-oracle -> sanity -> lint -> docs-lint -> molecule
+#                   unit -> nova-oracle -> sanity -> core-matrix -> lint -> docs-lint -> molecule
 # Each stage is also a target of its own; see docs/development.md.
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -13,9 +13,9 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 COLLECTIONS := $(CURDIR)/$(VENV)/collections
 STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
-TEST_STAGES := unit nova-oracle sanity lint docs-lint molecule
+TEST_STAGES := unit nova-oracle sanity core-matrix lint docs-lint molecule
 
-.PHONY: docs venv demo test unit sanity lint ansible-lint changelog-lint build-check ee-check \
+.PHONY: docs venv demo test unit sanity core-matrix lint ansible-lint changelog-lint build-check ee-check \
 	docs-lint molecule nova-oracle clean
 
 venv: $(STAMP)
@@ -86,6 +86,11 @@ nova-oracle:
 sanity: venv
 	@$(STAGE) sanity .ci/sanity.sh
 
+# c2. unit tests and sanity again on ansible-core 2.17 and 2.18 (requires_ansible >=2.17), each in
+# its own venv (.venv-core-<v>); the stages above are 2.19's
+core-matrix: venv
+	@$(STAGE) core-matrix .ci/core-matrix.sh
+
 # c. ansible-lint (production profile), changelog fragments, galaxy build + offline
 #    install, execution-environment build context
 lint: ansible-lint changelog-lint build-check ee-check
@@ -117,7 +122,7 @@ molecule: venv
 	@$(STAGE) molecule .ci/molecule.sh
 
 clean:
-	rm -rf $(VENV) .venv-nova tests/output .pytest_cache .hypothesis out
+	rm -rf $(VENV) .venv-nova .venv-core-* tests/output .pytest_cache .hypothesis out
 
 # Reliability figures (issue 12, a-c), the full run documented in docs/reliability.md (~40 min):
 # concurrent writers, injected faults (REST proxy + server kills, embedded SIGKILLs) and the
