@@ -69,13 +69,38 @@ def environment_secrets(environ=None):
                if name.upper().startswith('OS_') and value and is_secret_name(name))
 
 
+#: where openstacksdk (and so openstack.cloud) looks for clouds.yaml when OS_CLIENT_CONFIG_FILE
+#: names none (openstack/config/loader.py CONFIG_SEARCH_PATH, in its order)
+CLOUDS_YAML_PATHS = ('clouds.yaml', '~/.config/openstack/clouds.yaml', '/etc/openstack/clouds.yaml')
+
+
+def clouds_yaml_files(environ=None):
+    """The clouds.yaml files openstacksdk would read: ``OS_CLIENT_CONFIG_FILE`` (what AWX's
+    OpenStack credential sets) and the standard places, those that exist."""
+    environ = os.environ if environ is None else environ
+    found = []
+    named = environ.get('OS_CLIENT_CONFIG_FILE')
+    if named and os.path.isfile(os.path.expanduser(named)):
+        found.append(os.path.expanduser(named))
+    for path in CLOUDS_YAML_PATHS:
+        path = os.path.expanduser(path)
+        if os.path.isfile(path) and path not in found:
+            found.append(path)
+    return found
+
+
 def wants_rest(options, environ=None):
+    """Whether the options mean a real Placement: as openstack.cloud decides, a ``cloud`` or
+    ``auth`` option, ``OS_CLOUD`` / ``OS_AUTH_URL``, or a clouds.yaml openstacksdk reads
+    (``OS_CLIENT_CONFIG_FILE`` or a standard place: with ONE cloud in it, that cloud is used)."""
     environ = os.environ if environ is None else environ
     if options.get('embedded_db'):
         return False
     if options.get('cloud') or options.get('auth'):
         return True
-    return bool(environ.get('OS_CLOUD') or environ.get('OS_AUTH_URL'))
+    if environ.get('OS_CLOUD') or environ.get('OS_AUTH_URL'):
+        return True
+    return bool(clouds_yaml_files(environ))
 
 
 def get_backend(options, environ=None, create=True, log=None):
@@ -96,4 +121,6 @@ def get_backend(options, environ=None, create=True, log=None):
         return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS), log=log)
     raise ConfigurationError(
         'No placement to talk to: set embedded_db to the path of an embedded placement '
-        'database, or cloud/auth (or OS_CLOUD in the environment) for a real Placement API.')
+        'database, or cloud/auth for a real Placement API (or, as for openstack.cloud, OS_CLOUD, '
+        'OS_AUTH_URL and the other OS_* variables, or a clouds.yaml named by OS_CLIENT_CONFIG_FILE '
+        'or in %s).' % ', '.join(CLOUDS_YAML_PATHS))

@@ -42,6 +42,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import time
 
 try:
@@ -281,6 +282,25 @@ class _Connector(object):
         raise errors.ConfigurationError('Cannot find the Placement service')  # pragma: no cover
 
 
+def _one_cloud_or_named(kwargs):
+    """No cloud named: openstacksdk (as openstack.cloud) takes ``OS_CLOUD``, the ``OS_*``
+    variables, or the ONE cloud of the clouds.yaml it reads (AWX's OpenStack credential sets
+    only ``OS_CLIENT_CONFIG_FILE``, with one cloud).  With several clouds and none named it
+    would connect to none of them: say which there are."""
+    if kwargs.get('auth') or os.environ.get('OS_CLOUD') or os.environ.get('OS_AUTH_URL'):
+        return
+    try:
+        from openstack import config as sdk_config
+        names = [n for n in sdk_config.OpenStackConfig().get_cloud_names() if n not in ('envvars', 'defaults')]
+    except Exception:  # pylint: disable=broad-except  # openstacksdk reports a bad file itself
+        return
+    if len(names) > 1:
+        raise errors.ConfigurationError(
+            'No cloud named, and the clouds.yaml openstacksdk reads (%s) holds %d clouds: %s. Name '
+            'one with the cloud option or OS_CLOUD.'
+            % (os.environ.get('OS_CLIENT_CONFIG_FILE') or 'clouds.yaml', len(names), ', '.join(sorted(names))))
+
+
 class RestBackend(Backend):
     """Backend over a keystoneauth Adapter whose endpoint is Placement's root.
 
@@ -346,6 +366,8 @@ class RestBackend(Backend):
             kwargs = merged
         elif cloud:
             kwargs['cloud'] = cloud
+        else:
+            _one_cloud_or_named(kwargs)
         ks_exc = _ks_exceptions()
         config_errors = (openstack.exceptions.SDKException,)
         if ks_exc is not None:
