@@ -284,7 +284,11 @@ plan:
       exists), C(create_children), C(set_traits), C(providers) (the final inventory of every
       provider of the tree), C(inventory_changes), C(allocations) (the full final allocations
       of every consumer it moves), C(assignments) (per consumer and class, where the units go
-      and why), C(moved), C(deferred_reason), C(warnings) (the remarks) and C(diff).
+      and why), C(moved), C(deferred_reason), C(warnings) (the remarks), C(orphans) and C(diff).
+    - C(orphans) lists the consumers on the node that nova knows neither as an instance nor as a
+      migration in flight (asked when nova answered for the node's migrations), each with its
+      allocations and the C(nova-manage placement audit ... --delete) command that deletes them;
+      one holding a class the reshape moves defers the node.
     - For a rollback it holds C(inventories), C(allocations), C(restored), C(gone),
       C(remove_children) and C(diff).
   returned: always
@@ -424,6 +428,17 @@ def _devices(params):
     return devices
 
 
+def _orphan_lookup(backend, found, log):
+    """When nova answered for the node's migrations, ask it which unexplained consumers are orphans."""
+    if found['source'] != nova.SOURCE_NOVA:
+        return None
+    adapter = nova.compute_adapter(backend)
+
+    def lookup(consumers):
+        return nova.orphaned(adapter, consumers, found['records'], log=log)
+    return lookup
+
+
 def _run(module, backend, log):
     params = module.params
     attempts = conflict_attempts(params)
@@ -455,7 +470,7 @@ def _run(module, backend, log):
             allow_foreign_allocations=params['allow_foreign_allocations'],
             migrations=None if found['source'] == nova.SOURCE_NONE else found['records'],
             snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
-            attempts=attempts, log=keep, run_id=params['run_id'])
+            attempts=attempts, log=keep, run_id=params['run_id'], orphan_lookup=_orphan_lookup(backend, found, keep))
     result = dict(result)
     result['migrations'] = found
     result['remarks'] = list(result.pop('warnings', None) or [])

@@ -106,6 +106,19 @@ def test_a_consumer_no_domain_is_may_be_a_migration_or_an_orphan():
     assert _find(holds_vgpu, instances=[MIG.upper()]) == ([], [], [])
 
 
+def test_an_orphan_nova_confirmed_is_named_as_one_with_the_command():
+    holds_vgpu = _state(**{MIG: ({ROOT: {'VCPU': 1, 'VGPU': 1}}, 'unknown')})
+    reasons, remarks, named = _find(holds_vgpu, orphans=[MIG.upper()], root_uuid=ROOT)
+    assert named == [MIG] and remarks == []
+    assert 'nova has no instance and no migration in flight with that uuid: an orphaned allocation' in reasons[0]
+    assert 'nova-manage placement audit --resource_provider %s --verbose --delete' % ROOT in reasons[0]
+    assert 'openstack server migration list' not in reasons[0]        # no guessing any more
+    # holding nothing the reshape moves: a remark with the same command
+    cpu_only = _state(**{MIG: ({ROOT: {'VCPU': 1}}, 'unknown')})
+    reasons, remarks, _named = _find(cpu_only, orphans=[MIG], root_uuid=ROOT)
+    assert reasons == [] and 'orphaned allocation' in remarks[0] and '--delete' in remarks[0]
+
+
 def test_two_compute_trees_but_not_a_sharing_pool():
     pool_only = _state(**{INST: ({ROOT: {'VGPU': 1}, POOL: {'DISK_GB': 10}}, 'INSTANCE')})
     assert _find(pool_only) == ([], [], [])

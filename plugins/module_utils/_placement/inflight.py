@@ -81,8 +81,14 @@ def _what_to_do(mig=None):
     return what
 
 
+def orphan_command(root_uuid):
+    """nova's command that deletes the orphaned allocations of a node (run it first without
+    ``--delete`` to see what it would remove)."""
+    return 'nova-manage placement audit --resource_provider %s --verbose --delete' % (root_uuid or '<root provider uuid>')
+
+
 def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,
-         explained=(), two_trees_ok=False, root_uuid=None):
+         explained=(), two_trees_ok=False, root_uuid=None, orphans=None):
     """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
 
     ``state``: the node's tree read (providers and every consumer's FULL allocations).
@@ -100,6 +106,9 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
     ``root_uuid``: the root provider's uuid (named in the commands the reasons give).
     ``two_trees_ok``: the operator allows allocations on two trees (``allow_foreign_allocations``):
     they are carried along unchanged and named in ``remarks``.
+    ``orphans``: consumers nova confirmed are neither an instance nor a migration in flight
+    (None: nova was not asked); such a consumer is named as an orphaned allocation, with the
+    command that deletes it, instead of "a migration or an orphan".
 
     Returns ``(reasons, remarks, consumers)``: the consumers named in the reasons.
     """
@@ -108,6 +117,7 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
     touched = set(touched)
     owned = None if instances is None else set(str(u).lower() for u in instances)
     explained = set(str(u).lower() for u in explained or ())
+    orphaned = set(str(u).lower() for u in orphans or ())
     by_uuid = {}
     for mig in migrations or []:
         if isinstance(mig, dict) and in_progress(mig) and mig.get('uuid'):
@@ -162,6 +172,17 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
         if owned is None or key in owned or key in explained:
             continue
         hits = dict((rc, n) for rc, n in here.items() if rc in touched)
+        if key in orphaned:
+            text = ('consumer %s holds %s on this node, and nova has no instance and no migration in '
+                    'flight with that uuid: an orphaned allocation (its instance or migration is gone). '
+                    'Delete it with `%s` (without --delete it only lists)'
+                    % (consumer, _text(here), orphan_command(root_uuid)))
+            if hits:
+                reasons.append(text + ', then rerun the roll for this node')
+                named.append(consumer)
+            else:
+                remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
+            continue
         text = ('consumer %s holds %s on this node but no guest domain on the host is this consumer: '
                 'either a migration in flight (nova\'s migration record holds the source node\'s '
                 'allocations until the move is confirmed or reverted; a resize to the same host '

@@ -319,6 +319,33 @@ def in_progress_migrations(adapter, host=None, node=None, limit=None, retries=3,
                                     % (endpoint, MAX_PAGES))
 
 
+SERVERS_HINT = ('reading an instance of any project (GET /servers/{id}) needs the `admin` role under nova\'s '
+                'default policy')
+
+
+def orphaned(adapter, consumers, migrations=(), retries=3, backoff=0.25, log=None):
+    """The consumers that nova knows neither as an instance nor as a migration in flight.
+
+    ``consumers``: uuids holding allocations on a node that no guest domain there is.  Each
+    is looked up with ``GET /servers/{uuid}`` (any project; a soft-deleted instance is still
+    an instance); a 404 whose uuid is not one of ``migrations`` (in-progress records) is an
+    orphaned allocation, what ``nova-manage placement audit`` finds.
+    """
+    moving = set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
+    found = set()
+    for consumer in sorted(set(consumers)):
+        if str(consumer).lower() in moving:
+            continue
+        try:
+            _get(adapter, {}, _endpoint(adapter), retries, backoff, log, path='/servers/%s' % consumer,
+                 hint=SERVERS_HINT)
+        except errors.NotFound:
+            found.add(consumer)
+    _log(log, 'nova: %d of %d consumer(s) without a guest domain on the node are orphaned allocations%s'
+         % (len(found), len(set(consumers)), (': ' + ', '.join(sorted(found))) if found else ''))
+    return found
+
+
 def _same_endpoint(one, other):
     return bool(one and other) and str(one).rstrip('/') == str(other).rstrip('/')
 

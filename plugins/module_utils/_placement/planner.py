@@ -139,11 +139,12 @@ def numa_source(state, root_uuid, devices, options):
 
 def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POLICY_STRICT,
                       ownership_overrides=None, allow_foreign_allocations=False, foreign=None,
-                      migrations=None, defer_in_flight=True):
+                      migrations=None, defer_in_flight=True, orphans=None):
     """Build the layout and the ownership map from a device report, then plan.
 
     The guest domains of the report are the consumers the host knows; ``migrations``
-    are nova's in-progress migration records when nova was asked (inflight.py).
+    are nova's in-progress migration records when nova was asked, ``orphans`` the
+    consumers nova knows neither as an instance nor as a migration (inflight.py).
     """
     root = find_root(state, root_uuid)
     lay = _layout.build_layout(root['name'], devices, layout_options,
@@ -153,13 +154,40 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
     return plan_reshape(state, root_uuid, lay, owners, policy=policy,
                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                         instances=None if instances is None else list(instances),
-                        migrations=migrations, defer_in_flight=defer_in_flight)
+                        migrations=migrations, defer_in_flight=defer_in_flight, orphans=orphans)
+
+
+def _orphans_on(state, orphans, root_uuid):
+    """The orphaned allocations nova confirmed on the node, each with the command that deletes it."""
+    found = []
+    lowered = set(str(c).lower() for c in orphans or ())
+    for consumer, body in sorted((state.get('allocations') or {}).items()):
+        if str(consumer).lower() in lowered:
+            found.append({'consumer': consumer,
+                          'allocations': model.strip_allocations((body or {}).get('allocations') or {}),
+                          'command': _inflight.orphan_command(root_uuid)})
+    return found
 
 
 def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                  allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
-                 defer_in_flight=True):
-    """Compute the reshape plan (see the module docstring); raises PlanError."""
+                 defer_in_flight=True, orphans=None):
+    """Compute the reshape plan (see the module docstring); raises PlanError.
+
+    The plan's ``orphans`` lists the orphaned allocations nova confirmed on the node, each
+    with the command that deletes it (empty when nova was not asked).
+    """
+    plan = _plan_reshape(state, root_uuid, layout, ownership=ownership, policy=policy,
+                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
+                         instances=instances, migrations=migrations, defer_in_flight=defer_in_flight,
+                         orphans=orphans)
+    plan['orphans'] = _orphans_on(state, orphans, model.normalize_uuid(root_uuid))
+    return plan
+
+
+def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
+                  allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
+                  defer_in_flight=True, orphans=None):
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
     root_uuid = model.normalize_uuid(root_uuid)
@@ -257,7 +285,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             state, root['name'], providers, foreign=foreign, touched=touched_classes,
             instances=instances, migrations=migrations,
             explained=set(ownership) | set((layout.get('cpu') or {}).get('pinned') or {}),
-            two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid)
+            two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid, orphans=orphans)
         warnings.extend(remarks)
         if reasons:
             # a node already in the layout stays "already done": only a node with something

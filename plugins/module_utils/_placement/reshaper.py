@@ -378,8 +378,12 @@ def _failed(backend, root_prov, ctx, exc, log):
 def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
                  ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
-                 migrations=None, settle_delays=SETTLE_DELAYS):
+                 migrations=None, settle_delays=SETTLE_DELAYS, orphan_lookup=None):
     """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
+
+    ``orphan_lookup``: callable taking the consumers on the node that no guest domain of the
+    device report is (nor a migration record) and returning those nova knows neither as an
+    instance nor as a migration: they are named as orphaned allocations (inflight.py).
 
     ``migrations``: nova's in-progress migration records (os-migrations), when nova was
     asked; a node with a move in flight is deferred (inflight.py).
@@ -403,12 +407,26 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
            'prepared': False, 'first_diff': None, 'sent_plan': None, 'sent_state': None, 'applied': False, 'settled': None,
            'overtaken': False}
 
+    known = set(str(i).lower() for i in (devices or {}).get('instances') or ()) \
+        | set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
+    asked = {}
+
+    def orphans_in(state):
+        if orphan_lookup is None:
+            return None
+        fresh = [c for c in state['allocations'] if str(c).lower() not in known and c not in asked]
+        if fresh:
+            found = orphan_lookup(fresh)
+            for consumer in fresh:
+                asked[consumer] = consumer in found
+        return set(c for c, is_orphan in asked.items() if is_orphan)
+
     def plan_now():
         state, foreign = read_node(backend, root_uuid)
         plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
                                          ownership_overrides=ownership,
                                          allow_foreign_allocations=allow_foreign_allocations,
-                                         foreign=foreign, migrations=migrations)
+                                         foreign=foreign, migrations=migrations, orphans=orphans_in(state))
         return state, foreign, plan
 
     def send(plan, state):
@@ -469,7 +487,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                 plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
                                                  ownership_overrides=ownership,
                                                  allow_foreign_allocations=allow_foreign_allocations,
-                                                 foreign=foreign, migrations=migrations)
+                                                 foreign=foreign, migrations=migrations,
+                                                 orphans=orphans_in(state))
             else:
                 state, foreign, plan = plan_now()
             ctx['before'] = state
