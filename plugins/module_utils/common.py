@@ -39,6 +39,8 @@ __metaclass__ = type
 import json
 import traceback
 
+from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.factory import (
     environment_secrets,
@@ -186,6 +188,50 @@ def conflict_attempts(params):
     if retries < 0:
         raise ConfigurationError('conflict_retries must be 0 or more, got %d' % retries)
     return retries + 1
+
+
+def _ints_as_raw(spec):
+    """A copy of an argument spec whose integer options (at any depth) are untyped."""
+    out = {}
+    for name, option in spec.items():
+        option = dict(option)
+        if option.get('type') == 'int':
+            option['type'] = 'raw'
+        if option.get('options'):
+            option['options'] = _ints_as_raw(option['options'])
+        out[name] = option
+    return out
+
+
+def new_module(argument_spec, **kwargs):
+    """``AnsibleModule(argument_spec, **kwargs)``, failing cleanly where ansible-core would not.
+
+    ansible-core 2.19's integer check lets an infinite value (``inf``, ``"inf"``) given to an
+    integer option (``conflict_retries``, ``api_timeout``, ``total``, ...) overflow instead of
+    refusing it: the options are then read untyped, only to fail with a message.
+    """
+    try:
+        return AnsibleModule(argument_spec=argument_spec, **kwargs)
+    except OverflowError as exc:
+        overflow = str(exc)
+    # (outside the except block: ansible-core would attach the traceback to the failure)
+    module = AnsibleModule(argument_spec=_ints_as_raw(argument_spec), **kwargs)
+    names = sorted(name for name in _int_options(argument_spec) if _infinite(module.params.get(name)))
+    module.fail_json(msg='%s was given an infinite number (%s); give a whole number'
+                     % (', '.join(names) or 'an integer option', overflow))
+    return module  # pragma: no cover - fail_json exits
+
+
+def _int_options(spec):
+    return [name for name, option in spec.items() if option.get('type') == 'int']
+
+
+def _infinite(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return False
+    return number in (float('inf'), float('-inf'))
 
 
 def unexpected_error(exc):

@@ -247,10 +247,9 @@ error:
              The requested amount would exceed the capacity.", request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -291,7 +290,7 @@ def _run(module, backend, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             consumer_uuid=dict(type='str'),
             allocations=dict(type='list', elements='dict', options=_allocations_spec()),

@@ -132,9 +132,8 @@ error:
            detail: "Malformed consumer_uuid: not-a-uuid", request_id: null}
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -152,7 +151,7 @@ def _run(module, backend, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             consumer_uuid=dict(type='str'),
             resource_provider=dict(type='str'),

@@ -182,9 +182,8 @@ error:
   type: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -220,7 +219,7 @@ def _run(module, backend, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             host=dict(type='str', required=True),
             binary=dict(type='str', default='nova-compute'),

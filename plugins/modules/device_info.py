@@ -257,9 +257,7 @@ ownership:
       "0000:85:00.0": 1
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.placement.upgrade.plugins.module_utils.common import unexpected_error
+from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
@@ -293,7 +291,7 @@ def _virsh_domcapabilities(module):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=dict(
             sysfs_root=dict(type='path', default='/sys'),
             domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),

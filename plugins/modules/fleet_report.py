@@ -319,12 +319,11 @@ log:
 import os
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
     error_result,
     format_error,
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
 )
@@ -544,7 +543,7 @@ def run(module, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             dest=dict(type='path', required=True),
             records=dict(type='list', elements='raw', default=[]),

@@ -232,10 +232,9 @@ error:
            request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -301,19 +300,6 @@ def _check_ratio(provider, rc, ratio):
                        field='allocation_ratio')
 
 
-def _ints_as_raw(spec):
-    """A copy of an argument spec whose integer options (at any depth) are untyped."""
-    out = {}
-    for name, option in spec.items():
-        option = dict(option)
-        if option.get('type') == 'int':
-            option['type'] = 'raw'
-        if option.get('options'):
-            option['options'] = _ints_as_raw(option['options'])
-        out[name] = option
-    return out
-
-
 def main():
     spec = _record_spec(False)
     spec.update(
@@ -325,14 +311,7 @@ def main():
     argument_spec = placement_argument_spec(**spec)
     kwargs = placement_module_kwargs(mutually_exclusive=[('resource_class', 'inventories')],
                                      required_one_of=[('resource_class', 'inventories')])
-    try:
-        module = AnsibleModule(argument_spec=argument_spec, **kwargs)
-    except OverflowError as exc:
-        # ansible-core's integer check lets an infinite value (inf, "inf") overflow instead of
-        # refusing it: read the options untyped, only to fail cleanly
-        module = AnsibleModule(argument_spec=_ints_as_raw(argument_spec), **kwargs)
-        module.fail_json(msg='an integer option (total, reserved, min_unit, max_unit, step_size, ...) was given '
-                             'an infinite number (%s); give a whole number' % exc)
+    module = new_module(argument_spec=argument_spec, **kwargs)
     # the provider must exist already: a wrong embedded_db path is an error, never a new store
     run_module(module, _run, creates_store=False)
 

@@ -140,12 +140,11 @@ error:
   type: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
     error_result,
     format_error,
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     protect_secrets,
@@ -247,7 +246,7 @@ def run_checks(backend, providers, min_microversion, check_reshape_permission):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             providers=dict(type='list', elements='str', default=[]),
             min_microversion=dict(type='str', default='1.30'),

@@ -404,10 +404,9 @@ error:
   type: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -486,7 +485,7 @@ def _run(module, backend, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             root_provider=dict(type='str', required=True, aliases=['compute_node']),
             devices=dict(type='dict'),

@@ -211,11 +211,10 @@ error:
            request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
     error_result,
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -246,7 +245,7 @@ def _run(module, backend, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             name=dict(type='str'),
             uuid=dict(type='str'),

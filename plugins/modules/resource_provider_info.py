@@ -152,9 +152,8 @@ error:
            detail: "Unable to reach Placement", request_id: null}
 '''
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    new_module,
     placement_argument_spec,
     placement_module_kwargs,
     run_module,
@@ -171,7 +170,7 @@ def _run(module, backend, log):
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
         argument_spec=placement_argument_spec(
             name=dict(type='str'),
             uuid=dict(type='str'),

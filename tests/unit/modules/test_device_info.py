@@ -12,6 +12,8 @@ import os
 import pytest
 import yaml
 
+from ansible.module_utils import basic
+
 import fakehost
 from module_runner import run_module_main
 from ansible_collections.placement.upgrade.plugins.modules import device_info
@@ -19,8 +21,8 @@ from ansible_collections.placement.upgrade.plugins.modules import device_info
 
 def _run(capsys, args, monkeypatch=None, run_command=None):
     if run_command is not None:
-        monkeypatch.setattr(device_info.AnsibleModule, 'run_command', run_command)
-        monkeypatch.setattr(device_info.AnsibleModule, 'get_bin_path',
+        monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path',
                             lambda self, name, required=False, opt_dirs=None: '/usr/bin/' + name)
     return run_module_main(device_info.main, args, capsys)
 
@@ -187,7 +189,7 @@ def test_documentation_matches_argument_spec(monkeypatch):
         captured['kwargs'] = kwargs
         raise Stop()
 
-    monkeypatch.setattr(device_info.AnsibleModule, '__init__', fake_init)
+    monkeypatch.setattr(basic.AnsibleModule, '__init__', fake_init)
     with pytest.raises(Stop):
         device_info.main()
     doc = yaml.safe_load(device_info.DOCUMENTATION)
