@@ -548,6 +548,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--serve-keystone', nargs=2, metavar=('WORKDIR', 'PORT_FILE'),
                         help='(internal) run keystone from WORKDIR, write the port to PORT_FILE')
+    parser.add_argument('--state-file', help='once both serve, write {pid, auth_url, placement_url, '
+                                             'backend (password auth of the placement user)} there as JSON '
+                                             '(mode 0600); it is removed when the stack stops')
     args = parser.parse_args(argv)
     if args.serve_keystone:
         _serve_keystone(*args.serve_keystone)
@@ -563,6 +566,14 @@ def main(argv=None):
     print('keystone at %s (log %s)' % (stack.auth_url, stack.keystone.log_path))
     print('placement at %s (log %s)' % (stack.placement.url, stack.placement.log_path))
     print(json.dumps(stack.password_auth('placement')))
+    if args.state_file:
+        state = {'pid': os.getpid(), 'auth_url': stack.auth_url, 'placement_url': stack.placement.url,
+                 'backend': stack.password_auth('placement')}
+        tmp = args.state_file + '.tmp'
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w') as handle:
+            json.dump(state, handle)
+        os.rename(tmp, args.state_file)
+    sys.stdout.flush()
     try:
         while stack.placement.proc is not None and stack.placement.proc.poll() is None:
             time.sleep(0.5)
@@ -570,6 +581,8 @@ def main(argv=None):
         pass
     finally:
         stack.stop()
+        if args.state_file and os.path.exists(args.state_file):
+            os.unlink(args.state_file)
     return 0
 
 

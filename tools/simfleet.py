@@ -586,14 +586,30 @@ def main(argv=None):
     parser.add_argument('--unmapped', action='append', default=[],
                         help='a GPU node that gets a VGPU consumer no guest explains (repeatable)')
     parser.add_argument('--seed', type=int, default=7)
+    parser.add_argument('--backend-json', metavar='FILE',
+                        help='seed a real Placement instead of the embedded store: a JSON file holding the '
+                             'modules\' backend options (cloud/auth...), or an object with them under "backend"; '
+                             'the inventory\'s placement_backend is set to them')
     parser.add_argument('-q', '--quiet', action='store_true')
     args = parser.parse_args(argv)
     log = None if args.quiet else (lambda msg: sys.stderr.write('simfleet: %s\n' % msg))
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
+    backend, inventory_vars = None, None
     try:
+        if args.backend_json:
+            with open(args.backend_json) as handle:
+                options = json.load(handle)
+            options = options.get('backend', options)
+            from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+            backend = factory.get_backend(options)
+            inventory_vars = {'placement_backend': options}
         fleet = build(args.out, nodes=args.nodes, prefix=args.prefix, unmapped=args.unmapped,
-                      seed=args.seed, log=log)
-    except (ValueError, OSError) as exc:
+                      seed=args.seed, log=log, backend=backend, inventory_vars=inventory_vars)
+    except (ValueError, OSError, PlacementError) as exc:
         parser.exit(2, 'simfleet: %s\n' % exc)
+    finally:
+        if backend is not None:
+            backend.close()
     print(json.dumps({'inventory': fleet['inventory'], 'embedded_db': fleet['embedded_db'],
                       'expected': fleet['expected']}, indent=2, sort_keys=True))
     return 0
