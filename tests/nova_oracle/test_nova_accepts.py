@@ -115,6 +115,17 @@ class OracleTestBase(base.ServersTestBase):
             }
         return out
 
+    def compute_headers(self, user='admin', roles='reader,member,admin'):
+        """What the harness' stubbed keystone middleware reads (noauth-style)."""
+        project = self.api_fixture.project_id
+        return {'X-Auth-User': user, 'X-User-Id': user, 'X-Auth-Project-Id': project, 'X-Roles': roles}
+
+    def nova_adapter(self, backend, **who):
+        """OUR compute adapter on the harness' nova API (wsgi-intercept), on the backend's session."""
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+        return nova.compute_adapter(backend, endpoint_override=self.api_fixture.api.base_url,
+                                    additional_headers=self.compute_headers(**who))
+
     def backend(self):
         from keystoneauth1 import adapter as ks_adapter
         from keystoneauth1 import session as ks_session

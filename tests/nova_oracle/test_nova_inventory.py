@@ -16,7 +16,6 @@ pre-upgrade way with VGPU seeded on its root, and a plain second compute host.  
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import fleet_inventory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
 import fakehost
 from test_nova_accepts import OracleTestBase
 
@@ -26,14 +25,8 @@ PLAIN_HOST = 'oracle-invplain'
 
 class TestNovaInventory(OracleTestBase):
 
-    def adapter(self, backend, user='admin', roles='reader,member,admin'):
-        headers = {'X-Auth-User': user, 'X-User-Id': user, 'X-Auth-Project-Id': self.api_fixture.project_id,
-                   'X-Roles': roles}
-        return nova.compute_adapter(backend, endpoint_override=self.api_fixture.api.base_url,
-                                    additional_headers=headers)
-
     def nodes(self, backend, **who):
-        return dict((n['name'], n) for n in fleet_inventory.compute_nodes(backend, self.adapter(backend, **who)))
+        return dict((n['name'], n) for n in fleet_inventory.compute_nodes(backend, self.nova_adapter(backend, **who)))
 
     def test_hypervisors_grouped_by_what_their_trees_need(self):
         self.build(fakehost.default_gpu_host(name=GPU_HOST))

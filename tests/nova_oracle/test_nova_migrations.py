@@ -30,20 +30,9 @@ from test_nova_accepts import CONF, OracleTestBase
 
 SOURCE = 'oracle-migsrc'
 DEST = 'oracle-migdst'
-ADMIN_ROLES = 'reader,member,admin'
 
 
 class TestNovaMigrations(OracleTestBase):
-
-    def compute_headers(self, user='admin', roles=ADMIN_ROLES):
-        """What the harness' stubbed keystone middleware reads (noauth-style)."""
-        project = self.api_fixture.project_id
-        return {'X-Auth-User': user, 'X-User-Id': user, 'X-Auth-Project-Id': project, 'X-Roles': roles}
-
-    def nova_adapter(self, backend, **who):
-        """OUR compute adapter on the harness' nova API (wsgi-intercept), on the backend's session."""
-        return nova.compute_adapter(backend, endpoint_override=self.api_fixture.api.base_url,
-                                    additional_headers=self.compute_headers(**who))
 
     def migrations(self, backend, **kwargs):
         return nova.in_progress_migrations(self.nova_adapter(backend, **kwargs.pop('who', {})), backoff=0, **kwargs)

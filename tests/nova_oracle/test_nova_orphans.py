@@ -29,10 +29,7 @@ class TestNovaOrphans(OracleTestBase):
     def lookup(self):
         backend = self.backend()
         self.addCleanup(backend.close)
-        headers = {'X-Auth-User': 'admin', 'X-User-Id': 'admin', 'X-Auth-Project-Id': self.api_fixture.project_id,
-                   'X-Roles': 'reader,member,admin'}
-        adapter = nova.compute_adapter(backend, endpoint_override=self.api_fixture.api.base_url,
-                                       additional_headers=headers)
+        adapter = self.nova_adapter(backend)
         self.asked = []
 
         def orphaned(consumers):

@@ -21,7 +21,6 @@ Inside nova's functional harness (see test_nova_accepts.py), one compute host:
 import datetime
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
 from test_nova_accepts import OracleTestBase
 
@@ -31,11 +30,8 @@ REASON = 'placement.upgrade: reshape in progress'
 
 class TestNovaServices(OracleTestBase):
 
-    def adapter(self, backend, user='admin', roles='reader,member,admin'):
-        headers = {'X-Auth-User': user, 'X-User-Id': user, 'X-Auth-Project-Id': self.api_fixture.project_id,
-                   'X-Roles': roles}
-        adapter = nova.compute_adapter(backend, endpoint_override=self.api_fixture.api.base_url,
-                                       additional_headers=headers)
+    def adapter(self, backend, **who):
+        adapter = self.nova_adapter(backend, **who)
         self.puts = []
         send = adapter.request
 

@@ -183,17 +183,29 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
 
 def _get(adapter, params, endpoint, retries, backoff, log, path=PATH, microversion=MICROVERSION,
          hint=ADMIN_ROLE_HINT):
-    """One GET page of nova's API (os-migrations by default), retried on connection failures
-    and 5xx; the decoded body."""
-    what = 'GET %s%s' % (path, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items()))
-                         if params else '')
+    """One GET page of nova's API (os-migrations by default); the decoded body."""
+    return request(adapter, 'GET', path, endpoint, retries, backoff, log, params=params,
+                   microversion=microversion, hint=hint)
+
+
+def request(adapter, method, path, endpoint, retries, backoff, log, params=None, body=None,
+            microversion=MICROVERSION, hint=ADMIN_ROLE_HINT):
+    """One call to nova's API, retried on connection failures and 5xx (callers send only
+    idempotent ones: GETs, a PUT of a service's status); the decoded body.  Failures are
+    :mod:`.errors` types naming nova's endpoint (or Keystone, when it failed)."""
+    what = '%s %s%s' % (method, path, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items()))
+                        if params else '')
+    kwargs = {'raise_exc': False, 'headers': {'Accept': 'application/json'}, 'microversion': microversion,
+              'microversion_service_type': 'compute'}
+    if params:
+        kwargs['params'] = dict(params)
+    if body is not None:
+        kwargs['json'] = body
     attempts = 1 + max(0, retries)
     for attempt in range(1, attempts + 1):
         failure = None
         try:
-            resp = adapter.request(path, 'GET', params=dict(params), raise_exc=False,
-                                   headers={'Accept': 'application/json'},
-                                   microversion=microversion, microversion_service_type='compute')
+            resp = adapter.request(path, method, **kwargs)
         except Exception as exc:
             err = _transport_error(exc, endpoint, what, path, auth_url_of(adapter))
             if err is None:
@@ -210,6 +222,7 @@ def _get(adapter, params, endpoint, retries, backoff, log, path=PATH, microversi
                         'nova at %s answered %s with something that is not JSON: %.200s'
                         % (endpoint, what, getattr(resp, 'text', '')), status=502)
             failure = _http_error(resp, endpoint, what, path, hint, microversion)
+            failure.method = method
             if resp.status_code not in _RETRY_STATUSES:
                 raise failure
         if attempt == attempts:

@@ -60,34 +60,9 @@ def get_service(adapter, host, binary='nova-compute', retries=3, backoff=0.25, l
 
 
 def _put(adapter, service_id, body, retries, backoff, log):
-    endpoint = _nova._endpoint(adapter)
-    path = '%s/%s' % (PATH, service_id)
-    what = 'PUT %s' % path
-    attempts = 1 + max(0, retries)
-    for attempt in range(1, attempts + 1):
-        try:
-            resp = adapter.request(path, 'PUT', json=body, raise_exc=False, headers={'Accept': 'application/json'},
-                                   microversion=MICROVERSION, microversion_service_type='compute')
-        except Exception as exc:
-            failure = _nova._transport_error(exc, endpoint, what, path, _nova.auth_url_of(adapter))
-            if failure is None:
-                raise
-            if not isinstance(failure, errors.ServiceUnavailable):
-                raise failure
-        else:
-            if resp.status_code < 400:
-                return _keep((resp.json() or {}).get('service') or {})
-            failure = _nova._http_error(resp, endpoint, what, path, POLICY_HINT, MICROVERSION)
-            failure.method = 'PUT'
-            if resp.status_code < 500:
-                raise failure
-        if attempt == attempts:
-            raise failure
-        if log is not None:
-            log('nova %s: %s on attempt %d of %d, retrying' % (what, failure.detail, attempt, attempts))
-        if backoff:
-            time.sleep(backoff * (2 ** (attempt - 1)))
-    raise AssertionError('unreachable')  # pragma: no cover
+    answer = _nova.request(adapter, 'PUT', '%s/%s' % (PATH, service_id), _nova._endpoint(adapter), retries, backoff,
+                           log, body=body, microversion=MICROVERSION, hint=POLICY_HINT)
+    return _keep((answer or {}).get('service') or {})
 
 
 def wanted_update(current, enabled=None, disabled_reason=None, forced_down=None):
