@@ -30,7 +30,6 @@ QUICK_KILLS = 20      # (b) embedded
 QUICK_NODES = 12      # (c) two batches: 10, then 2
 
 
-
 def _assert_clean(figures, want_trials):
     table = harness.format_figures(figures)
     assert figures['trials'] == want_trials, table
