@@ -51,22 +51,17 @@ import datetime
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-
-from urllib.request import Request, urlopen
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from placement_server import LOOPBACK, PlacementServer  # noqa: E402
+from placement_server import LOOPBACK, LoopbackService, PlacementServer  # noqa: E402
 
 REGION = 'RegionOne'
 DOMAIN = 'Default'
@@ -147,22 +142,21 @@ def closed_port_url():
     return sock, 'http://%s:%d/v3' % (LOOPBACK, port)
 
 
-class KeystoneServer(object):
+class KeystoneServer(LoopbackService):
     """One real Keystone process on 127.0.0.1 with its own temp dir and SQLite db."""
+
+    NAME = 'keystone'
+    READY_PATH = '/v3'
+    ERROR = KeystoneServerError
+    LOG_NAME = 'keystone.log'
+    DIR_PREFIX = 'keystone-server-'
 
     def __init__(self, workdir=None, admin_password=None, expiration=3600, debug=False,
                  python=None, start_timeout=90.0):
-        self._own_dir = workdir is None
-        self.workdir = os.path.abspath(workdir) if workdir else None
+        self._init_process(workdir, python, start_timeout)
         self.admin_password = admin_password or _secret('admin-pw')
         self.expiration = expiration
         self.debug = debug
-        self.python = python or sys.executable
-        self.start_timeout = start_timeout
-        self.port = None
-        self.url = None
-        self.proc = None
-        self._log = None
         self._admin = None
 
     @property
@@ -172,49 +166,6 @@ class KeystoneServer(object):
     @property
     def conf_path(self):
         return os.path.join(self.workdir, 'keystone.conf')
-
-    @property
-    def log_path(self):
-        return None if self.workdir is None else os.path.join(self.workdir, 'keystone.log')
-
-    def start(self):
-        if self.proc is not None:
-            return self
-        if self.workdir is None:
-            self.workdir = tempfile.mkdtemp(prefix='keystone-server-')
-        else:
-            os.makedirs(self.workdir, exist_ok=True)
-        self._write_config()
-        self._log = open(self.log_path, 'ab')
-        try:
-            self._spawn()
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def stop(self):
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        if self._own_dir and self.workdir and os.path.isdir(self.workdir):
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
 
     def _write_config(self):
         with open(self.conf_path, 'w') as fh:
@@ -235,51 +186,8 @@ class KeystoneServer(object):
         env['NO_PROXY'] = env['no_proxy'] = LOOPBACK + ',localhost'
         return env
 
-    def _port_file(self):
-        return os.path.join(self.workdir, 'port')
-
-    def _spawn(self):
-        self.proc = subprocess.Popen(
-            [self.python, os.path.abspath(__file__), '--serve-keystone', self.workdir, self._port_file()],
-            stdout=self._log, stderr=subprocess.STDOUT, env=self._env(), close_fds=True)
-
-    def _tail(self, size=3000):
-        try:
-            with open(self.log_path, 'rb') as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - size))
-                return fh.read().decode('utf-8', 'replace')
-        except (OSError, TypeError):
-            return ''
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + self.start_timeout
-        while self.port is None:
-            if self.proc.poll() is not None:
-                raise KeystoneServerError('keystone exited (rc %s); its log ends with:\n%s'
-                                          % (self.proc.returncode, self._tail()))
-            if os.path.exists(self._port_file()):
-                with open(self._port_file()) as fh:
-                    text = fh.read().strip()
-                if text:
-                    self.port = int(text)
-                    self.url = 'http://%s:%d' % (LOOPBACK, self.port)
-                    break
-            if time.monotonic() > deadline:
-                raise KeystoneServerError('keystone did not come up within %ss; its log ends with:\n%s'
-                                          % (self.start_timeout, self._tail()))
-            time.sleep(0.05)
-        last = None
-        while time.monotonic() < deadline:
-            try:
-                with urlopen(Request(self.auth_url), timeout=5) as resp:
-                    json.loads(resp.read().decode('utf-8'))
-                    return
-            except Exception as exc:  # pylint: disable=broad-except
-                last = exc
-            time.sleep(0.05)
-        raise KeystoneServerError('keystone at %s did not answer GET /v3 (%s); its log ends with:\n%s'
-                                  % (self.url, last, self._tail()))
+    def _command(self, port_file):
+        return [self.python, os.path.abspath(__file__), '--serve-keystone', self.workdir, port_file]
 
     # -- the identity API, as the bootstrap admin ------------------------------
     def session(self, username='admin', password=None, project=None):
@@ -393,11 +301,7 @@ class KeystonePlacement(PlacementServer):
                 debug='true' if self.debug else 'false', db_url=db_url,
                 policy_file=self.policy_path, auth_url=self.keystone.auth_url,
                 password=self.service_password, project=SERVICE_PROJECT, domain=DOMAIN, region=REGION))
-        with open(self.policy_path, 'w') as fh:
-            if self.reshape_policy is not None:
-                fh.write('%s: %s\n' % (json.dumps('placement:reshaper:reshape'), json.dumps(self.reshape_policy)))
-            else:
-                fh.write('{}\n')
+        self._write_policy()
 
 
 class KeystoneStack(object):

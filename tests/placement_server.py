@@ -105,23 +105,26 @@ class PlacementServerError(RuntimeError):
     """The server could not be prepared or did not come up (the log is named)."""
 
 
-class PlacementServer(object):
-    """One real Placement process on 127.0.0.1 with its own temp dir and SQLite db.
+class LoopbackService(object):
+    """A child process serving HTTP on 127.0.0.1 from its own work dir (config, log, port file).
 
-    ``workdir``: directory to use (created; kept on stop) instead of a fresh temp dir
-    (removed on stop unless ``keep=True``).  ``db_url``: a SQLAlchemy URL instead of the
-    SQLite file (e.g. PostgreSQL for benchmarks).  ``reshape_policy``: check string for
-    ``placement:reshaper:reshape`` or None for Placement's default (service role only).
+    What Placement here and Keystone (keystone_server.py) share: the child reports the port
+    the kernel gave it through a file, and the service is ready once ``READY_PATH`` answers
+    JSON.  A subclass sets ``NAME``, ``READY_PATH``, ``ERROR``, ``LOG_NAME``, ``DIR_PREFIX`` and
+    provides ``_write_config()``, ``_command(port_file)`` and ``_env()``; ``_prepare()`` runs
+    after the config is written and before the child starts.
     """
 
-    def __init__(self, workdir=None, db_url=None, reshape_policy=RESHAPE_POLICY, debug=False,
-                 keep=False, python=None, start_timeout=60.0):
+    NAME = 'service'
+    READY_PATH = '/'
+    ERROR = RuntimeError
+    LOG_NAME = 'service.log'
+    DIR_PREFIX = 'loopback-service-'
+
+    def _init_process(self, workdir, python, start_timeout, keep=False):
         self.external = False
         self._own_dir = workdir is None
         self.workdir = os.path.abspath(workdir) if workdir else None
-        self.db_url = db_url
-        self.reshape_policy = reshape_policy
-        self.debug = debug
         self.keep = keep
         self.python = python or sys.executable
         self.start_timeout = start_timeout
@@ -130,48 +133,22 @@ class PlacementServer(object):
         self.proc = None
         self._log = None
 
-    @classmethod
-    def existing(cls, url):
-        """A handle on a server somebody else runs (``--placement-url``): ``stop()`` is a no-op.
-
-        Its policy is whatever that server has; ``log_path`` is None.
-        """
-        self = cls(workdir=None)
-        self.external = True
-        self.url = url.rstrip('/')
-        return self
-
-    # -- paths ------------------------------------------------------------
-    @property
-    def conf_path(self):
-        return os.path.join(self.workdir, 'placement.conf')
-
-    @property
-    def policy_path(self):
-        return os.path.join(self.workdir, 'policy.yaml')
-
     @property
     def log_path(self):
-        if self.workdir is None:
-            return None
-        return os.path.join(self.workdir, 'placement.log')
-
-    @property
-    def db_path(self):
-        return os.path.join(self.workdir, 'placement.db')
+        return None if self.workdir is None else os.path.join(self.workdir, self.LOG_NAME)
 
     # -- lifecycle --------------------------------------------------------
     def start(self):
         if self.proc is not None or self.external:
             return self
         if self.workdir is None:
-            self.workdir = tempfile.mkdtemp(prefix='placement-server-')
+            self.workdir = tempfile.mkdtemp(prefix=self.DIR_PREFIX)
         else:
             os.makedirs(self.workdir, exist_ok=True)
         self._write_config()
         self._log = open(self.log_path, 'ab')
         try:
-            self._db_sync()
+            self._prepare()
             self._spawn()
             self._wait_ready()
         except BaseException:
@@ -194,6 +171,121 @@ class PlacementServer(object):
             self._log = None
         if self._own_dir and not self.keep and self.workdir and os.path.isdir(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _prepare(self):
+        """Hook: work to do once the config is written, before the child starts."""
+
+    def _port_file(self):
+        return os.path.join(self.workdir, 'port')
+
+    def _spawn(self):
+        port_file = self._port_file()
+        if os.path.exists(port_file):
+            os.unlink(port_file)
+        self.proc = subprocess.Popen(self._command(port_file), stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=self._env(), close_fds=True)
+
+    def _tail(self, size=3000):
+        """The end of the child's log, for an error message."""
+        try:
+            with open(self.log_path, 'rb') as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - size))
+                return fh.read().decode('utf-8', 'replace')
+        except (OSError, TypeError):
+            return ''
+
+    def _fail(self, what):
+        raise self.ERROR('%s %s, see %s; its log ends with:\n%s' % (self.NAME, what, self.log_path, self._tail()))
+
+    def _check_alive(self):
+        if self.proc is None or self.proc.poll() is not None:
+            self._fail('exited (rc %s)' % (None if self.proc is None else self.proc.returncode))
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.start_timeout
+        port_file = self._port_file()
+        while self.port is None or self.url is None:
+            self._check_alive()
+            if os.path.exists(port_file):
+                with open(port_file) as fh:
+                    text = fh.read().strip()
+                if text:
+                    self.port = int(text)
+                    self.url = 'http://%s:%d' % (LOOPBACK, self.port)
+                    break
+            if time.monotonic() > deadline:
+                self._fail('did not report its port within %ss' % self.start_timeout)
+            time.sleep(0.05)
+        last = None
+        while True:
+            self._check_alive()
+            try:
+                with urlopen(Request(self.url + self.READY_PATH), timeout=5) as resp:
+                    json.loads(resp.read().decode('utf-8'))
+                    return
+            except Exception as exc:  # pylint: disable=broad-except  # refused while it imports, etc.
+                last = exc
+            if time.monotonic() > deadline:
+                self._fail('at %s did not answer GET %s (%s)' % (self.url, self.READY_PATH, last))
+            time.sleep(0.05)
+
+
+class PlacementServer(LoopbackService):
+    """One real Placement process on 127.0.0.1 with its own temp dir and SQLite db.
+
+    ``workdir``: directory to use (created; kept on stop) instead of a fresh temp dir
+    (removed on stop unless ``keep=True``).  ``db_url``: a SQLAlchemy URL instead of the
+    SQLite file (e.g. PostgreSQL for benchmarks).  ``reshape_policy``: check string for
+    ``placement:reshaper:reshape`` or None for Placement's default (service role only).
+    """
+
+    NAME = 'placement'
+    ERROR = PlacementServerError
+    LOG_NAME = 'placement.log'
+    DIR_PREFIX = 'placement-server-'
+
+    def __init__(self, workdir=None, db_url=None, reshape_policy=RESHAPE_POLICY, debug=False,
+                 keep=False, python=None, start_timeout=60.0):
+        self._init_process(workdir, python, start_timeout, keep=keep)
+        self.db_url = db_url
+        self.reshape_policy = reshape_policy
+        self.debug = debug
+
+    @classmethod
+    def existing(cls, url):
+        """A handle on a server somebody else runs (``--placement-url``): ``stop()`` is a no-op.
+
+        Its policy is whatever that server has; ``log_path`` is None.
+        """
+        self = cls(workdir=None)
+        self.external = True
+        self.url = url.rstrip('/')
+        return self
+
+    # -- paths ------------------------------------------------------------
+    @property
+    def conf_path(self):
+        return os.path.join(self.workdir, 'placement.conf')
+
+    @property
+    def policy_path(self):
+        return os.path.join(self.workdir, 'policy.yaml')
+
+    @property
+    def db_path(self):
+        return os.path.join(self.workdir, 'placement.db')
+
+    # -- lifecycle (start, stop: LoopbackService) ---------------------------
+    def _prepare(self):
+        self._db_sync()
 
     def restart(self, kill=True):
         """Stop the serving process and serve again on the SAME workdir and database.
@@ -220,18 +312,14 @@ class PlacementServer(object):
         self._wait_ready()
         return self
 
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
-
     def _write_config(self):
         db_url = self.db_url or 'sqlite:///' + self.db_path
         with open(self.conf_path, 'w') as fh:
             fh.write(_CONF_TEMPLATE.format(debug='true' if self.debug else 'false',
                                            db_url=db_url, policy_file=self.policy_path))
+        self._write_policy()
+
+    def _write_policy(self):
         with open(self.policy_path, 'w') as fh:
             if self.reshape_policy is not None:
                 # JSON is valid YAML; json.dumps quotes the check string safely.
@@ -254,51 +342,8 @@ class PlacementServer(object):
         env['NO_PROXY'] = env['no_proxy'] = LOOPBACK + ',localhost'
         return env
 
-    def _port_file(self):
-        return os.path.join(self.workdir, 'port')
-
-    def _spawn(self):
-        port_file = self._port_file()
-        if os.path.exists(port_file):
-            os.unlink(port_file)
-        self.proc = subprocess.Popen(
-            [self.python, os.path.abspath(__file__), '--serve', self.workdir, port_file],
-            stdout=self._log, stderr=subprocess.STDOUT, env=self._env(), close_fds=True)
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + self.start_timeout
-        port_file = self._port_file()
-        while self.port is None or self.url is None:
-            self._check_alive()
-            if os.path.exists(port_file):
-                with open(port_file) as fh:
-                    text = fh.read().strip()
-                if text:
-                    self.port = int(text)
-                    self.url = 'http://%s:%d' % (LOOPBACK, self.port)
-                    break
-            if time.monotonic() > deadline:
-                raise PlacementServerError('placement did not report its port within %ss, see %s'
-                                           % (self.start_timeout, self.log_path))
-            time.sleep(0.05)
-        last = None
-        while True:
-            self._check_alive()
-            try:
-                with urlopen(Request(self.url + '/'), timeout=5) as resp:
-                    json.loads(resp.read().decode('utf-8'))
-                    return
-            except Exception as exc:  # connection refused while it imports, etc.
-                last = exc
-            if time.monotonic() > deadline:
-                raise PlacementServerError('placement at %s did not answer GET / (%s), see %s'
-                                           % (self.url, last, self.log_path))
-            time.sleep(0.05)
-
-    def _check_alive(self):
-        if self.proc is None or self.proc.poll() is not None:
-            rc = None if self.proc is None else self.proc.returncode
-            raise PlacementServerError('placement server exited (rc %s), see %s' % (rc, self.log_path))
+    def _command(self, port_file):
+        return [self.python, os.path.abspath(__file__), '--serve', self.workdir, port_file]
 
     # -- how clients reach it ---------------------------------------------
     def headers(self, token='admin', roles=None):
