@@ -358,6 +358,16 @@ MEM_ENCRYPTION_CONTEXT = 'MEM_ENCRYPTION_CONTEXT'
 SEV_TRAIT = 'HW_CPU_X86_AMD_SEV'
 
 
+def taker(children, rc):
+    """The child every allocation of ``rc`` goes to whatever the consumer, by nova's rule
+    (MEM_ENCRYPTION_CONTEXT -> ``<node>_amd_sev``; ``takes_all``), or None: the one place
+    the planner (which moves them) and verification (which checks them) read the rule."""
+    for child in children:
+        if child.get('takes_all') == rc:
+            return child
+    return None
+
+
 def mem_encryption_children(root_name, devices):
     """One child per memory encryption model the host supports: ``<root>_amd_sev``, ...
 

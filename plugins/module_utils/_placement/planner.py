@@ -252,7 +252,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                             'plan again. Nothing was changed.'
                             % (root['name'], ', '.join(layout['nova'].get('files') or [])))
         mec = _layout.MEM_ENCRYPTION_CONTEXT
-        if mec in root_inv and not any(c['takes_all'] == mec for c in children):
+        if mec in root_inv and _layout.taker(children, mec) is None:
             holders = sorted(c for c, a in (state.get('allocations') or {}).items()
                              if _amount_on(_stripped(a), root_uuid, mec))
             raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2)%s but the '
@@ -351,18 +351,18 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                 continue
             used[root_uuid][rc] -= amount
             targets = [c for c in children if _child_rc(c, rc) in c['inventories']]
-            takers = [c for c in targets if c['takes_all'] == rc]
-            if takers:
+            taker = _layout.taker(targets, rc)
+            if taker is not None:
                 # nova's rule for this class: every allocation of the root goes to that child
                 # (MEM_ENCRYPTION_CONTEXT -> <node>_amd_sev, whatever the guest's model)
-                _add(allocs, used, takers[0]['uuid'], rc, amount)
-                seen = takers[0]['guest_models'].get(consumer, 'amd-sev')
+                _add(allocs, used, taker['uuid'], rc, amount)
+                seen = taker['guest_models'].get(consumer, 'amd-sev')
                 if seen != 'amd-sev':
                     warnings.append('consumer %s runs as %s (domain <launchSecurity>) but holds %s on '
                                     'the root: nova 34 moves every such allocation to %s, and so does '
-                                    'this reshape' % (consumer, seen, rc, takers[0]['name']))
+                                    'this reshape' % (consumer, seen, rc, taker['name']))
                 assignments.setdefault(consumer, {})[rc] = {
-                    'how': 'nova-rule', 'amount': amount, 'to': {takers[0]['name']: amount}}
+                    'how': 'nova-rule', 'amount': amount, 'to': {taker['name']: amount}}
                 continue
             want, reason = _by_ownership(rc, amount, targets, owned, allocs)
             owned_total = sum(want.values())

@@ -226,10 +226,10 @@ def unowned_allocations(after, children, ownership, policy):
             held = sum((allocs.get(c['uuid']) or {}).get('resources', {}).get(rc, 0) for c in carriers)
             if not held:
                 continue
-            takers = [c for c in carriers if c.get('takes_all') == rc]
-            if takers:
+            taker = _layout.taker(carriers, rc)
+            if taker is not None:
                 # nova's rule for this class (MEM_ENCRYPTION_CONTEXT): every unit on that child
-                expected.setdefault(consumer, {})[rc] = {'how': 'nova-rule', 'to': {takers[0]['uuid']: held},
+                expected.setdefault(consumer, {})[rc] = {'how': 'nova-rule', 'to': {taker['uuid']: held},
                                                          'pool': [c['uuid'] for c in carriers]}
                 continue
             want = dict((c['uuid'], _layout.owned_units(owned.get(c['device'], 0), rc)) for c in carriers)
