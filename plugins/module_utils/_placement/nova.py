@@ -244,24 +244,28 @@ def get_json(adapter, path, params, microversion, hint, retries=3, backoff=0.25,
                 microversion=microversion, hint=hint)
 
 
-def next_marker(body, links_key):
-    """The ``marker`` of nova's ``next`` link in ``body[links_key]`` (None at the end)."""
+def _next_link(body, links_key):
+    """The query (``{name: [values]}``) of nova's ``next`` link with a marker in
+    ``body[links_key]``, or None at the end of the list."""
     for link in (body or {}).get(links_key) or []:
         if isinstance(link, dict) and link.get('rel') == 'next' and link.get('href'):
-            marker = (parse_qs(urlparse(link['href']).query).get('marker') or [None])[0]
-            if marker:
-                return marker
+            query = parse_qs(urlparse(link['href']).query)
+            if (query.get('marker') or [None])[0]:
+                return query
     return None
+
+
+def next_marker(body, links_key):
+    """The ``marker`` of nova's ``next`` link in ``body[links_key]`` (None at the end)."""
+    query = _next_link(body, links_key)
+    return query['marker'][0] if query else None
 
 
 def _next_marker(body, page, limit):
     """(marker, limit) of the next page, or (None, None) at the end of the list."""
-    for link in body.get('migrations_links') or []:
-        if isinstance(link, dict) and link.get('rel') == 'next' and link.get('href'):
-            query = parse_qs(urlparse(link['href']).query)
-            marker = (query.get('marker') or [None])[0]
-            if marker:
-                return marker, (query.get('limit') or [limit])[0]
+    query = _next_link(body, 'migrations_links')
+    if query:
+        return query['marker'][0], (query.get('limit') or [limit])[0]
     if limit and page and len(page) >= int(limit) and page[-1].get('uuid'):
         return page[-1]['uuid'], limit
     return None, None
