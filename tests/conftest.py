@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shared pytest fixtures: the real Placement server and the two backends.
+"""Shared pytest fixtures: the real Placement server and the two backends (tools/, tests/ and
+tests/unit/ are on sys.path: simfleet, fakehost, the servers, test_reshaper_support).
 
 Fixtures
     ``placement_server`` (session): a :class:`placement_server.PlacementServer` on
@@ -29,7 +30,7 @@ import pytest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
-for _path in (os.path.join(_ROOT, 'tools'), _HERE):
+for _path in (os.path.join(_ROOT, 'tools'), _HERE, os.path.join(_HERE, 'unit')):
     if os.path.isdir(_path) and _path not in sys.path:
         sys.path.insert(0, _path)
 

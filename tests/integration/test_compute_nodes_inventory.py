@@ -12,19 +12,14 @@ __metaclass__ = type
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-_UNIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit')
-if _UNIT not in sys.path:
-    sys.path.insert(0, _UNIT)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend  # noqa: E402
-
-import simfleet  # noqa: E402
-from test_fleet_playbook import BIN, PLAYBOOKS, _env, summary  # noqa: E402
-from test_reshaper_support import make_provider  # noqa: E402
+import simfleet
+from test_fleet_playbook import BIN, PLAYBOOKS, _env, summary
+from test_reshaper_support import make_provider
 
 pytestmark = pytest.mark.slow
 

@@ -15,33 +15,27 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 import re
-import sys
 import time
 from urllib.error import HTTPError
 from urllib.request import Request, urlopen
 
 import pytest
 
-_UNIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit')
-if _UNIT not in sys.path:
-    sys.path.insert(0, _UNIT)
-
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (
     provider_tree_state,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import (  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import (
     IDENTITY_CODE,
     RestBackend,
 )
-from ansible_collections.placement.upgrade.plugins.modules import reshape  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.modules import reshape
+from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
 
-from keystone_server import closed_port_url, shared_stack  # noqa: E402
-from module_runner import run_module_main  # noqa: E402
-from test_reshaper_support import comparable, flat_gpu_node, gpu_report  # noqa: E402
+from keystone_server import closed_port_url, shared_stack
+from module_runner import run_module_main
+from test_reshaper_support import comparable, flat_gpu_node, gpu_report
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 

@@ -20,19 +20,15 @@ import uuid as _uuid
 
 import pytest
 
-_UNIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit')
-if _UNIT not in sys.path:
-    sys.path.insert(0, _UNIT)
-
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (
     provider_tree_state,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import Forbidden  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import Forbidden
 
-from test_reshaper_support import (  # noqa: E402
+from test_reshaper_support import (
     child_named,
     comparable,
     consumers_by_name,

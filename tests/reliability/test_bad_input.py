@@ -36,7 +36,6 @@ __metaclass__ = type
 import json
 import os
 import shutil
-import sys
 import tempfile
 
 import pytest
@@ -59,11 +58,7 @@ from ansible_collections.placement.upgrade.plugins.modules import (
 import fakehost
 from bad_input_support import Tally, junk, mutate, run_main, state_of, traceback_of
 
-_UNIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit')
-if _UNIT not in sys.path:
-    sys.path.insert(0, _UNIT)
-
-from test_reshaper_support import flat_gpu_node  # noqa: E402  pylint: disable=wrong-import-position
+from test_reshaper_support import flat_gpu_node
 
 FULL = os.environ.get('RELIABILITY_FULL', '') not in ('', '0')
 EXAMPLES = int(os.environ.get('RELIABILITY_EXAMPLES') or (200 if FULL else 8))
