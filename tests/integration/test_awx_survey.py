@@ -62,3 +62,24 @@ def test_a_plan_then_a_roll_with_the_survey_answers_as_awx_sends_them(tmp_path):
     assert statuses(fleet) == fleet['expected']
     assert '[rolling_progress] batch 1: compute-01 (nodes 1-1 of 4)' in out
     assert '[rolling_progress] batch 2: compute-02, compute-03 (nodes 2-3 of 4)' in out
+
+
+def test_lists_and_dicts_given_as_survey_text(tmp_path):
+    """An extra var typed in a survey text field is a string, for a list or a dict too: the
+    ownership override as JSON text and the PCI filters as compact text reach the modules."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=4, unmapped=['compute-02'])
+    unmapped = next(node for node in fleet['nodes'] if node['unmapped'])
+    assert fleet['expected'][unmapped['name']] == 'failed'
+    extra = answers(rolling_reshape_plan_only='true')
+    extra['rolling_reshape_ownership'] = json.dumps({unmapped['unmappable_consumer']: {'0000:84:00.0': 1}})
+    extra['rolling_reshape_pci_filters'] = '10de:25b6, 8086'
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra)
+    assert rc == 0, out
+    # the override explains the guest the strict policy would otherwise fail the node for
+    assert statuses(fleet) == {'compute-01': 'planned', 'compute-02': 'planned', 'compute-03': 'planned',
+                               'compute-04': 'noop'}
+
+    extra['rolling_reshape_pci_filters'] = '10de:25b6:1'
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra)
+    assert rc != 0
+    assert "pci_filters: '10de:25b6:1' is not vendor[:product] in '10de:25b6:1'" in out
