@@ -24,7 +24,8 @@ description:
   - Needs nova's compute endpoint, from the cloud's service catalog or O(compute_endpoint);
     nova's default policy gives these calls to the C(admin) role.
   - nova does not report the version of a nova-compute service through its API; read it on the
-    node (C(nova-compute --version)).
+    node (C(nova-compute --version)). Run where nova-compute runs, O(version_command) does that
+    and returns RV(version).
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -93,6 +94,18 @@ options:
     description:
       - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
     type: str
+  version_command:
+    description:
+      - A command (program and arguments, no shell) printing the version of nova-compute, such
+        as V([nova-compute, --version]) or, in a container, V([docker, exec, nova_compute,
+        nova-compute, --version]). Run on the host the task runs on (the node itself, not the
+        controller), after everything else the task does; its output gives RV(version).
+      - The task fails when the command fails or prints no version.
+      - The P(placement.upgrade.rolling_reshape#role) role reads the version on the node with
+        C(rolling_reshape_nova_version_command) and the P(placement.upgrade.nova_version#filter)
+        filter, which parses the output the same way.
+    type: list
+    elements: str
 '''
 
 EXAMPLES = r'''
@@ -117,6 +130,18 @@ EXAMPLES = r'''
     state: enabled
     wait_for: up
     reported_since: "{{ started_at }}"
+
+- name: On the node itself, wait for nova-compute and say which version runs there
+  placement.upgrade.compute_service:
+    cloud: overcloud
+    host: cmp-r1-01
+    wait_for: up
+    version_command: [nova-compute, --version]
+  register: nova_compute
+
+- name: Fail unless the upgraded version runs
+  ansible.builtin.assert:
+    that: nova_compute.version is version('34.0.0', '>=')
 '''
 
 RETURN = r'''
@@ -170,6 +195,18 @@ diff:
   description: The service record before and after (diff mode).
   returned: when diff mode is on
   type: dict
+version:
+  description:
+    - The version of nova-compute printed by O(version_command) (its first dotted number, as
+      C(nova-compute --version) prints it).
+  returned: when O(version_command) is given
+  type: str
+  sample: 34.0.0
+version_line:
+  description: The line of O(version_command)'s output the version was read from.
+  returned: when O(version_command) is given
+  type: str
+  sample: 34.0.0
 log:
   description: Messages from the task (the update sent, retries).
   returned: always
@@ -214,8 +251,25 @@ def _run(module, backend, log):
                                                reported_since=params['reported_since'],
                                                timeout=params['wait_timeout'], interval=params['wait_interval'],
                                                log=log)
-    return {'changed': changed, 'service': after, 'waited': waited,
-            'diff': {'before': before, 'after': after}}
+    result = {'changed': changed, 'service': after, 'waited': waited,
+              'diff': {'before': before, 'after': after}}
+    if params['version_command']:
+        result.update(_version(module, params['version_command'], log))
+    return result
+
+
+def _version(module, command, log):
+    """``{'version', 'version_line'}`` from ``command`` run here (no shell)."""
+    rc, out, err = module.run_command(list(command), check_rc=False)
+    if rc != 0:
+        raise ConfigurationError('version_command %s failed (rc %s): %s'
+                                 % (' '.join(command), rc, (err or out or '').strip()[-400:] or 'no output'))
+    found = nova_services.parse_version(out if (out or '').strip() else err)
+    if not found['version']:
+        raise ConfigurationError('version_command %s printed no version (%s)'
+                                 % (' '.join(command), found['line'][:200] or 'no output'))
+    log('nova-compute version %s (%s)' % (found['version'], ' '.join(command)))
+    return {'version': found['version'], 'version_line': found['line']}
 
 
 def main():
@@ -231,6 +285,7 @@ def main():
             wait_timeout=dict(type='int', default=300),
             wait_interval=dict(type='float', default=5),
             compute_endpoint=dict(type='str'),
+            version_command=dict(type='list', elements='str'),
         ),
         **placement_module_kwargs()
     )

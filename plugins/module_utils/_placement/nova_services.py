@@ -16,6 +16,11 @@ what differs: idempotent, and ``changed`` is true only when nova's record change
 Errors are :mod:`.errors` types naming nova's endpoint (nova.py's mapping); a GET or a PUT
 (both idempotent) is retried on a connection failure or a 5xx.
 
+nova does not report a nova-compute's version through its API: it is read on the node
+(``nova-compute --version``) and :func:`parse_version` finds it in what that printed, for the
+compute_service module's ``version_command`` and the rolling role's node-side read (the
+``placement.upgrade.nova_version`` filter) alike.
+
 Plain Python: no Ansible import here.
 """
 
@@ -23,6 +28,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 import time
 
 from . import errors
@@ -36,6 +42,44 @@ SERVICE_KEYS = ('id', 'binary', 'host', 'zone', 'status', 'state', 'updated_at',
 STATES = ('up', 'down')
 POLICY_HINT = ('nova\'s compute services are listed and updated by the `admin` role under nova\'s '
                'default policy (os_compute_api:os-services:list and :update)')
+
+
+#: a dotted version number (34.0.0, 2025.2, 34.0.1.dev12 gives 34.0.1)
+_DOTTED = re.compile(r'(?<![\w.])v?(\d+(?:\.\d+)+)')
+#: a line that is a version and nothing else, maybe after the program's name
+#: (``34.0.0``, ``nova-compute 34.0.0``, ``34.0.0-0ubuntu1``)
+_VERSION_LINE = re.compile(r'^\s*(?:[\w.-]*nova[\w.-]*\s+)?v?(\d+(?:\.\d+)+)[\w.+~:-]*\s*$')
+
+
+def parse_version(output):
+    """``{'version': '34.0.0', 'line': '34.0.0'}`` from what ``nova-compute --version`` printed.
+
+    The line that is a version alone (``34.0.0``, as oslo.config prints it; ``nova-compute
+    34.0.0``; a package suffix ``-0ubuntu1`` is kept in ``line`` only) wins over warnings
+    printed before it; otherwise the first dotted number of the output.  ``{'version': None,
+    'line': <first non-empty line>}`` when there is none.
+    """
+    if isinstance(output, (list, tuple)):
+        output = '\n'.join(str(part) for part in output if part is not None)
+    lines = [line.strip() for line in str(output or '').splitlines() if line.strip()]
+    for line in lines:
+        found = _VERSION_LINE.match(line)
+        if found:
+            return {'version': found.group(1), 'line': line}
+    for line in lines:
+        found = _DOTTED.search(line)
+        if found:
+            return {'version': found.group(1), 'line': line}
+    return {'version': None, 'line': lines[0] if lines else ''}
+
+
+def version_matches(version, expected):
+    """Whether ``version`` is ``expected`` or within it: ``34`` and ``34.0`` take ``34.0.2``."""
+    if not version or not expected:
+        return False
+    want = str(expected).strip().lstrip('v').split('.')
+    have = str(version).strip().lstrip('v').split('.')
+    return have[:len(want)] == want
 
 
 def _keep(record):
