@@ -37,6 +37,7 @@ import copy
 from . import inflight as _inflight
 from . import layout as _layout
 from . import model
+from . import tree as _tree
 from .errors import PlacementError
 
 PLAN_VERSION = 1
@@ -66,35 +67,17 @@ class PlanError(PlacementError):
 
 # -- small helpers ------------------------------------------------------------
 
-def norm_inventories(inventories):
-    """``{rc: inventory}`` with only Placement's fields, defaults filled in (compare with ==)."""
-    return dict((rc, model.normalize_inventory(dict((k, v) for k, v in rec.items()
-                                                    if k in model.INVENTORY_FIELDS), rc))
-                for rc, rec in (inventories or {}).items())
-
-
-def _stripped(consumer_allocs):
-    return model.strip_allocations((consumer_allocs or {}).get('allocations') or {})
+# one rule, in tree.py (verification and the reshaper compare inventories with it too)
+norm_inventories = _tree.norm_inventories
 
 
 def _amount_on(allocs, rp, rc):
     return ((allocs.get(rp) or {}).get('resources') or {}).get(rc, 0)
 
 
-def _usage_from_allocations(allocations):
-    """{rp: {rc: used}} summed over every consumer's (stripped) allocations."""
-    used = {}
-    for allocs in allocations.values():
-        for rp, entry in allocs.items():
-            for rc, amount in entry.get('resources', {}).items():
-                used.setdefault(rp, {})
-                used[rp][rc] = used[rp].get(rc, 0) + amount
-    return used
-
-
 def find_root(state, root_uuid):
-    providers = state.get('providers') or {}
-    root = providers.get(root_uuid)
+    """The root's provider record; ``state`` is a state dict or a :class:`tree.ProviderTree`."""
+    root = _tree.ProviderTree.of(state).get(root_uuid)
     if root is None:
         raise PlanError('provider %s is not in the tree that was read' % root_uuid)
     if root.get('parent_provider_uuid'):
@@ -113,12 +96,13 @@ def numa_source(state, root_uuid, devices, options):
     opts = _layout.merge_options(options)
     if not opts[_layout.KIND_NUMA]['enabled']:
         return {}
-    root = find_root(state, root_uuid)
+    tree = _tree.ProviderTree.of(state)
+    root = find_root(tree, root_uuid)
     names = set(_layout.numa_child_names(root['name'], devices, options))
-    sources = [root['inventories']]
-    for uuid, prov in sorted(state['providers'].items()):
-        if uuid != root_uuid and prov.get('name') in names:
-            sources.append(prov.get('inventories') or {})
+    sources = [tree.raw_inventory(root_uuid)]
+    for uuid in tree.uuids():
+        if uuid != root_uuid and tree.get(uuid).get('name') in names:
+            sources.append(tree.raw_inventory(uuid))
     out = {}
     for rc in opts[_layout.KIND_NUMA]['resource_classes']:
         recs = [norm_inventories({rc: s[rc]})[rc] for s in sources if rc in s]
@@ -145,26 +129,28 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
     The guest domains of the report are the consumers the host knows; ``migrations``
     are nova's in-progress migration records when nova was asked, ``orphans`` the
     consumers nova knows neither as an instance nor as a migration (inflight.py).
+    ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
-    root = find_root(state, root_uuid)
+    tree = _tree.ProviderTree.of(state)
+    root = find_root(tree, root_uuid)
     lay = _layout.build_layout(root['name'], devices, layout_options,
-                               numa_source=numa_source(state, root_uuid, devices, layout_options))
+                               numa_source=numa_source(tree, root_uuid, devices, layout_options))
     owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership_overrides)
     instances = (devices or {}).get('instances')
-    return plan_reshape(state, root_uuid, lay, owners, policy=policy,
+    return plan_reshape(tree, root_uuid, lay, owners, policy=policy,
                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                         instances=None if instances is None else list(instances),
                         migrations=migrations, defer_in_flight=defer_in_flight, orphans=orphans)
 
 
-def _orphans_on(state, orphans, root_uuid):
+def _orphans_on(tree, orphans, root_uuid):
     """The orphaned allocations nova confirmed on the node, each with the command that deletes it."""
     found = []
     lowered = set(str(c).lower() for c in orphans or ())
-    for consumer, body in sorted((state.get('allocations') or {}).items()):
+    for consumer in tree.consumers():
         if str(consumer).lower() in lowered:
             found.append({'consumer': consumer,
-                          'allocations': model.strip_allocations((body or {}).get('allocations') or {}),
+                          'allocations': tree.allocations(consumer),
                           'command': _inflight.orphan_command(root_uuid)})
     return found
 
@@ -176,45 +162,44 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
 
     The plan's ``orphans`` lists the orphaned allocations nova confirmed on the node, each
     with the command that deletes it (empty when nova was not asked).
+    ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
-    plan = _plan_reshape(state, root_uuid, layout, ownership=ownership, policy=policy,
+    tree = _tree.ProviderTree.of(state)
+    plan = _plan_reshape(tree, root_uuid, layout, ownership=ownership, policy=policy,
                          allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                          instances=instances, migrations=migrations, defer_in_flight=defer_in_flight,
                          orphans=orphans)
-    plan['orphans'] = _orphans_on(state, orphans, model.normalize_uuid(root_uuid))
+    plan['orphans'] = _orphans_on(tree, orphans, model.normalize_uuid(root_uuid))
     return plan
 
 
-def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
+def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                   allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
                   defer_in_flight=True, orphans=None):
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
     root_uuid = model.normalize_uuid(root_uuid)
-    root = find_root(state, root_uuid)
-    providers = state['providers']
+    root = find_root(tree, root_uuid)
     foreign = foreign or {}
     ownership = ownership or {}
     warnings = list(layout.get('warnings') or [])
 
     # -- children: reuse by name, else a deterministic uuid ---------------------
-    by_name = dict((p['name'], u) for u, p in providers.items())
     children = []
     for want in layout['children']:
-        uuid = by_name.get(want['name'])
+        uuid = tree.uuid_of(want['name'])
         exists = uuid is not None
         if exists and uuid == root_uuid:
             raise PlanError('the layout names the root provider itself (%s) as a child' % want['name'])
         if not exists:
             uuid = _layout.child_uuid(root_uuid, want['name'])
-            if uuid in providers:
+            if uuid in tree:
                 raise PlanError('provider %s in the tree already has the uuid planned for child %s '
-                                'under another name (%s)' % (uuid, want['name'], providers[uuid]['name']))
-        current = providers.get(uuid, {})
-        if exists and current.get('parent_provider_uuid') != root_uuid:
+                                'under another name (%s)' % (uuid, want['name'], tree.get(uuid)['name']))
+        if exists and tree.parent(uuid) != root_uuid:
             warnings.append('child %s exists but its parent is %s, not the root; it is reused as is'
-                            % (want['name'], current.get('parent_provider_uuid')))
-        cur_inv = norm_inventories(current.get('inventories'))
+                            % (want['name'], tree.parent(uuid)))
+        cur_inv = tree.inventory(uuid)
         final_inv = {}
         for rc, rec in want['inventories'].items():
             rec = dict(rec)
@@ -222,7 +207,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                 if rc in cur_inv and field not in rec:
                     rec[field] = cur_inv[rc][field]
             final_inv[rc] = model.normalize_inventory(rec, rc)
-        cur_traits = sorted(current.get('traits') or [])
+        cur_traits = tree.traits(uuid)
         if want.get('traits_exact'):
             # nova's PCI tracking sets the trait set exactly (update_traits)
             final_traits = sorted(set(want['traits']))
@@ -238,10 +223,10 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
         })
     child_by_uuid = dict((c['uuid'], c) for c in children)
 
-    _check_nova_rules(layout, providers, root_uuid, children)
+    _check_nova_rules(layout, tree, root_uuid, children)
 
     # -- inventories ------------------------------------------------------------
-    root_inv = norm_inventories(root.get('inventories'))
+    root_inv = tree.inventory(root_uuid)
     moved = sorted(rc for rc in root_inv if rc in layout['classes'])
     if layout.get('nova') is not None:
         if 'VGPU' in root_inv and 'VGPU' not in moved:
@@ -253,8 +238,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                             % (root['name'], ', '.join(layout['nova'].get('files') or [])))
         mec = _layout.MEM_ENCRYPTION_CONTEXT
         if mec in root_inv and _layout.taker(children, mec) is None:
-            holders = sorted(c for c, a in (state.get('allocations') or {}).items()
-                             if _amount_on(_stripped(a), root_uuid, mec))
+            holders = tree.consumers_of(root_uuid, mec)
             raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2)%s but the '
                             'device report shows no AMD SEV support (kvm_amd sev parameter and '
                             '<sev supported=\'yes\'> in the domain capabilities): nova 34 would '
@@ -263,15 +247,15 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                             'or domain_capabilities) and plan again. Nothing was changed.'
                             % (root['name'], mec, ', allocated by consumers %s' % ', '.join(holders)
                                if holders else ''), consumers=holders)
-    inv_before = dict((u, norm_inventories(p.get('inventories'))) for u, p in providers.items())
+    inv_before = dict((u, tree.inventory(u)) for u in tree.providers)
     inv_after = copy.deepcopy(inv_before)
     inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
     for child in children:
         inv_before.setdefault(child['uuid'], {})
         inv_after[child['uuid']] = child['inventories']
 
-    current = dict((c, _stripped(a)) for c, a in sorted((state.get('allocations') or {}).items()))
-    names = dict((u, p['name']) for u, p in providers.items())
+    current = tree.all_allocations()
+    names = tree.names()
     names.update((c['uuid'], c['name']) for c in children)
     for rp, info in foreign.items():
         names.setdefault(rp, info.get('name') or rp)
@@ -282,7 +266,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
         if layout.get('cpu') and 'PCPU' not in root_inv:
             touched_classes.add('VCPU')
         reasons, remarks, _named = _inflight.find(
-            state, root['name'], providers, foreign=foreign, touched=touched_classes,
+            tree.state, root['name'], tree.providers, foreign=foreign, touched=touched_classes,
             instances=instances, migrations=migrations,
             explained=set(ownership) | set((layout.get('cpu') or {}).get('pinned') or {}),
             two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid, orphans=orphans)
@@ -291,7 +275,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
             # a node already in the layout stays "already done": only a node with something
             # to change waits for the move
             try:
-                trial = plan_reshape(state, root_uuid, layout, ownership, policy=policy,
+                trial = plan_reshape(tree, root_uuid, layout, ownership, policy=policy,
                                      allow_foreign_allocations=True, foreign=foreign,
                                      defer_in_flight=False)
             except PlanError:
@@ -300,7 +284,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                 trial['warnings'] = warnings + [r + ' (nothing to reshape here)' for r in reasons]
                 return trial
             reason = 'move in flight: %s' % '; '.join(reasons)
-            return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
+            return _finish(tree, root, moved, layout, children, inv_before, inv_before, {}, {},
                            policy, warnings, names, reason, current)
 
     # -- VCPU -> PCPU (Train): who is pinned, decided before anything moves ------
@@ -323,7 +307,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
                       'consumers are pinned guests: %s. Name them in the layout option pcpu.pinned or '
                       'pcpu.unpinned, or reshape once the migration is over'
                       % (cpu['files'], '; '.join(undecided)))
-            return _finish(state, root, moved, layout, children, inv_before, inv_before, {}, {},
+            return _finish(tree, root, moved, layout, children, inv_before, inv_before, {}, {},
                            policy, warnings, names, reason, current)
         cpu_plan = _cpu_inventory(root_inv, cpu, layout.get('nova') or {})
         inv_after[root_uuid].update(cpu_plan['set'])
@@ -331,7 +315,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
             inv_after[root_uuid].pop(rc, None)
 
     # -- consumers: re-assign the moved classes -------------------------------
-    used = _usage_from_allocations(current)
+    used = _tree.sum_allocations(current)
     used_before = copy.deepcopy(used)
     healers = [c for c in children if c['heal']]
     touched = [c for c in current
@@ -413,7 +397,7 @@ def _plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT
         cpu_plan['pinned'] = list(pinned_consumers)
         _check_root_cpu(root, inv_after[root_uuid], used.get(root_uuid) or {}, used_before.get(root_uuid) or {})
     _check_children(children, new_allocs, used, used_before, inv_after)
-    plan = _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
+    plan = _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allocs,
                    assignments, policy, warnings, names, None, current)
     plan['cpu'] = cpu_plan
     return plan
@@ -456,7 +440,7 @@ def _child_rc(child, rc):
     return (child.get('moves_from') or {}).get(rc, rc)
 
 
-def _check_nova_rules(layout, providers, root_uuid, children):
+def _check_nova_rules(layout, tree, root_uuid, children):
     """Stops where nova 34 would refuse the tree we leave or change it on its first start."""
     nova = layout.get('nova')
     if nova is None:
@@ -464,9 +448,9 @@ def _check_nova_rules(layout, providers, root_uuid, children):
     wanted = set(c['name'] for c in children)
     # nova's ensure_tracking_was_not_enabled_before looks at every provider of the tree,
     # the root included; the PCI view (stray check) only at the children
-    marked = sorted(p['name'] for p in providers.values()
-                    if 'COMPUTE_MANAGED_PCI_DEVICE' in (p.get('traits') or []))
-    managed = [n for n in marked if n != providers[root_uuid]['name']]
+    marked = sorted(tree.name(u) for u in tree.providers
+                    if 'COMPUTE_MANAGED_PCI_DEVICE' in tree.traits(u))
+    managed = [n for n in marked if n != tree.name(root_uuid)]
     files = ', '.join(nova.get('files') or []) or 'nova.conf'
     if marked and not nova.get('pci_in_placement'):
         raise PlanError('providers %s carry COMPUTE_MANAGED_PCI_DEVICE but [pci]report_in_placement '
@@ -480,7 +464,7 @@ def _check_nova_rules(layout, providers, root_uuid, children):
                         '([pci]device_spec, physical_network tags): nova would delete them on its '
                         'first start. Remove them (or fix device_spec), then plan again. Nothing was '
                         'changed.' % (', '.join(stray), files))
-    present = set(p['name'] for p in providers.values())
+    present = set(tree.names().values())
     gone = [n for n in layout.get('remove') or [] if n in present]
     if gone:
         raise PlanError('providers %s get no inventory from nova 34 with %s and this host '
@@ -616,19 +600,18 @@ def _check_children(children, new_allocs, used, used_before, inv_after):
                         % '; '.join(problems))
 
 
-def _finish(state, root, moved, layout, children, inv_before, inv_after, new_allocs,
+def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allocs,
             assignments, policy, warnings, names, deferred_reason, current):
-    providers = state['providers']
     root_uuid = root['uuid']
     allocations = {}
     for consumer in sorted(new_allocs):
         if new_allocs[consumer] == current[consumer]:
             continue
-        allocations[consumer] = keep_type_request(state['allocations'][consumer], new_allocs[consumer])
+        allocations[consumer] = keep_type_request(tree.allocation_request(consumer), new_allocs[consumer])
     provider_out = {}
     inventory_changes = []
     for uuid in sorted(set(inv_before) | set(inv_after)):
-        prov = providers.get(uuid)
+        prov = tree.get(uuid)
         child = next((c for c in children if c['uuid'] == uuid), None)
         changed = inv_before.get(uuid, {}) != inv_after.get(uuid, {})
         if changed:
@@ -699,7 +682,7 @@ def _finish(state, root, moved, layout, children, inv_before, inv_after, new_all
         'warnings': warnings,
     }
     plan['cpu'] = None
-    plan['diff'] = plan_diff(plan, state, names)
+    plan['diff'] = plan_diff(plan, tree, names)
     return plan
 
 
@@ -723,24 +706,26 @@ def _named_allocs(allocs, names):
 
 
 def plan_diff(plan, state, names):
-    """Per-provider and per-consumer before/after of what the plan changes (names, not uuids)."""
-    providers = state['providers']
+    """Per-provider and per-consumer before/after of what the plan changes (names, not uuids).
+
+    ``state`` is a state dict or a :class:`tree.ProviderTree`.
+    """
+    tree = _tree.ProviderTree.of(state)
     before = {'providers': {}, 'consumers': {}}
     after = {'providers': {}, 'consumers': {}}
     touched = set(plan['inventory_changes']) | set(c['uuid'] for c in plan['create_children']) \
         | set(t['uuid'] for t in plan['set_traits'])
     for uuid in sorted(touched, key=lambda u: names.get(u, u)):
         name = names.get(uuid, uuid)
-        prov = providers.get(uuid)
-        if prov is not None:
+        if uuid in tree:
             before['providers'][name] = {'uuid': uuid,
-                                         'inventories': norm_inventories(prov.get('inventories')),
-                                         'traits': sorted(prov.get('traits') or [])}
+                                         'inventories': tree.inventory(uuid),
+                                         'traits': tree.traits(uuid)}
         after['providers'][name] = {'uuid': uuid,
                                     'inventories': plan['providers'][uuid]['inventories'],
                                     'traits': plan['providers'][uuid]['traits']}
     for consumer, body in sorted(plan['allocations'].items()):
-        before['consumers'][consumer] = _named_allocs(_stripped(state['allocations'][consumer]), names)
+        before['consumers'][consumer] = _named_allocs(tree.allocations(consumer), names)
         after['consumers'][consumer] = _named_allocs(body['allocations'], names)
     return {'before': before, 'after': after}
 
@@ -814,19 +799,20 @@ def plan_rollback(state, snap, remove_children=False):
     request}, "restored": [consumer], "gone": [consumer], "remove_children":
     [{"uuid", "name"}], "diff", "warnings"}``.
     """
-    snap_state = snap['state']
+    tree = _tree.ProviderTree.of(state)
+    snap_tree = _tree.ProviderTree(snap['state'])
     root_uuid = snap['root']['uuid']
-    providers = state['providers']
-    sprov = snap_state['providers']
+    sprov = snap_tree.providers
     warnings = []
-    if root_uuid not in providers:
+    if root_uuid not in tree:
         raise PlanError('the snapshot\'s root provider %s is not in the tree that was read' % root_uuid)
 
-    target_inv = dict((u, norm_inventories(p.get('inventories'))) for u, p in providers.items())
+    target_inv = dict((u, tree.inventory(u)) for u in tree.providers)
     inventories = {}
-    for uuid, snapped in sorted(sprov.items()):
-        want = norm_inventories(snapped.get('inventories'))
-        if uuid not in providers:
+    for uuid in snap_tree.uuids():
+        snapped = sprov[uuid]
+        want = snap_tree.inventory(uuid)
+        if uuid not in tree:
             if want:
                 raise PlanError('provider %s (%s) of the snapshot no longer exists: its inventory '
                                 'cannot be restored' % (snapped.get('name'), uuid))
@@ -834,12 +820,12 @@ def plan_rollback(state, snap, remove_children=False):
                             % snapped.get('name'))
             continue
         target_inv[uuid] = want
-        if want != norm_inventories(providers[uuid].get('inventories')):
-            inventories[uuid] = {'resource_provider_generation': providers[uuid]['generation'],
+        if want != tree.inventory(uuid):
+            inventories[uuid] = {'resource_provider_generation': tree.get(uuid)['generation'],
                                  'inventories': want}
 
-    current = dict((c, _stripped(a)) for c, a in (state.get('allocations') or {}).items())
-    snapped_allocs = dict((c, _stripped(a)) for c, a in (snap_state.get('allocations') or {}).items())
+    current = tree.all_allocations()
+    snapped_allocs = snap_tree.all_allocations()
     refused = []
     writes = {}
     restored = []
@@ -857,13 +843,13 @@ def plan_rollback(state, snap, remove_children=False):
             continue
         target = dict((rp, e) for rp, e in snapped_allocs[consumer].items() if rp in sprov)
         target.update((rp, e) for rp, e in current[consumer].items()
-                      if rp not in sprov and rp not in providers)
+                      if rp not in sprov and rp not in tree)
         restored.append(consumer)
         if target != current[consumer]:
             writes[consumer] = target
     for consumer in sorted(set(current) - set(snapped_allocs)):
         for rp, entry in sorted(current[consumer].items()):
-            if rp not in providers:
+            if rp not in tree:
                 continue
             lost = sorted(rc for rc in entry['resources'] if rc not in target_inv.get(rp, {}))
             if lost:
@@ -871,7 +857,7 @@ def plan_rollback(state, snap, remove_children=False):
                                           'on %s, which the snapshot does not have there'
                                           % (consumer, ', '.join('%d %s' % (entry['resources'][rc], rc)
                                                                  for rc in lost),
-                                             providers[rp]['name'])))
+                                             tree.get(rp)['name'])))
     if refused:
         raise PlanError('cannot roll back to the snapshot of %s: %s. Nothing was changed. Move or '
                         'delete these consumers first, or reshape again instead of rolling back.'
@@ -883,33 +869,32 @@ def plan_rollback(state, snap, remove_children=False):
 
     allocations = {}
     for consumer, target in sorted(writes.items()):
-        allocations[consumer] = keep_type_request(state['allocations'][consumer], target)
+        allocations[consumer] = keep_type_request(tree.allocation_request(consumer), target)
 
     if allocations and not inventories:
         # the reshaper schema wants at least one provider: the root, unchanged
-        inventories[root_uuid] = {'resource_provider_generation': providers[root_uuid]['generation'],
+        inventories[root_uuid] = {'resource_provider_generation': tree.get(root_uuid)['generation'],
                                   'inventories': target_inv[root_uuid]}
 
     remove = []
     if remove_children:
         managed = set(snap.get('layout_children') or [])
-        parents = set(p.get('parent_provider_uuid') for p in providers.values())
+        parents = tree.parents()
         for uuid, snapped in sorted(sprov.items(), key=lambda i: i[1].get('name') or ''):
-            if uuid == root_uuid or uuid not in providers or snapped.get('name') not in managed:
+            if uuid == root_uuid or uuid not in tree or snapped.get('name') not in managed:
                 continue
-            if norm_inventories(snapped.get('inventories')):
+            if snap_tree.inventory(uuid):
                 continue
             if uuid in parents:
                 warnings.append('child %s has children of its own and is kept' % snapped['name'])
                 continue
             remove.append({'uuid': uuid, 'name': snapped['name']})
 
-    names = dict((u, p['name']) for u, p in providers.items())
+    names = tree.names()
     before = {'providers': {}, 'consumers': {}}
     after = {'providers': {}, 'consumers': {}}
     for uuid in sorted(inventories, key=lambda u: names.get(u, u)):
-        before['providers'][names[uuid]] = {'uuid': uuid,
-                                            'inventories': norm_inventories(providers[uuid].get('inventories'))}
+        before['providers'][names[uuid]] = {'uuid': uuid, 'inventories': tree.inventory(uuid)}
         after['providers'][names[uuid]] = {'uuid': uuid, 'inventories': inventories[uuid]['inventories']}
     for item in remove:
         before['providers'].setdefault(item['name'], {'uuid': item['uuid'], 'inventories': {}})
@@ -921,8 +906,8 @@ def plan_rollback(state, snap, remove_children=False):
     # the root's traits as the snapshot has them (a reshape may have taken one off, e.g.
     # HW_CPU_X86_AMD_SEV); applied after the reverse reshape, like the reshape's own
     root_traits = None
-    now_traits = sorted(providers[root_uuid].get('traits') or [])
-    then_traits = sorted(sprov.get(root_uuid, {}).get('traits') or [])
+    now_traits = tree.traits(root_uuid)
+    then_traits = snap_tree.traits(root_uuid)
     if now_traits != then_traits:
         root_traits = {'uuid': root_uuid, 'name': snap['root']['name'], 'before': now_traits,
                        'after': then_traits}

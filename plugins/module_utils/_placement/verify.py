@@ -6,7 +6,8 @@
 Every check returns ``{"check": name, "passed": bool, "detail": text}``; a
 verification is the list of them and passes when all of them pass.  States are
 what :func:`backend.provider_tree_state` reads (``before`` the one the reshape
-was computed from, ``after`` a fresh read).
+was computed from, ``after`` a fresh read), given as state dicts or as
+:class:`tree.ProviderTree`; every check reads them through the tree.
 
 Checks
     ``consumer_totals_unchanged``   every consumer's per-class totals (over all
@@ -36,7 +37,7 @@ __metaclass__ = type
 
 from . import layout as _layout
 from . import model
-from . import planner
+from . import tree as _tree
 
 _MAX_ITEMS = 20
 
@@ -58,32 +59,16 @@ def failures(checks):
     return [c for c in checks if not c['passed']]
 
 
-def _inv(prov):
-    return planner.norm_inventories(prov.get('inventories'))
-
-
-def _allocs(state, consumer):
-    return model.strip_allocations(((state.get('allocations') or {}).get(consumer) or {})
-                                   .get('allocations') or {})
+def _tree_of(state):
+    return _tree.ProviderTree.of(state)
 
 
 def _names(*states):
     names = {}
     for state in states:
         if state:
-            for uuid, prov in state.get('providers', {}).items():
-                names[uuid] = prov.get('name') or uuid
+            names.update(_tree_of(state).names())
     return names
-
-
-def _sum_allocations(state):
-    used = {}
-    for body in (state.get('allocations') or {}).values():
-        for rp, entry in (body.get('allocations') or {}).items():
-            for rc, n in (entry.get('resources') or {}).items():
-                used.setdefault(rp, {})
-                used[rp][rc] = used[rp].get(rc, 0) + n
-    return used
 
 
 # -- the generic checks ---------------------------------------------------------
@@ -97,15 +82,16 @@ def consumer_totals_unchanged(before, after, consumers=None, planned=None, also_
     hold exactly the planned totals instead.  ``also_accept`` (``{consumer: totals}``,
     a snapshot's ``planned_totals``) are totals accepted besides ``before``'s.
     """
-    consumers = sorted(consumers if consumers is not None else (before.get('allocations') or {}))
+    before, after = _tree_of(before), _tree_of(after)
+    consumers = sorted(consumers if consumers is not None else before.consumers())
     planned = planned or {}
     problems = []
     for consumer in consumers:
         if consumer in planned:
             was = model.consumer_totals(model.strip_allocations(planned[consumer]))
         else:
-            was = model.consumer_totals(_allocs(before, consumer))
-        now = model.consumer_totals(_allocs(after, consumer))
+            was = model.consumer_totals(before.allocations(consumer))
+        now = model.consumer_totals(after.allocations(consumer))
         if was != now and now != (also_accept or {}).get(consumer):
             problems.append('consumer %s %s %s, now has %s'
                             % (consumer, 'was planned to hold' if consumer in planned else 'had',
@@ -117,62 +103,65 @@ def consumer_totals_unchanged(before, after, consumers=None, planned=None, also_
 
 def usage_matches_allocations(after):
     """Each provider's usages equal the sum of its allocations."""
-    used = _sum_allocations(after)
+    after = _tree_of(after)
+    used = after.allocated()
     problems = []
-    for uuid, prov in sorted(after['providers'].items()):
-        reported = dict((rc, n) for rc, n in (prov.get('usages') or {}).items() if n)
+    for uuid in after.uuids():
+        reported = dict((rc, n) for rc, n in after.usages(uuid).items() if n)
         summed = dict((rc, n) for rc, n in (used.get(uuid) or {}).items() if n)
         if reported != summed:
             problems.append('%s reports usage %s but its allocations add up to %s'
-                            % (prov.get('name'), _fmt(reported) or 'none', _fmt(summed) or 'none'))
+                            % (after.get(uuid).get('name'), _fmt(reported) or 'none', _fmt(summed) or 'none'))
     return _check('usage_matches_allocations', problems,
-                  'usage equals the sum of allocations on %d provider(s)' % len(after['providers']))
+                  'usage equals the sum of allocations on %d provider(s)' % len(after))
 
 
 def usage_within_capacity(after, before=None):
     """No usage above capacity, unless that provider's usage of the class was already that high."""
+    after = _tree_of(after)
+    before = _tree_of(before)
     problems = []
-    for uuid, prov in sorted(after['providers'].items()):
-        inv = _inv(prov)
-        before_usage = (((before or {}).get('providers') or {}).get(uuid) or {}).get('usages') or {}
-        for rc, n in sorted((prov.get('usages') or {}).items()):
+    for uuid in after.uuids():
+        name = after.get(uuid).get('name')
+        inv = after.inventory(uuid)
+        for rc, n in sorted(after.usages(uuid).items()):
             if not n:
                 continue
             if rc not in inv:
-                problems.append('%s has %d %s allocated and no %s inventory' % (prov.get('name'), n, rc, rc))
-            elif not model.fits(inv[rc], before_usage.get(rc, 0), n):
+                problems.append('%s has %d %s allocated and no %s inventory' % (name, n, rc, rc))
+            elif not model.fits(inv[rc], before.usage(uuid, rc), n):
                 problems.append('%s uses %d %s, above its capacity %d'
-                                % (prov.get('name'), n, rc, model.capacity(inv[rc])))
+                                % (name, n, rc, model.capacity(inv[rc])))
     return _check('usage_within_capacity', problems,
                   'every usage fits its capacity (or was already above it)')
 
 
 def moved_classes_gone_from_root(after, root_uuid, classes):
-    root = after['providers'].get(root_uuid) or {}
-    left = sorted(rc for rc in (root.get('inventories') or {}) if rc in set(classes))
-    problems = ['the root %s still has inventory of %s' % (root.get('name'), ', '.join(left))] if left else []
+    after = _tree_of(after)
+    left = sorted(rc for rc in after.classes(root_uuid) if rc in set(classes))
+    problems = ['the root %s still has inventory of %s' % ((after.get(root_uuid) or {}).get('name'), ', '.join(left))] \
+        if left else []
     return _check('moved_classes_gone_from_root', problems,
                   'the root has no inventory of %s' % (', '.join(sorted(classes)) or 'any layout class'))
 
 
 def tree_matches_layout(after, root_uuid, children):
     """``children``: ``[{"name", "inventories", "traits"}]`` as planned (full records)."""
-    by_name = dict((p['name'], (u, p)) for u, p in after['providers'].items())
+    after = _tree_of(after)
     problems = []
     for child in children:
-        found = by_name.get(child['name'])
-        if found is None:
+        uuid = after.uuid_of(child['name'])
+        if uuid is None:
             problems.append('child %s is missing' % child['name'])
             continue
-        uuid, prov = found
-        if prov.get('parent_provider_uuid') != root_uuid:
-            problems.append('child %s has parent %s, not the root' % (child['name'], prov.get('parent_provider_uuid')))
+        if after.parent(uuid) != root_uuid:
+            problems.append('child %s has parent %s, not the root' % (child['name'], after.parent(uuid)))
         want = dict((rc, model.normalize_inventory(rec, rc)) for rc, rec in child['inventories'].items())
-        have = _inv(prov)
+        have = after.inventory(uuid)
         if want != have:
             problems.append('child %s has inventory %s, the layout wants %s'
                             % (child['name'], _fmt_inv(have) or 'none', _fmt_inv(want)))
-        missing = sorted(set(child.get('traits') or []) - set(prov.get('traits') or []))
+        missing = sorted(set(child.get('traits') or []) - set(after.traits(uuid)))
         if missing:
             problems.append('child %s lacks trait(s) %s' % (child['name'], ', '.join(missing)))
     return _check('tree_matches_layout', problems,
@@ -185,11 +174,12 @@ def allocations_on_owned_devices(after, expected, names=None):
     For every consumer and class listed, the allocation of that class on the
     children of that class must be exactly ``to`` (no units elsewhere among them).
     """
-    names = names or _names(after)
+    after = _tree_of(after)
+    names = names or after.names()
     problems = []
     count = 0
     for consumer in sorted(expected):
-        allocs = _allocs(after, consumer)
+        allocs = after.allocations(consumer)
         for rc, rec in sorted(expected[consumer].items()):
             count += 1
             pool = set(rec.get('pool') or rec['to'])
@@ -216,10 +206,11 @@ def unowned_allocations(after, children, ownership, policy):
     Returns the expected map for :func:`allocations_on_owned_devices` plus the
     problems found while building it.
     """
+    after = _tree_of(after)
     expected = {}
     problems = []
-    for consumer in sorted(after.get('allocations') or {}):
-        allocs = _allocs(after, consumer)
+    for consumer in after.consumers():
+        allocs = after.allocations(consumer)
         owned = ownership.get(consumer) or {}
         for rc in sorted(set(r for c in children for r in c['inventories'])):
             carriers = [c for c in children if rc in c['inventories'] and c.get('uuid')]
@@ -247,6 +238,7 @@ def unowned_allocations(after, children, ownership, policy):
 def verify_reshape(plan, before, after):
     """Checks after applying ``plan`` (computed from ``before``) on the tree read as ``after``."""
     root_uuid = plan['root']['uuid']
+    before, after = _tree_of(before), _tree_of(after)
     names = _names(before, after)
     children = [{'name': c['name'], 'inventories': plan['providers'][c['uuid']]['inventories'],
                  'traits': c['traits']} for c in plan['children']]
@@ -257,7 +249,7 @@ def verify_reshape(plan, before, after):
             pool = [c['uuid'] for c in plan['children'] if rc in c['inventories']]
             to = dict((u, (final.get(u) or {}).get('resources', {}).get(rc, 0)) for u in pool)
             expected.setdefault(consumer, {})[rc] = {'how': rec['how'], 'to': to, 'pool': pool}
-    before_totals = dict((c, model.consumer_totals(_allocs(before, c))) for c in plan['allocations'])
+    before_totals = dict((c, model.consumer_totals(before.allocations(c))) for c in plan['allocations'])
     planned = dict((c, body['allocations']) for c, body in plan['allocations'].items()
                    if model.consumer_totals(model.strip_allocations(body['allocations'])) != before_totals[c])
     return [
@@ -279,9 +271,11 @@ def verify_current(plan, after, ownership, policy, baseline=None, planned_totals
     gave its consumers on purpose (PCI healing, VCPU -> PCPU), accepted as well.
     """
     root_uuid = plan['root']['uuid']
+    after = _tree_of(after)
     checks = []
     if baseline is not None:
-        present = [c for c in (baseline.get('allocations') or {}) if c in (after.get('allocations') or {})]
+        baseline = _tree_of(baseline)
+        present = [c for c in baseline.allocation_bodies if after.has_consumer(c)]
         checks.append(consumer_totals_unchanged(baseline, after, consumers=present, also_accept=planned_totals))
     checks.append(usage_matches_allocations(after))
     checks.append(usage_within_capacity(after, baseline))
@@ -309,11 +303,13 @@ def verify_rollback(snapshot, after, restored, removed=None):
     ``restored`` lists the consumers the rollback wrote back (those of the
     snapshot still on the node); ``removed`` the child uuids deleted on request.
     """
-    snap = snapshot['state']
+    snap = _tree_of(snapshot['state'])
+    after = _tree_of(after)
     removed = set(removed or [])
     problems = []
-    for uuid, prov in sorted(snap['providers'].items()):
-        now = after['providers'].get(uuid)
+    for uuid in snap.uuids():
+        prov = snap.get(uuid)
+        now = after.get(uuid)
         if uuid in removed:
             if now is not None:
                 problems.append('child %s was to be removed but is still there' % prov['name'])
@@ -321,19 +317,20 @@ def verify_rollback(snapshot, after, restored, removed=None):
         if now is None:
             problems.append('provider %s of the snapshot is gone' % prov['name'])
             continue
-        if _inv(now) != _inv(prov):
+        have, want = after.inventory(uuid), snap.inventory(uuid)
+        if have != want:
             problems.append('%s has inventory %s, the snapshot %s'
-                            % (prov['name'], _fmt_inv(_inv(now)) or 'none', _fmt_inv(_inv(prov)) or 'none'))
+                            % (prov['name'], _fmt_inv(have) or 'none', _fmt_inv(want) or 'none'))
         if (now.get('parent_provider_uuid') != prov.get('parent_provider_uuid')
                 or now.get('name') != prov.get('name')):
             problems.append('%s is not where the snapshot had it' % prov['name'])
     inv_check = _check('inventories_match_snapshot', problems,
-                       '%d provider(s) have the snapshot\'s inventory' % len(snap['providers']))
+                       '%d provider(s) have the snapshot\'s inventory' % len(snap))
     names = _names(snap, after)
     problems = []
     for consumer in sorted(restored):
-        want = _allocs(snap, consumer)
-        have = _allocs(after, consumer)
+        want = snap.allocations(consumer)
+        have = after.allocations(consumer)
         if want != have:
             problems.append('consumer %s holds %s, the snapshot %s'
                             % (consumer, _fmt_allocs(have, names), _fmt_allocs(want, names)))
