@@ -20,6 +20,8 @@ description:
   - Reads each node's outcome from the C(rolling_reshape_result) fact the
     P(placement.upgrade.rolling_reshape#role) role sets, or from the C(status) a
     M(placement.upgrade.reshape) task returns.
+  - When the role read the version of a node's nova-compute before and after its reshape, prints it
+    (C(cmp-01: nova-compute 33.0.0 -> 34.0.0)).
   - At the end of the playbook prints the fleet summary, the deferred nodes with their reasons,
     the node and reason the roll stopped at, and the nodes it did not reach.
   - Plays without C(serial) are not reported.
@@ -37,6 +39,8 @@ from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.report import (
     format_duration as _duration,
+    nova_compute_text as _nova_compute_text,
+    nova_compute_versions as _nova_compute_versions,
 )
 
 _OUTCOMES = ('reshaped', 'planned', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
@@ -66,6 +70,7 @@ class _Roll(object):
         self.done = []
         self.outcome = {}
         self.reason = {}
+        self.nova_compute = {}
 
     def counts(self):
         counts = {}
@@ -182,6 +187,10 @@ class CallbackModule(CallbackBase):
             roll.outcome[host] = status
             if record.get('reason'):
                 roll.reason[host] = record['reason']
+            versions = _nova_compute_versions(record)
+            if versions and roll.nova_compute.get(host) != versions:
+                roll.nova_compute[host] = versions
+                self._say('%s: %s' % (host, _nova_compute_text(versions)))
             return
         action = getattr(result._task, 'action', '')
         if not failed and action in _RESHAPE_ACTIONS and res.get('status') in _OUTCOMES:

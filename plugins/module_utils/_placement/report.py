@@ -509,7 +509,7 @@ _RECORD_KINDS = {
     'finished': 'number?', 'duration': 'number?', 'touched': 'bool?', 'derived': 'bool?', 'failed': 'bool?',
     'snapshot': 'text?', 'retries': 'int?', 'warnings': 'list?', 'verification': 'list?', 'moved': 'mapping?',
     'names': 'mapping?', 'consumer_names': 'mapping?', 'before': 'mapping?', 'after': 'mapping?',
-    'unread': 'text?', 'run_id': 'scalar?', 'instances': 'mapping?',
+    'unread': 'text?', 'run_id': 'scalar?', 'instances': 'mapping?', 'nova_compute': 'mapping?',
 }
 _RESULT_KINDS = {
     'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',
@@ -530,6 +530,7 @@ def check_record(record, field='record'):
     for index, check in enumerate(record.get('verification') or []):
         model.expect(check, 'mapping', '%s.verification[%d]' % (field, index), 'a check (a mapping)')
     model.expect_fields(record.get('moved') or {}, field + '.moved', {'consumers': 'int?', 'allocations': 'int?'})
+    model.expect_fields(record.get('nova_compute') or {}, field + '.nova_compute', {'before': 'text?', 'after': 'text?'})
     for key in ('names', 'consumer_names'):
         for sub, name in (record.get(key) or {}).items():
             model.expect(name, 'scalar', '%s.%s.%s' % (field, key, sub))
@@ -630,7 +631,24 @@ def _node_entry(record, names, mode='apply'):
         'retries': int(record.get('retries') or 0),
         'warnings': [str(w) for w in (record.get('warnings') or [])],
         'consumer_names': dict(record.get('consumer_names') or {}),
+        'nova_compute': nova_compute_versions(record),
     }
+
+
+def nova_compute_versions(record):
+    """``{'before', 'after'}``: nova-compute's version on the node before and after (null when not read),
+    ``{}`` when the roll did not read it."""
+    versions = (record or {}).get('nova_compute') if isinstance(record, dict) else None
+    if not isinstance(versions, dict) or not (versions.get('before') or versions.get('after')):
+        return {}
+    return {'before': versions.get('before') or None, 'after': versions.get('after') or None}
+
+
+def nova_compute_text(versions):
+    """``nova-compute 33.0.0 -> 34.0.0`` (``?`` for a version not read), '' without versions."""
+    if not versions:
+        return ''
+    return 'nova-compute %s -> %s' % (versions.get('before') or '?', versions.get('after') or '?')
 
 
 def _fallback_entry(record, node, names, mode, exc):
@@ -814,7 +832,7 @@ def summary(report):
                        label=status_label(e['status'], report['mode']), outcome=e['outcome'],
                        touched=e['touched'], derived=e['derived'], unread=e['unread'],
                        reason=e['reason'], duration=e['duration'], moved=e['moved'], snapshot=e['snapshot'],
-                       rollback=e['rollback'], retries=e['retries'],
+                       rollback=e['rollback'], retries=e['retries'], nova_compute=e['nova_compute'],
                        created=[e['after']['providers'][u]['name'] for u in e['created']],
                        verification_failed=[v['check'] for v in e['verification'] if not v['passed']])
                   for e in report['nodes']],
@@ -991,6 +1009,8 @@ def render_markdown(report):
             out += ['Reason: %s' % _md(entry['reason']), '']
         if entry['unread']:
             out += ['Not read from Placement: %s' % _md(entry['unread']), '']
+        if entry['nova_compute']:
+            out += [_md(nova_compute_text(entry['nova_compute'])), '']
         if entry['status'] == 'unreached':
             out += ['Not touched: the roll did not reach this node.', '']
             continue
@@ -1351,6 +1371,8 @@ def _node_html(entry, report):
             'to move' if mode == 'plan' else 'moved'))
     if entry['retries']:
         facts.append('%d generation-conflict retries' % entry['retries'])
+    if entry['nova_compute']:
+        facts.append(_h(nova_compute_text(entry['nova_compute'])))
     if facts:
         out.append('<p class="meta">%s</p>' % ' &middot; '.join(facts))
     if entry['outcome'] != status_label(entry['status'], mode):
