@@ -20,8 +20,8 @@ description:
   - Reads each node's outcome from the C(rolling_reshape_result) fact the
     P(placement.upgrade.rolling_reshape#role) role sets, or from the C(status) a
     M(placement.upgrade.reshape) task returns.
-  - When the role read the version of a node's nova-compute before and after its reshape, prints it
-    (C(cmp-01: nova-compute 33.0.0 -> 34.0.0)).
+  - When the role read the version of a node's nova-compute before and after its reshape, prints
+    the node's name and C(nova-compute 33.0.0 -> 34.0.0).
   - At the end of the playbook prints the fleet summary, the deferred nodes with their reasons,
     the node and reason the roll stopped at, and the nodes it did not reach.
   - Plays without C(serial) are not reported.
