@@ -56,7 +56,6 @@ import os
 import shlex
 import time
 
-from html import escape as _html_escape
 from urllib.parse import urlsplit, urlunsplit
 
 from . import model
@@ -131,15 +130,11 @@ def status_label(status, mode='apply'):
 # small helpers
 
 def _h(text):
-    return _html_escape('' if text is None else str(text), quote=True)
-
-
-def _md(text):
-    """Escape the characters that would break a Markdown table cell or emphasis."""
+    """HTML-escape ``text`` as the report's templates do (Jinja2's autoescape: ``&#34;``, ``&#39;``)."""
     text = '' if text is None else str(text)
-    for char in ('\\', '|', '*', '`', '<', '>', '[', ']'):
-        text = text.replace(char, '\\' + char)
-    return text.replace('\n', ' ')
+    for char, entity in (('&', '&amp;'), ('<', '&lt;'), ('>', '&gt;'), ('"', '&#34;'), ("'", '&#39;')):
+        text = text.replace(char, entity)
+    return text
 
 
 def _short(uuid):
@@ -166,7 +161,8 @@ def format_time(epoch):
     return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(float(epoch)))
 
 
-def _number(value):
+def format_number(value):
+    """``3``, ``1.5``: an amount as the report writes it (a whole float without its ``.0``)."""
     if isinstance(value, float) and value != int(value):
         return '%g' % value
     return '%d' % value
@@ -872,368 +868,7 @@ def summary_line(report):
 
 
 # ---------------------------------------------------------------------------
-# Markdown
-
-def _inv_text(tree, uuid):
-    prov = tree['providers'][uuid]
-    parts = []
-    for rc in sorted(prov['inventories']):
-        inv = prov['inventories'][rc]
-        parts.append('%s %s/%s' % (rc, _number(usage_of(tree, uuid, rc)), _number(model.capacity(inv))))
-    return ', '.join(parts) if parts else 'no inventory'
-
-
-def _md_tree(tree, created=()):
-    lines = []
-    for uuid, depth in tree_order(tree['providers']):
-        prov = tree['providers'][uuid]
-        mark = ' (new)' if uuid in created else ''
-        lines.append('%s- **%s**%s: %s' % ('  ' * depth, _md(prov['name']), mark, _md(_inv_text(tree, uuid))))
-    return lines or ['- (no providers)']
-
-
-def _consumer_label(entry, consumer):
-    name = entry['consumer_names'].get(consumer)
-    return '%s (%s)' % (consumer, name) if name else consumer
-
-
-def _single_caption(entry):
-    if entry['status'] == 'rolled_back':
-        return 'provider tree after the rollback'
-    if entry['touched']:
-        return 'provider tree (now)'
-    if entry['status'] in ('failed', 'deferred'):
-        return 'provider tree (left as it was)'
-    return 'provider tree (unchanged)'
-
-
-def _pairs_text(pairs, names, fmt):
-    return ', '.join('%s: %s' % (fmt(names.get(rp, _short(rp))), _number(n)) for rp, n in pairs) or '-'
-
-
-def _code(text):
-    return '`%s`' % str(text).replace('`', "'")
-
-
-def _stop_text(report, fmt):
-    stop = report['stopped']
-    node = fmt(stop.get('node'))
-    if any(e['node'] == stop.get('node') and e['touched'] and e['status'] == 'failed' for e in report['nodes']):
-        node += ' (failed after its reshape was applied)'
-    return 'The roll stopped at %s: %s' % (node, fmt(stop.get('reason')))
-
-
-def _would_stop_text(report, fmt):
-    items = report['would_stop']
-    return '%d node%s would stop a real roll: %s' % (
-        len(items), 's' if len(items) > 1 else '',
-        '; '.join('%s (%s)' % (fmt(w['node']), fmt(w['reason'] or 'no reason recorded')) for w in items))
-
-
-def _before_after_captions(entry, report):
-    before = 'before (from its snapshot)' if entry['snapshot'] and entry['touched'] else 'before'
-    after = 'after (planned)' if report['mode'] == 'plan' else 'after'
-    if entry['touched'] and report['mode'] != 'plan':
-        after = 'after (read from Placement now)'
-    return before, after
-
-
-def render_markdown(report):
-    names = report['names']
-    totals = report['totals']
-    counts = totals['statuses']
-    mode = report['mode']
-    out = ['# %s' % _md(report['title']), '']
-    if mode == 'plan':
-        out += ['**Plan only (check mode): nothing was changed.**', '']
-    out += [
-        '| | |', '|---|---|',
-        '| run | %s |' % _md(report['run_id'] or '-'),
-    ]
-    for label, text in context_rows(report.get('context')):
-        out.append('| %s | %s |' % (_md(label), _md(text)))
-    out += [
-        '| started | %s |' % format_time(report['started']),
-        '| finished | %s |' % format_time(report['finished']),
-        '| time taken | %s |' % format_duration(totals['duration']),
-        '| nodes | %d |' % totals['nodes'],
-    ]
-    for status in STATUSES:
-        if counts.get(status):
-            out.append('| %s | %d |' % (status_label(status, mode), counts[status]))
-    if mode != 'plan':
-        out.append('| nodes whose tree this run changed | %d |' % totals['touched'])
-    out += [
-        '| consumers moved | %d |' % totals['consumers_moved'],
-        '| allocations moved | %d |' % totals['allocations_moved'],
-        '| child providers created | %d |' % totals['providers_created'],
-        '| generation-conflict retries | %d |' % totals['retries'],
-        '',
-        summary_line(report),
-        '',
-    ]
-    if report['stopped']:
-        out += ['**%s**' % _stop_text(report, _md), '']
-    if report['would_stop']:
-        out += ['**%s**' % _would_stop_text(report, _md), '']
-    if report['unread']:
-        out += ['## Trees not read from Placement', '',
-                'These nodes\' provider trees could not be read; their entries show what the roll '
-                'recorded (and their snapshot, if any), not Placement\'s state now.', '']
-        out += ['- %s: %s' % (_md(u['node']), _md(u['reason'])) for u in report['unread']]
-        out.append('')
-    if report['deferred']:
-        out += ['## Deferred nodes', '']
-        out += ['- %s: %s' % (_md(d['node']), _md(d['reason'])) for d in report['deferred']]
-        out.append('')
-    if report['unreached']:
-        out += ['## Nodes not reached', '', ', '.join(_md(n) for n in report['unreached']), '']
-    if report['next_steps']:
-        out += ['## Next steps', '']
-        out += ['- %s' % _next_step_md(step) for step in report['next_steps']]
-        out.append('')
-    out += ['## Nodes', '', '| node | status | tree changed | consumers moved | allocations moved | time | detail |',
-            '|---|---|---|---:|---:|---:|---|']
-    for entry in report['nodes']:
-        out.append('| %s | %s | %s | %d | %d | %s | %s |' % (
-            _md(entry['node']), _md(status_label(entry['status'], mode)),
-            'yes' if entry['touched'] else 'no',
-            entry['moved']['consumers'], entry['moved']['allocations'],
-            format_duration(entry['duration']), _md(entry['reason']) or ''))
-    out.append('')
-    for entry in report['nodes']:
-        out += ['## %s: %s' % (_md(entry['node']), _md(status_label(entry['status'], mode))), '']
-        if entry['outcome'] != status_label(entry['status'], mode):
-            out += ['Outcome: %s' % _md(entry['outcome']), '']
-        if entry['reason']:
-            out += ['Reason: %s' % _md(entry['reason']), '']
-        if entry['unread']:
-            out += ['Not read from Placement: %s' % _md(entry['unread']), '']
-        if entry['nova_compute']:
-            out += [_md(nova_compute_text(entry['nova_compute'])), '']
-        if entry['status'] == 'unreached':
-            out += ['Not touched: the roll did not reach this node.', '']
-            continue
-        if entry['rollback']:
-            out += ['Roll back: %s' % _code(entry['rollback']), '']
-        if not entry['before']['providers']:
-            out += ['No provider tree recorded.', '']
-            _md_tail(out, entry)
-            continue
-        before_cap, after_cap = _before_after_captions(entry, report)
-        if not entry['after_known']:
-            out += ['Provider tree %s:' % before_cap, ''] + _md_tree(entry['before']) + ['']
-            out += ['Provider tree after: not read from Placement.', '']
-        elif entry['changed_tree']:
-            out += ['Provider tree %s:' % before_cap, ''] + _md_tree(entry['before']) + ['']
-            out += ['Provider tree %s:' % after_cap, '']
-            out += _md_tree(entry['after'], entry['created']) + ['']
-        else:
-            out += ['%s:' % _single_caption(entry).capitalize(), ''] + _md_tree(entry['after']) + ['']
-        if entry['moves']:
-            out += ['| consumer | class | from | to |', '|---|---|---|---|']
-            for move in entry['moves']:
-                out.append('| %s | %s | %s | %s |' % (
-                    _md(_consumer_label(entry, move['consumer'])), _md(move['resource_class']),
-                    _pairs_text(move['from'], names, _md), _pairs_text(move['to'], names, _md)))
-            out.append('')
-        _md_tail(out, entry)
-    return '\n'.join(out).rstrip('\n') + '\n'
-
-
-def _next_step_md(step):
-    """A next step with its command (the text after the last ': ansible-playbook') as code."""
-    head, sep, command = step.rpartition(': ansible-playbook ')
-    if not sep:
-        return _md(step)
-    return '%s: %s' % (_md(head), _code('ansible-playbook ' + command))
-
-
-def _md_tail(out, entry):
-    if entry['verification']:
-        failed = [v for v in entry['verification'] if not v['passed']]
-        out.append('Verification: %d of %d checks passed.' % (
-            len(entry['verification']) - len(failed), len(entry['verification'])))
-        for check in failed:
-            out.append('- FAILED %s: %s' % (_md(check['check']), _md(check['detail'])))
-        out.append('')
-    if entry['snapshot']:
-        out += ['Snapshot: %s' % _code(entry['snapshot']), '']
-    for warning in entry['warnings']:
-        out.append('- warning: %s' % _md(warning))
-    if entry['warnings']:
-        out.append('')
-
-
-# ---------------------------------------------------------------------------
-# SVG pictures of a provider tree
-
-BOX_W = 272
-HEAD_H = 24
-ROW_H = 17
-GAP_X = 18
-GAP_Y = 34
-PAD = 10
-BAR_W = 72
-
-
-def _box_height(prov):
-    rows = max(len(prov['inventories']), 1)
-    return HEAD_H + rows * ROW_H + 6
-
-
-def _clip(text, width_chars):
-    text = str(text)
-    if len(text) <= width_chars:
-        return text
-    return text[:width_chars - 1] + '\u2026'
-
-
-def _layout_tree(providers, box_w=BOX_W):
-    """x/y positions: leaves side by side, a parent centred over its children."""
-    pos = {}
-    levels = {}
-    for uuid, depth in tree_order(providers):
-        levels[uuid] = depth
-    slot = [0]
-
-    def place(uuid, seen):
-        seen.add(uuid)
-        kids = [k for k in tree_children(providers, uuid) if k not in seen]
-        if not kids:
-            x = slot[0] * (box_w + GAP_X)
-            slot[0] += 1
-        else:
-            xs = [place(k, seen) for k in kids]
-            x = (xs[0] + xs[-1]) / 2.0
-        pos[uuid] = x
-        return x
-
-    seen = set()
-    for root in tree_roots(providers):
-        place(root, seen)
-    for uuid in sorted(providers):
-        if uuid not in seen:
-            place(uuid, seen)
-    depth_h = {}
-    for uuid, depth in levels.items():
-        depth_h[depth] = max(depth_h.get(depth, 0), _box_height(providers[uuid]))
-    ys = {}
-    y = 0
-    for depth in sorted(depth_h):
-        ys[depth] = y
-        y += depth_h[depth] + GAP_Y
-    return dict((u, (pos[u], ys[levels.get(u, 0)])) for u in providers), slot[0], y - GAP_Y
-
-
-def _bar_colour(used, cap):
-    if cap <= 0:
-        return '#cf222e' if used > 0 else '#d0d7de'
-    ratio = float(used) / cap
-    if ratio > 1:
-        return '#cf222e'
-    if ratio >= 0.8:
-        return '#bf8700'
-    return '#2da44e'
-
-
-def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
-    """An inline SVG drawing one provider tree with a usage bar per resource class.
-
-    ``created`` providers get a green outline, ``removed`` a red dashed one.
-    ``external``: ``{rp uuid: {RC: n}}`` amounts the tree's consumers hold on
-    providers outside the tree (a sharing DISK_GB pool), drawn as dashed boxes.
-    """
-    providers = tree['providers']
-    names = names or {}
-    external = external or {}
-    if not providers:
-        return ('<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" role="img" '
-                'aria-label="no providers"><text x="8" y="24" class="t-muted">no providers</text></svg>')
-    longest = max([len(rc) for p in providers.values() for rc in p['inventories']]
-                  + [len(rc) for res in external.values() for rc in res] + [9])
-    bar_x = 16 + int(longest * 8.6)  # class names are capitals: ~8.5 px each at 12 px
-    box_w = max(BOX_W, bar_x + BAR_W + 96)
-    name_chars = int((box_w - 16) / 7.2)
-    pos, slots, height = _layout_tree(providers, box_w)
-    width = slots * (box_w + GAP_X) - GAP_X
-    ext_items = sorted(external.items(), key=lambda kv: names.get(kv[0], kv[0]))
-    ext_y = height + GAP_Y if ext_items else height
-    ext_h = 0
-    for rp, resources in ext_items:
-        ext_h = max(ext_h, HEAD_H + max(len(resources), 1) * ROW_H + 6)
-    if ext_items:
-        width = max(width, len(ext_items) * (box_w + GAP_X) - GAP_X)
-        height = ext_y + ext_h
-    total_w = int(width + 2 * PAD)
-    total_h = int(height + 2 * PAD)
-    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="tree" width="%d" height="%d" viewBox="0 0 %d %d" '
-             'role="img" aria-label="%s">' % (total_w, total_h, total_w, total_h, _h(label or 'provider tree'))]
-    # edges first, so boxes are drawn over them
-    for uuid, prov in providers.items():
-        parent = prov.get('parent')
-        if parent in pos:
-            px, py = pos[parent]
-            cx, cy = pos[uuid]
-            x1 = PAD + px + box_w / 2.0
-            y1 = PAD + py + _box_height(providers[parent])
-            x2 = PAD + cx + box_w / 2.0
-            y2 = PAD + cy
-            mid = (y1 + y2) / 2.0
-            parts.append('<path class="edge" d="M%.1f %.1f V%.1f H%.1f V%.1f"/>' % (x1, y1, mid, x2, y2))
-    for uuid, depth in tree_order(providers):
-        prov = providers[uuid]
-        x, y = pos[uuid]
-        x += PAD
-        y += PAD
-        h = _box_height(prov)
-        cls = 'box'
-        if uuid in created:
-            cls += ' created'
-        if uuid in removed:
-            cls += ' removed'
-        parts.append('<g class="provider" data-uuid="%s">' % _h(uuid))
-        parts.append('<title>%s (%s)%s</title>' % (
-            _h(prov['name']), _h(uuid), _h(' traits: ' + ', '.join(prov['traits'])) if prov['traits'] else ''))
-        parts.append('<rect class="%s" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (cls, x, y, box_w, h))
-        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(prov['name'], name_chars))))
-        rows = sorted(prov['inventories'])
-        if not rows:
-            parts.append('<text class="t-muted" x="%.1f" y="%.1f">no inventory</text>' % (x + 8, y + HEAD_H + 12))
-        for i, rc in enumerate(rows):
-            inv = prov['inventories'][rc]
-            cap = model.capacity(inv)
-            used = usage_of(tree, uuid, rc)
-            ry = y + HEAD_H + i * ROW_H
-            frac = 0.0 if cap <= 0 else min(float(used) / cap, 1.0)
-            parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(rc)))
-            parts.append('<rect class="bar-bg" x="%.1f" y="%.1f" width="%d" height="9" rx="2"/>'
-                         % (x + bar_x, ry + 3, BAR_W))
-            if frac > 0:
-                parts.append('<rect x="%.1f" y="%.1f" width="%.1f" height="9" rx="2" fill="%s"/>'
-                             % (x + bar_x, ry + 3, max(BAR_W * frac, 1.5), _bar_colour(used, cap)))
-            parts.append('<text class="t-num" x="%.1f" y="%.1f">%s/%s</text>'
-                         % (x + bar_x + BAR_W + 6, ry + 11, _number(used), _number(cap)))
-        parts.append('</g>')
-    for i, (rp, resources) in enumerate(ext_items):
-        x = PAD + i * (box_w + GAP_X)
-        y = PAD + ext_y
-        h = HEAD_H + max(len(resources), 1) * ROW_H + 6
-        name = names.get(rp, _short(rp))
-        parts.append('<g class="provider external" data-uuid="%s">' % _h(rp))
-        parts.append('<title>%s (%s): outside this tree; amounts held by this node\'s consumers</title>'
-                     % (_h(name), _h(rp)))
-        parts.append('<rect class="box ext" x="%.1f" y="%.1f" width="%d" height="%d" rx="6"/>' % (x, y, box_w, h))
-        parts.append('<text class="t-name" x="%.1f" y="%.1f">%s</text>' % (x + 8, y + 16, _h(_clip(name, name_chars - 9) + ' (shared)')))
-        for j, rc in enumerate(sorted(resources)):
-            ry = y + HEAD_H + j * ROW_H
-            parts.append('<text class="t-rc" x="%.1f" y="%.1f">%s</text>' % (x + 8, ry + 11, _h(rc)))
-            parts.append('<text class="t-num" x="%.1f" y="%.1f">%s held here</text>'
-                         % (x + bar_x, ry + 11, _number(resources[rc])))
-        parts.append('</g>')
-    parts.append('</svg>')
-    return ''.join(parts)
-
+# rendering: report_render draws the data from the Jinja2 templates (templates/fleet_report/)
 
 def external_holdings(tree):
     """{rp: {RC: n}} the tree's consumers hold on providers outside the tree."""
@@ -1248,261 +883,24 @@ def external_holdings(tree):
     return out
 
 
-# ---------------------------------------------------------------------------
-# HTML
-
-_CSS = """
-:root{--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#ffffff;--soft:#f6f8fa}
-*{box-sizing:border-box}
-body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);
-margin:0;padding:24px 32px}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);
-padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
-.meta{color:var(--muted);margin-bottom:16px}
-.banner{padding:10px 14px;border-radius:6px;margin:12px 0;font-weight:600}
-.banner.plan{background:#ddf4ff;border:1px solid #54aeff}
-.banner.stop{background:#ffebe9;border:1px solid #ff8182}
-.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}
-.card{border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:120px;background:var(--soft)}
-.card b{display:block;font-size:22px}.card span{color:var(--muted);font-size:12px}
-table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;
-vertical-align:top}th{background:var(--soft)}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.nw{white-space:nowrap}
-.badge{display:inline-block;border-radius:10px;padding:1px 9px;color:#fff;font-size:12px;font-weight:600}
-.trees{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.trees figure{margin:0;overflow-x:auto;max-width:100%}
-.trees figcaption{font-weight:600;margin-bottom:4px}
-.arrow{font-size:28px;color:var(--muted);align-self:center}
-svg.tree{background:#fff;font:12px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif}
-svg .box{fill:#f6f8fa;stroke:#8c959f;stroke-width:1}
-svg .box.created{fill:#dafbe1;stroke:#1a7f37;stroke-width:2}
-svg .box.removed{fill:#ffebe9;stroke:#cf222e;stroke-dasharray:5 3}
-svg .box.ext{fill:#fff8c5;stroke:#9a6700;stroke-dasharray:5 3}
-svg .edge{fill:none;stroke:#8c959f;stroke-width:1.5}
-svg .bar-bg{fill:#eaeef2}
-svg .t-name{font-weight:600;fill:#1f2328}svg .t-rc{fill:#424a53}svg .t-num{fill:#1f2328}
-svg .t-muted{fill:#6e7781}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
-.fail{color:#cf222e}.ok{color:#1a7f37}
-details{margin:6px 0}summary{cursor:pointer;color:var(--muted)}
-"""
+def render_markdown(report, template=None):
+    """report.md from ``report`` (:func:`build_report`), drawn by ``templates/fleet_report/report.md.j2``
+    or by the operator's ``template`` (a path); needs jinja2 (see :mod:`.report_render`)."""
+    from . import report_render
+    return report_render.render_markdown(report, template)
 
 
-def _badge(status, mode='apply'):
-    return '<span class="badge" style="background:%s">%s</span>' % (
-        STATUS_COLOURS.get(status, '#57606a'), _h(status_label(status, mode)))
+def render_html(report, template=None):
+    """report.html from ``report``, drawn by ``templates/fleet_report/report.html.j2`` (autoescaped)
+    or by the operator's ``template`` (a path); needs jinja2."""
+    from . import report_render
+    return report_render.render_html(report, template)
 
 
-def _anchor(node):
-    safe = ''.join(c if c.isalnum() or c in '-_.' else '-' for c in str(node))
-    return 'node-' + safe
-
-
-def _inventory_table(entry, names):
-    before, after = entry['before'], entry['after']
-    rows = []
-    for uuid, _depth in tree_order(after['providers']):
-        prov = after['providers'][uuid]
-        for rc in sorted(prov['inventories']):
-            inv = prov['inventories'][rc]
-            old = before['providers'].get(uuid, {}).get('inventories', {}).get(rc)
-            was = '-' if old is None else '%s' % _number(old['total'])
-            rows.append('<tr><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td>'
-                        '<td class="n">%d</td><td class="n">%s</td><td class="n">%s/%s</td></tr>' % (
-                            _h(prov['name']), _h(rc), was, _number(inv['total']), inv['reserved'],
-                            inv['max_unit'], _number(inv['allocation_ratio']),
-                            _number(usage_of(after, uuid, rc)), _number(model.capacity(inv))))
-    for uuid, _depth in tree_order(before['providers']):
-        prov = before['providers'][uuid]
-        for rc in sorted(prov['inventories']):
-            if rc in after['providers'].get(uuid, {}).get('inventories', {}):
-                continue
-            rows.append('<tr><td>%s</td><td>%s</td><td class="n">%s</td><td class="n">removed</td><td></td>'
-                        '<td></td><td></td><td></td></tr>' % (
-                            _h(prov['name']), _h(rc), _number(prov['inventories'][rc]['total'])))
-    if not rows:
-        return ''
-    return ('<table class="inv"><tr><th>provider</th><th>class</th><th>total before</th><th>total</th>'
-            '<th>reserved</th><th>max_unit</th><th>ratio</th><th>used/capacity</th></tr>%s</table>'
-            % ''.join(rows))
-
-
-def _moves_table(entry, names):
-    if not entry['moves']:
-        return ''
-    rows = []
-    for move in entry['moves']:
-        name = entry['consumer_names'].get(move['consumer'])
-        rows.append('<tr><td><code>%s</code>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
-            _h(move['consumer']), (' ' + _h(name)) if name else '', _h(move['resource_class']),
-            _pairs_text(move['from'], names, _h), _pairs_text(move['to'], names, _h)))
-    return ('<table class="moves"><tr><th>consumer</th><th>class</th><th>from</th><th>to</th></tr>%s</table>'
-            % ''.join(rows))
-
-
-def _verification_html(entry):
-    checks = entry['verification']
-    if not checks:
-        return ''
-    failed = [c for c in checks if not c['passed']]
-    head = '<p class="%s">Verification: %d of %d checks passed.</p>' % (
-        'fail' if failed else 'ok', len(checks) - len(failed), len(checks))
-    items = ''.join('<li class="%s">%s %s%s</li>' % (
-        'ok' if c['passed'] else 'fail', '&#10003;' if c['passed'] else '&#10007;', _h(c['check']),
-        (': ' + _h(c['detail'])) if c['detail'] else '') for c in checks)
-    return head + '<details><summary>all checks</summary><ul>%s</ul></details>' % items
-
-
-def _node_html(entry, report):
-    names = report['names']
-    mode = report['mode']
-    out = ['<section class="node" id="%s">' % _anchor(entry['node'])]
-    out.append('<h2>%s %s</h2>' % (_h(entry['node']), _badge(entry['status'], mode)))
-    facts = []
-    if entry['provider'] != entry['node']:
-        facts.append('root provider <code>%s</code>' % _h(entry['provider']))
-    if mode != 'plan' and entry['status'] != 'unreached':
-        facts.append('tree changed by this run' if entry['touched'] else 'tree not changed by this run')
-    if entry['duration'] is not None:
-        facts.append('took %s' % format_duration(entry['duration']))
-    if entry['moved']['allocations']:
-        facts.append('%d allocations of %d consumers %s' % (
-            entry['moved']['allocations'], entry['moved']['consumers'],
-            'to move' if mode == 'plan' else 'moved'))
-    if entry['retries']:
-        facts.append('%d generation-conflict retries' % entry['retries'])
-    if entry['nova_compute']:
-        facts.append(_h(nova_compute_text(entry['nova_compute'])))
-    if facts:
-        out.append('<p class="meta">%s</p>' % ' &middot; '.join(facts))
-    if entry['outcome'] != status_label(entry['status'], mode):
-        out.append('<p class="%s"><b>Outcome:</b> %s</p>' % (
-            'fail' if entry['status'] == 'failed' else 'outcome', _h(entry['outcome'])))
-    if entry['reason']:
-        out.append('<p><b>Reason:</b> %s</p>' % _h(entry['reason']))
-    if entry['unread']:
-        out.append('<p class="fail"><b>Not read from Placement:</b> %s</p>' % _h(entry['unread']))
-    if entry['status'] == 'unreached':
-        out.append('<p>Not touched: the roll did not reach this node.</p></section>')
-        return ''.join(out)
-    if entry['rollback']:
-        out.append('<p><b>Roll back:</b> <code>%s</code></p>' % _h(entry['rollback']))
-    if not entry['before']['providers']:
-        out.append('<p>No provider tree recorded.</p>')
-        out.append(_node_html_tail(entry))
-        out.append('</section>')
-        return ''.join(out)
-    ext_before = external_holdings(entry['before'])
-    ext_after = external_holdings(entry['after'])
-    before_cap, after_cap = _before_after_captions(entry, report)
-    if not entry['after_known']:
-        out.append('<div class="trees"><figure><figcaption>%s</figcaption>%s</figure>'
-                   '<div class="arrow">&#8594;</div><figure><figcaption>after</figcaption>'
-                   '<p class="fail">not read from Placement</p></figure></div>' % (
-                       _h(before_cap), tree_svg(entry['before'], external=ext_before, names=names,
-                                                label='%s before' % entry['node'])))
-    elif entry['changed_tree']:
-        out.append('<div class="trees"><figure><figcaption>%s</figcaption>%s</figure>'
-                   '<div class="arrow">&#8594;</div><figure><figcaption>%s</figcaption>%s</figure></div>' % (
-                       _h(before_cap),
-                       tree_svg(entry['before'], removed=entry['removed'], external=ext_before, names=names,
-                                label='%s before' % entry['node']),
-                       _h(after_cap),
-                       tree_svg(entry['after'], created=entry['created'], external=ext_after, names=names,
-                                label='%s after' % entry['node'])))
-    else:
-        out.append('<div class="trees"><figure><figcaption>%s</figcaption>%s</figure></div>'
-                   % (_h(_single_caption(entry)),
-                      tree_svg(entry['after'], external=ext_after, names=names, label=entry['node'])))
-    moves = _moves_table(entry, names)
-    if moves:
-        out.append('<h3>Where the allocations moved</h3>' + moves)
-    inv = _inventory_table(entry, names)
-    if inv:
-        out.append('<details%s><summary>inventories</summary>%s</details>'
-                   % (' open' if entry['changed_tree'] else '', inv))
-    out.append(_node_html_tail(entry))
-    out.append('</section>')
-    return ''.join(out)
-
-
-def _node_html_tail(entry):
-    out = [_verification_html(entry)]
-    if entry['snapshot']:
-        out.append('<p class="meta">snapshot <code>%s</code></p>' % _h(entry['snapshot']))
-    for warning in entry['warnings']:
-        out.append('<p class="meta">warning: %s</p>' % _h(warning))
-    return ''.join(out)
-
-
-def _next_step_html(step):
-    head, sep, command = step.rpartition(': ansible-playbook ')
-    if not sep:
-        return _h(step)
-    return '%s: <code>%s</code>' % (_h(head), _h('ansible-playbook ' + command))
-
-
-def render_html(report):
-    totals = report['totals']
-    counts = totals['statuses']
-    mode = report['mode']
-    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           '<title>%s</title><style>%s</style></head><body>' % (_h(report['title']), _CSS)]
-    out.append('<h1>%s</h1>' % _h(report['title']))
-    out.append('<p class="meta">run %s &middot; started %s &middot; finished %s &middot; time taken %s</p>' % (
-        _h(report['run_id'] or '-'), format_time(report['started']), format_time(report['finished']),
-        format_duration(totals['duration'])))
-    rows = context_rows(report.get('context'))
-    if rows:
-        out.append('<table class="context">%s</table>' % ''.join(
-            '<tr><th>%s</th><td>%s</td></tr>' % (_h(label), _h(text)) for label, text in rows))
-    if mode == 'plan':
-        out.append('<div class="banner plan">Plan only (check mode): nothing was changed.</div>')
-    if report['stopped']:
-        out.append('<div class="banner stop">%s</div>' % _stop_text(report, _h))
-    if report['would_stop']:
-        out.append('<div class="banner stop">%s</div>' % _would_stop_text(report, _h))
-    cards = [('nodes', totals['nodes'])]
-    for status in STATUSES:
-        if counts.get(status) or status in ('noop', 'deferred', 'failed'):
-            cards.append((status_label(status, mode), counts.get(status, 0)))
-    if mode != 'plan':
-        cards.append(('trees changed', totals['touched']))
-    cards += [('consumers moved', totals['consumers_moved']), ('allocations moved', totals['allocations_moved']),
-              ('child providers created', totals['providers_created'])]
-    out.append('<div class="cards">%s</div>' % ''.join(
-        '<div class="card"><b>%d</b><span>%s</span></div>' % (n, _h(label)) for label, n in cards))
-    out.append('<p>%s</p>' % _h(summary_line(report)))
-    if report['unread']:
-        out.append('<h3>Trees not read from Placement</h3><p>These nodes\' provider trees could not be read; '
-                   'their entries show what the roll recorded (and their snapshot, if any), not Placement\'s '
-                   'state now.</p><ul>%s</ul>' % ''.join(
-                       '<li><a href="#%s">%s</a>: %s</li>' % (_anchor(u['node']), _h(u['node']), _h(u['reason']))
-                       for u in report['unread']))
-    if report['deferred']:
-        out.append('<h3>Deferred nodes</h3><ul>%s</ul>' % ''.join(
-            '<li><a href="#%s">%s</a>: %s</li>' % (_anchor(d['node']), _h(d['node']), _h(d['reason']))
-            for d in report['deferred']))
-    if report['next_steps']:
-        out.append('<h3>Next steps</h3><ul class="steps">%s</ul>' % ''.join(
-            '<li>%s</li>' % _next_step_html(step) for step in report['next_steps']))
-    rows = []
-    for entry in report['nodes']:
-        rows.append('<tr><td class="nw"><a href="#%s">%s</a></td><td class="nw">%s</td><td>%s</td>'
-                    '<td class="n">%d</td><td class="n">%d</td><td class="n">%s</td><td>%s</td></tr>' % (
-                        _anchor(entry['node']), _h(entry['node']), _badge(entry['status'], mode),
-                        'yes' if entry['touched'] else 'no',
-                        entry['moved']['consumers'], entry['moved']['allocations'],
-                        format_duration(entry['duration']), _h(entry['reason'])))
-    out.append('<h2>Fleet</h2><table class="fleet"><tr><th>node</th><th>status</th><th>tree changed</th>'
-               '<th>consumers moved</th><th>allocations moved</th><th>time</th><th>detail</th></tr>%s</table>'
-               % ''.join(rows))
-    for entry in report['nodes']:
-        out.append(_node_html(entry, report))
-    out.append('<p class="meta">generated %s by placement.upgrade %s</p></body></html>' % (
-        format_time(report['generated']), _h(COLLECTION_VERSION)))
-    return '\n'.join(out) + '\n'
+def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
+    """One provider tree as an inline SVG (``tree.svg.j2``); see :func:`.report_render.tree_picture`."""
+    from . import report_render
+    return report_render.tree_svg(tree, created, removed, external, names, label)
 
 
 # ---------------------------------------------------------------------------
@@ -1513,19 +911,59 @@ def _ensure_dir(path):
         os.makedirs(path, DIR_MODE)
 
 
-def write_report(dest, report):
-    """Write report.md, report.html and summary.json into ``dest`` (created 0700; files 0600); return the paths."""
-    _ensure_dir(dest)
-    paths = {
+def report_files(report, html_template=None, markdown_template=None):
+    """``{file name: text}`` of the report: report.md and report.html rendered (the operator's
+    templates, when given, else the shipped ones) and summary.json."""
+    return {
+        'report.md': render_markdown(report, markdown_template),
+        'report.html': render_html(report, html_template),
+        'summary.json': json.dumps(summary(report), indent=2, sort_keys=True, default=str) + '\n',
+    }
+
+
+def report_paths(dest):
+    """``{"markdown", "html", "summary"}``: the paths of the report files in ``dest``."""
+    return {
         'markdown': os.path.join(dest, 'report.md'),
         'html': os.path.join(dest, 'report.html'),
         'summary': os.path.join(dest, 'summary.json'),
     }
-    _snapshot.atomic_write(paths['markdown'], render_markdown(report), mode=FILE_MODE)
-    _snapshot.atomic_write(paths['html'], render_html(report), mode=FILE_MODE)
-    _snapshot.atomic_write(paths['summary'], json.dumps(summary(report), indent=2, sort_keys=True, default=str) + '\n',
-                           mode=FILE_MODE)
-    return paths
+
+
+def write_files(dest, files):
+    """Write ``{file name: text}`` (:func:`report_files`) into ``dest`` (created 0700; files 0600,
+    atomically, in the order of :data:`REPORT_FILES`); return the paths (:func:`report_paths`)."""
+    unknown = sorted(set(files) - set(REPORT_FILES))
+    if unknown:
+        raise ReportError('not a report file: %s (the report files are %s)' % (', '.join(unknown), ', '.join(REPORT_FILES)))
+    _ensure_dir(dest)
+    for name in REPORT_FILES:
+        if name in files:
+            _snapshot.atomic_write(os.path.join(dest, name), files[name], mode=FILE_MODE)
+    return report_paths(dest)
+
+
+def write_report(dest, report, html_template=None, markdown_template=None):
+    """Write report.md, report.html and summary.json into ``dest`` (created 0700; files 0600); return the paths."""
+    return write_files(dest, report_files(report, html_template, markdown_template))
+
+
+def latest_link(dest):
+    """Point a ``latest`` symbolic link next to ``dest`` at it (replaced atomically); the link, or
+    None when a file that is not a link is in the way."""
+    parent = os.path.dirname(os.path.abspath(dest))
+    link = os.path.join(parent, 'latest')
+    target = os.path.basename(os.path.abspath(dest))
+    if os.path.islink(link) and os.readlink(link) == target:
+        return link
+    if os.path.exists(link) and not os.path.islink(link):
+        return None
+    tmp = '%s.%d' % (link, os.getpid())
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    os.rename(tmp, link)
+    return link
 
 
 def record_path(dest, node):
