@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib
 import json
 import uuid as _uuid
 
@@ -200,3 +201,23 @@ def test_ownership_overrides():
         layout.merge_ownership({}, {'not-a-uuid': {'0000:84:00.0': 1}})
     with pytest.raises(layout.LayoutError):
         layout.merge_ownership({}, {I3: {'0000:84:00.0': -1}})
+
+
+def test_one_file_per_reshape_kind_and_the_package_exposes_the_layout_api():
+    base = 'ansible_collections.placement.upgrade.plugins.module_utils._placement.layout.'
+    kinds = dict((name, importlib.import_module(base + name))
+                 for name in ('common', 'vgpu', 'pci', 'pcpu', 'mem_encryption', 'numa', 'ownership'))
+    assert layout.nova_gpu_inventories is kinds['vgpu'].nova_gpu_inventories
+    assert layout.nova_pci_providers is kinds['pci'].nova_pci_providers
+    assert layout.nova_cpu is kinds['pcpu'].nova_cpu
+    assert layout.taker is kinds['mem_encryption'].taker
+    assert layout.split_proportional is kinds['numa'].split_proportional
+    assert layout.merge_ownership is kinds['ownership'].merge_ownership
+    assert layout.LayoutError is kinds['common'].LayoutError
+    assert sorted(name for name in layout.__all__ if not hasattr(layout, name)) == []
+    # the pGPU children (vgpu.py) come before the PCI ones (pci.py), as before the split
+    nova = {'devices': {'enabled_mdev_types': ['nvidia-222']}, 'pci': {'report_in_placement': False}}
+    report = {'gpus': [_gpu('0000:84:00.0')]}
+    children = layout.nova_children('cn', report, nova, [])
+    assert [c['name'] for c in children] == ['cn_pci_0000_84_00_0']
+    assert children == kinds['vgpu'].nova_children('cn', report, nova, [])
