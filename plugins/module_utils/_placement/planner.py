@@ -8,7 +8,8 @@ Inputs
                    the node's tree with inventories/usages/traits, and the FULL
                    allocations of every consumer with an allocation in the tree
                    (so allocations outside it, e.g. a sharing DISK_GB pool, are
-                   carried along unchanged);
+                   carried along unchanged); a state dict or the :class:`tree.ProviderTree`
+                   of one, which is how the planner reads it;
     ``layout``     what :func:`layout.build_layout` returned;
     ``ownership``  ``{consumer: {device: units}}`` (:func:`layout.ownership_from_devices`);
     ``foreign``    ``{provider uuid: {"name", "traits", "root_provider_uuid"}}`` for the
@@ -611,22 +612,22 @@ def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allo
     provider_out = {}
     inventory_changes = []
     for uuid in sorted(set(inv_before) | set(inv_after)):
-        prov = tree.get(uuid)
+        exists = uuid in tree
         child = next((c for c in children if c['uuid'] == uuid), None)
         changed = inv_before.get(uuid, {}) != inv_after.get(uuid, {})
         if changed:
             inventory_changes.append(uuid)
         provider_out[uuid] = {
             'name': names.get(uuid, uuid),
-            'parent_provider_uuid': prov.get('parent_provider_uuid') if prov else root_uuid,
-            'generation': prov.get('generation') if prov else None,
-            'new': prov is None,
+            'parent_provider_uuid': tree.parent(uuid) if exists else root_uuid,
+            'generation': tree.generation(uuid) if exists else None,
+            'new': not exists,
             'inventories': inv_after.get(uuid, {}),
             'inventory_changed': changed,
-            'traits': child['traits_after'] if child else sorted(prov.get('traits') or []),
+            'traits': child['traits_after'] if child else tree.traits(uuid),
         }
     root_traits = None
-    root_before = sorted(root.get('traits') or [])
+    root_before = tree.traits(root_uuid)
     drop = set(layout.get('root_traits_remove') or [])
     if drop & set(root_before) and _layout.MEM_ENCRYPTION_CONTEXT in moved and not deferred_reason:
         # nova takes HW_CPU_X86_AMD_SEV off the root when it moves MEM_ENCRYPTION_CONTEXT

@@ -321,8 +321,7 @@ def verify_rollback(snapshot, after, restored, removed=None):
         if have != want:
             problems.append('%s has inventory %s, the snapshot %s'
                             % (prov['name'], _fmt_inv(have) or 'none', _fmt_inv(want) or 'none'))
-        if (now.get('parent_provider_uuid') != prov.get('parent_provider_uuid')
-                or now.get('name') != prov.get('name')):
+        if after.parent(uuid) != snap.parent(uuid) or now.get('name') != prov.get('name'):
             problems.append('%s is not where the snapshot had it' % prov['name'])
     inv_check = _check('inventories_match_snapshot', problems,
                        '%d provider(s) have the snapshot\'s inventory' % len(snap))
