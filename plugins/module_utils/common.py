@@ -257,7 +257,7 @@ def error_result(exc):
     return dict(msg=format_error(exc), error=exc.to_dict())
 
 
-def run_module(module, action, creates_store=True):
+def run_module(module, action, creates_store=True, open_backend=True):
     """Open the backend, run ``action(module, backend, log)``, exit or fail the module.
 
     ``action`` returns the result dict (``changed`` and the module's keys; ``diff``
@@ -267,7 +267,9 @@ def run_module(module, action, creates_store=True):
     to be retried after a generation conflict (``retries`` > 0 in the result), one
     warning says so.  ``creates_store=False`` (modules that only read, or act on a
     tree that must already exist) makes a missing ``embedded_db`` file an error
-    instead of a new, empty embedded placement.
+    instead of a new, empty embedded placement.  ``open_backend=False`` (modules that
+    open the backend themselves, or go on without Placement) passes None as the backend:
+    the action gets the same error mapping.
     """
     messages = []
 
@@ -276,12 +278,15 @@ def run_module(module, action, creates_store=True):
 
     protect_secrets(module)
     try:
-        backend = factory.get_backend(backend_options(module.params), create=creates_store, log=log)
-        protect_secrets(module, backend)
-        try:
-            result = action(module, backend, log)
-        finally:
-            backend.close()
+        if open_backend:
+            backend = factory.get_backend(backend_options(module.params), create=creates_store, log=log)
+            protect_secrets(module, backend)
+            try:
+                result = action(module, backend, log)
+            finally:
+                backend.close()
+        else:
+            result = action(module, None, log)
     except PlacementError as exc:
         failed = error_result(exc)
         failed['log'] = messages

@@ -37,6 +37,11 @@ description:
   - The report says what it ran against (O(context), the Placement backend and its
     microversion, the collection version) and what to do next (RV(next_steps), with the rerun,
     rollback and fix commands).
+  - C(report.html) and C(report.md) are rendered from Jinja2 templates, the collection's own
+    (C(templates/fleet_report/) in the collection) or the operator's (O(html_template),
+    O(markdown_template)). The action plugin of this module renders them on the controller,
+    where ansible-core provides Jinja2, whatever Python the module runs with; the module
+    gathers the data (it reads Placement) and stores the node records.
 options:
   dest:
     description:
@@ -98,6 +103,38 @@ options:
       - Render the report files after storing O(records).
     type: bool
     default: true
+  html_template:
+    description:
+      - A Jinja2 template to render C(report.html) with, instead of the collection's
+        C(templates/fleet_report/report.html.j2). A path on the controller; a relative path is
+        searched like the O(ansible.builtin.template#module:src) of a template task (the
+        C(templates/) folders of the role and the playbook, then the playbook's folder).
+      - Rendered with autoescape (every value is HTML-escaped unless marked C(safe)). The template
+        gets C(report) (the report data, the keys of RV(summary) plus each node's trees, moves
+        and verification) and the helpers the shipped template uses. Its folder is searched
+        first, then the collection's, so it can C({% import 'tree.svg.j2' as svg %}) (the
+        provider-tree pictures) and C({% include 'report.css' %}).
+    type: path
+  markdown_template:
+    description:
+      - A Jinja2 template to render C(report.md) with, instead of the collection's
+        C(templates/fleet_report/report.md.j2); found as O(html_template) is.
+      - Not autoescaped; the C(md) filter escapes text for Markdown, C(code) makes inline code.
+    type: path
+  return_report:
+    description:
+      - Set by the action plugin of this module, not by a task. Return the report data in
+        RV(report) and leave C(report.md), C(report.html), C(summary.json) and the C(latest)
+        link to the caller (the action plugin renders them on the controller and writes them).
+    type: bool
+    default: false
+  files:
+    description:
+      - Set by the action plugin of this module, not by a task. The report files the action
+        plugin rendered (C(report.md), C(report.html), C(summary.json) by name), written into
+        O(dest) (atomically, mode C(0600)) with the C(latest) link of O(latest_link); nothing
+        else is done.
+    type: dict
   latest_link:
     description:
       - Point a C(latest) symbolic link in the parent directory of O(dest) at O(dest).
@@ -143,6 +180,10 @@ extends_documentation_fragment:
   - placement.upgrade.auth.ATTRIBUTES
   - placement.upgrade.auth.ACTIONGROUP
 attributes:
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    support: full
+    details: The action plugin runs the module for the data and renders the report on the controller.
   check_mode:
     support: full
     details: In check mode nothing is written; the summary is computed and returned. The
@@ -302,6 +343,12 @@ bad_records:
   type: list
   elements: dict
   sample: [{node: compute-07, file: null, problem: "record.started must be a finite number, got str"}]
+report:
+  description:
+    - The report data the templates are rendered from, only with O(return_report) (the action
+      plugin removes it from the task result).
+  returned: when O(return_report=true)
+  type: dict
 stored:
   description: The node record files written by this call.
   returned: success
@@ -316,38 +363,19 @@ log:
   elements: str
 '''
 
-import os
-import traceback
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
-    error_result,
     format_error,
     new_module,
     placement_argument_spec,
     placement_module_kwargs,
+    run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, report, snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     PlacementError,
     ServiceUnavailable,
 )
-
-
-def _latest_link(dest):
-    parent = os.path.dirname(os.path.abspath(dest))
-    link = os.path.join(parent, 'latest')
-    target = os.path.basename(os.path.abspath(dest))
-    if os.path.islink(link) and os.readlink(link) == target:
-        return link
-    if os.path.exists(link) and not os.path.islink(link):
-        return None
-    tmp = '%s.%d' % (link, os.getpid())
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    os.symlink(target, tmp)
-    os.rename(tmp, link)
-    return link
 
 
 class _Reader(object):
@@ -519,27 +547,55 @@ def run(module, log):
         if entry['node'] not in known and entry['unread'].startswith('its node record is badly shaped'):
             bad.append({'node': entry['node'], 'file': report.record_path(dest, entry['node']),
                         'problem': entry['unread']})
-    paths = {
-        'markdown': os.path.join(dest, 'report.md'),
-        'html': os.path.join(dest, 'report.html'),
-        'summary': os.path.join(dest, 'summary.json'),
-    }
+    paths = report.report_paths(dest)
     changed = bool(stored)
-    if params['render'] and not module.check_mode:
-        paths = report.write_report(dest, data)
+    if params['render'] and not module.check_mode and not params['return_report']:
+        # the module renders (run without its action plugin: needs jinja2 and the templates here)
+        paths = report.write_report(dest, data, params['html_template'], params['markdown_template'])
         changed = True
-        if params['latest_link']:
-            try:
-                _latest_link(dest)
-            except OSError as exc:
-                log('cannot update the latest link next to %s: %s' % (dest, exc))
+        _link(dest, params, log)
     line = report.summary_line(data)
     if bad:
         line = '%s; %d bad node record(s), the rest is reported (see bad_records)' % (line, len(bad))
-    return dict(changed=changed, paths=paths, summary=report.summary(data), summary_line=line, bad_records=bad,
-                deferred_nodes=data['deferred'], failed_nodes=data['failed'], unreached_nodes=data['unreached'],
-                would_stop=data['would_stop'], touched_nodes=data['touched'], unread_nodes=data['unread'],
-                next_steps=data['next_steps'], stored=stored, msg=line)
+    result = dict(changed=changed, paths=paths, summary=report.summary(data), summary_line=line, bad_records=bad,
+                  deferred_nodes=data['deferred'], failed_nodes=data['failed'], unreached_nodes=data['unreached'],
+                  would_stop=data['would_stop'], touched_nodes=data['touched'], unread_nodes=data['unread'],
+                  next_steps=data['next_steps'], stored=stored, msg=line)
+    if params['return_report']:
+        result['report'] = data
+    return result
+
+
+def _link(dest, params, log):
+    if params['latest_link']:
+        try:
+            report.latest_link(dest)
+        except OSError as exc:
+            log('cannot update the latest link next to %s: %s' % (dest, exc))
+
+
+def write_files(module, log):
+    """Write the files the action plugin rendered (O(files)) and the latest link; nothing else."""
+    params = module.params
+    if module.check_mode:
+        return dict(changed=False, paths=report.report_paths(params['dest']), msg='check mode: nothing written')
+    paths = report.write_files(params['dest'], params['files'])
+    _link(params['dest'], params, log)
+    return dict(changed=True, paths=paths, msg='report written in %s' % params['dest'])
+
+
+def _action(module, _backend, log):
+    """run_module's action (the module opens Placement itself, and goes on without it)."""
+    def warn(message):
+        log(message)
+        module.warn(message)
+
+    try:
+        if module.params['files'] is not None:
+            return write_files(module, warn)
+        return run(module, warn)
+    except (OSError, IOError) as exc:
+        raise report.ReportError('Cannot write the report in %s: %s' % (module.params['dest'], exc))
 
 
 def main():
@@ -557,28 +613,14 @@ def main():
             snapshot_dir=dict(type='path'),
             providers=dict(type='dict', default={}),
             context=dict(type='dict', default={}),
+            html_template=dict(type='path'),
+            markdown_template=dict(type='path'),
+            return_report=dict(type='bool', default=False),
+            files=dict(type='dict'),
         ),
         **placement_module_kwargs()
     )
-    messages = []
-
-    def log(message):
-        messages.append(message)
-        module.warn(message)
-
-    try:
-        result = run(module, log)
-    except PlacementError as exc:
-        failed = error_result(exc)
-        failed['log'] = messages
-        module.fail_json(**failed)
-    except (OSError, IOError) as exc:
-        module.fail_json(msg='Cannot write the report in %s: %s' % (module.params['dest'], exc), log=messages)
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg='Unexpected error (%s): %s' % (type(exc).__name__, exc),
-                         exception=traceback.format_exc(), log=messages)
-    result['log'] = messages
-    module.exit_json(**result)
+    run_module(module, _action, open_backend=False)
 
 
 if __name__ == '__main__':
