@@ -148,7 +148,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_argument_spec,
     placement_module_kwargs,
     protect_secrets,
-    unexpected_error,
+    run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, model
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
@@ -245,24 +245,21 @@ def run_checks(backend, providers, min_microversion, check_reshape_permission):
     return result
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            providers=dict(type='list', elements='str', default=[]),
-            min_microversion=dict(type='str', default='1.30'),
-            check_reshape_permission=dict(type='bool', default=True),
-        ),
-        **placement_module_kwargs()
-    )
+def _run(module, _backend, log):
+    """run_module's action: the module opens Placement itself (a connection failure is a failed check)."""
     params = module.params
-    protect_secrets(module)
     messages = []
+
+    def keep(message):
+        messages.append(message)
+        log(message)
+
     try:
         model.version_tuple(params['min_microversion'])
     except (ValueError, TypeError):
         module.fail_json(msg="min_microversion must look like 1.30, got '%s'" % params['min_microversion'])
     try:
-        backend = factory.get_backend(backend_options(params), create=False, log=messages.append)
+        backend = factory.get_backend(backend_options(params), create=False, log=keep)
         protect_secrets(module, backend)
     except UnsupportedVersion as exc:
         checks = [check('reachable', True, 'Placement answered'), check('microversion', False, format_error(exc))]
@@ -272,16 +269,25 @@ def main():
     try:
         result = run_checks(backend, params['providers'], params['min_microversion'],
                             params['check_reshape_permission'])
-    except PlacementError as exc:
-        module.fail_json(log=messages, **error_result(exc))
-    except Exception as exc:  # pylint: disable=broad-except
-        module.fail_json(msg=unexpected_error(exc), log=messages)
     finally:
         backend.close()
-    result['log'] = messages
     if result.get('failed'):
+        result['log'] = messages
         module.fail_json(**result)
-    module.exit_json(**result)
+    return result
+
+
+def main():
+    module = new_module(
+        argument_spec=placement_argument_spec(
+            providers=dict(type='list', elements='str', default=[]),
+            min_microversion=dict(type='str', default='1.30'),
+            check_reshape_permission=dict(type='bool', default=True),
+        ),
+        **placement_module_kwargs()
+    )
+    # PlacementError and anything unexpected are mapped by run_module: never a traceback
+    run_module(module, _run, open_backend=False)
 
 
 def _connect_failure(exc, checks, log):
