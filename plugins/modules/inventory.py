@@ -239,7 +239,8 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model, ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput
 
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
@@ -248,11 +249,11 @@ FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_
 def _record_spec(with_class_required):
     spec = dict(
         total=dict(type='int'),
-        reserved=dict(type='int', default=model.INVENTORY_DEFAULTS['reserved']),
-        min_unit=dict(type='int', default=model.INVENTORY_DEFAULTS['min_unit']),
-        max_unit=dict(type='int', default=model.INVENTORY_DEFAULTS['max_unit']),
-        step_size=dict(type='int', default=model.INVENTORY_DEFAULTS['step_size']),
-        allocation_ratio=dict(type='float', default=model.INVENTORY_DEFAULTS['allocation_ratio']),
+        reserved=dict(type='int', default=inventory_rules.INVENTORY_DEFAULTS['reserved']),
+        min_unit=dict(type='int', default=inventory_rules.INVENTORY_DEFAULTS['min_unit']),
+        max_unit=dict(type='int', default=inventory_rules.INVENTORY_DEFAULTS['max_unit']),
+        step_size=dict(type='int', default=inventory_rules.INVENTORY_DEFAULTS['step_size']),
+        allocation_ratio=dict(type='float', default=inventory_rules.INVENTORY_DEFAULTS['allocation_ratio']),
     )
     spec['resource_class'] = dict(type='str', required=with_class_required)
     return spec
@@ -290,7 +291,7 @@ def _run(module, backend, log):
 
 def _check_ratio(provider, rc, ratio):
     """A ratio Placement cannot take gets a message about the ratio (Placement's says "reserved")."""
-    if not model.is_finite(ratio):
+    if not inventory_rules.is_finite(ratio):
         raise BadInput('allocation_ratio of %s on %s must be a finite number, got %s' % (rc, provider, ratio),
                        field='allocation_ratio')
     if ratio < 0:

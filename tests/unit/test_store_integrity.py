@@ -14,7 +14,8 @@ import sqlite3
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import embedded, errors
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import store
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import inventory as inv_module
 from ansible_collections.placement.upgrade.plugins.modules import (
@@ -279,7 +280,7 @@ def test_sqlite_errors_mid_write_are_typed_and_rolled_back(tmp_path, message, cl
 
 def test_locked_stays_service_unavailable():
     exc = sqlite3.OperationalError('database is locked')
-    assert embedded._sqlite_kind(exc) == 'busy'        # pylint: disable=protected-access
+    assert store.sqlite_kind(exc) == 'busy'
     backend = EmbeddedBackend.__new__(EmbeddedBackend)
     backend.path, backend.busy_timeout = '/x/p.db', 1.0
     err = backend._translate(exc, 'set_inventories')     # pylint: disable=protected-access

@@ -32,24 +32,20 @@ from . import model
 from .errors import (
     RESOURCE_PROVIDER_NOT_FOUND,
     BadRequest,
-    CannotDeleteParent,
-    CapacityExceeded,
     ConcurrentUpdate,
     Conflict,
     DuplicateName,
-    InventoryInUse,
     NotFound,
-    ProviderInUse,
     UnsupportedVersion,
 )
 from .retry import DEFAULT_ATTEMPTS, with_conflict_retry
+from .rules import allocations as allocation_rules
+from .rules import inventory as inventory_rules
+from .rules import names as name_rules
+from .rules import providers as provider_rules
 
 #: Re-parenting or un-parenting a provider (PUT /resource_providers/{u}) needs this.
 REPARENT_MICROVERSION = (1, 37)
-#: consumer_type in allocation bodies.
-CONSUMER_TYPE_MICROVERSION = (1, 38)
-#: Placement's limit on a provider name.
-MAX_PROVIDER_NAME = 200
 
 
 def _microversion(backend):
@@ -70,9 +66,9 @@ def find_provider(backend, ref):
     """A provider by uuid (uuid-like ``ref``) or by name; None when there is none."""
     if ref is None or ref == '':
         return None
-    if model.is_uuid_like(ref):
+    if provider_rules.is_uuid_like(ref):
         try:
-            return backend.get_provider(model.normalize_uuid(ref))
+            return backend.get_provider(provider_rules.normalize_uuid(ref))
         except NotFound:
             return None
     found = backend.list_providers(name=ref)
@@ -85,8 +81,8 @@ def resolve_provider(backend, ref, what='Resource provider'):
         raise BadRequest('%s: a provider name or uuid is required' % what)
     prov = find_provider(backend, ref)
     if prov is None:
-        if model.is_uuid_like(ref):
-            raise NotFound('%s with uuid %s not found' % (what, model.normalize_uuid(ref)),
+        if provider_rules.is_uuid_like(ref):
+            raise NotFound('%s with uuid %s not found' % (what, provider_rules.normalize_uuid(ref)),
                            code=RESOURCE_PROVIDER_NOT_FOUND)
         raise NotFound("%s named '%s' not found" % (what, ref),
                        code=RESOURCE_PROVIDER_NOT_FOUND)
@@ -143,28 +139,13 @@ def _name_key(prov):
     return (prov.get('name') or '', prov['uuid'])
 
 
-def _subtree(tree, uuid):
-    """uuids of ``uuid`` and all its descendants within ``tree`` (a provider list)."""
-    children = {}
-    for prov in tree:
-        children.setdefault(prov.get('parent_provider_uuid'), []).append(prov['uuid'])
-    found, todo = set(), [uuid]
-    while todo:
-        cur = todo.pop()
-        if cur in found:
-            continue
-        found.add(cur)
-        todo.extend(children.get(cur, []))
-    return found
-
-
 def providers_info(backend, name=None, uuid=None, in_tree=None, with_allocations=False):
     """Providers by name, by uuid, a whole tree (``in_tree``: name or uuid), or all.
 
     A provider or tree that does not exist gives an empty list.
     """
     if uuid is not None:
-        uuid = model.normalize_uuid(uuid)
+        uuid = provider_rules.normalize_uuid(uuid)
         try:
             provs = [backend.get_provider(uuid)]
         except NotFound:
@@ -187,25 +168,25 @@ def check_provider_request(name=None, uuid=None, traits=None, aggregates=None):
     if name is not None:
         _validate_provider_name(name)
     if uuid is not None:
-        uuid = model.normalize_uuid(uuid)
+        uuid = provider_rules.normalize_uuid(uuid)
     want_traits = None if traits is None else _validate_traits(traits)
     want_aggs = None
     if aggregates is not None:
-        want_aggs = sorted(set(model.normalize_uuid(a) for a in aggregates))
+        want_aggs = sorted(set(provider_rules.normalize_uuid(a) for a in aggregates))
     return uuid, want_traits, want_aggs
 
 
 def _validate_provider_name(name):
-    if not isinstance(name, str) or not name or len(name) > MAX_PROVIDER_NAME:
+    if not name or provider_rules.name_error(name):
         raise BadRequest("Resource provider name must be a string of 1 to %d characters, got %r"
-                         % (MAX_PROVIDER_NAME, name))
+                         % (provider_rules.NAME_MAX, name))
     return name
 
 
 def _validate_traits(traits):
     names = []
     for trait in traits:
-        model.validate_name(trait, 'trait')
+        name_rules.validate_name(trait, 'trait')
         if trait not in names:
             names.append(trait)
     return names
@@ -217,10 +198,10 @@ def _missing_traits(backend, names):
         return [], []
     known = set(backend.list_traits(name='in:' + ','.join(sorted(names))))
     missing = [n for n in names if n not in known]
-    custom = sorted(n for n in missing if model.is_custom(n))
-    standard = sorted(n for n in missing if not model.is_custom(n))
+    custom = sorted(n for n in missing if name_rules.is_custom(n))
+    standard = sorted(n for n in missing if not name_rules.is_custom(n))
     for trait in custom:
-        model.validate_custom_name(trait, 'trait')
+        name_rules.validate_custom_name(trait, 'trait')
     return custom, standard
 
 
@@ -279,9 +260,8 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
         else:
             parent = resolve_provider(backend, parent_ref, 'Parent resource provider')
             want_parent_uuid = parent['uuid']
-            me = current['uuid'] if current is not None else uuid
-            if me is not None and parent['uuid'] == me:
-                raise BadRequest('Resource provider %s cannot be its own parent' % me)
+            if current is None:
+                provider_rules.check_create_parent(name, uuid, parent['uuid'])
     reparent = before is not None and want_parent_uuid != before['parent_provider_uuid']
     if reparent:
         if before['parent_provider_uuid'] is not None:
@@ -294,10 +274,8 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
                        model.version_str(have)))
         if want_parent_uuid is not None:
             tree = backend.list_providers(in_tree=current['uuid'])
-            if want_parent_uuid in _subtree(tree, current['uuid']):
-                raise BadRequest(
-                    'Unable to save resource provider %s: Object action update failed because: '
-                    'creating loop in the provider tree is not allowed.' % current['uuid'])
+            provider_rules.check_new_parent(current['uuid'], want_parent_uuid, provider_rules.subtree(
+                [(p['uuid'], p.get('parent_provider_uuid')) for p in tree], current['uuid']))
 
     # 3. traits and aggregates
     have_traits = before['traits'] if before else []
@@ -416,7 +394,7 @@ def create_new_provider(backend, name, uuid, parent_provider_uuid, traits=None,
         return result
 
     _validate_provider_name(name)
-    uuid = model.normalize_uuid(uuid)
+    uuid = provider_rules.normalize_uuid(uuid)
     want_traits = sorted(_validate_traits(traits or []))
     create_traits, unknown = _missing_traits(backend, want_traits)
     if unknown:
@@ -448,8 +426,8 @@ def remove_provider(backend, ref, check_mode=False, attempts=DEFAULT_ATTEMPTS, l
     Refuses, with Placement's code and message and before any write, a provider
     with children (409 cannot_delete_parent) or with allocations (409 inuse).
     """
-    if model.is_uuid_like(ref):
-        ref = model.normalize_uuid(ref)
+    if provider_rules.is_uuid_like(ref):
+        ref = provider_rules.normalize_uuid(ref)
 
     def step():
         current = find_provider(backend, ref)
@@ -457,14 +435,11 @@ def remove_provider(backend, ref, check_mode=False, attempts=DEFAULT_ATTEMPTS, l
             return {'changed': False, 'provider': None, 'diff': {'before': None, 'after': None}}
         rp_uuid = current['uuid']
         before = provider_record(backend, current)
-        children = [p['uuid'] for p in backend.list_providers(in_tree=rp_uuid)
-                    if p.get('parent_provider_uuid') == rp_uuid]
-        if children:
-            raise CannotDeleteParent('Unable to delete parent resource provider %s: It has child '
-                                     'resource providers.' % rp_uuid)
-        if backend.get_provider_allocations(rp_uuid)['allocations']:
-            raise ProviderInUse('Unable to delete resource provider %s: Resource provider has '
-                                'allocations.' % rp_uuid)
+        provider_rules.check_delete(
+            rp_uuid,
+            has_children=any(p.get('parent_provider_uuid') == rp_uuid
+                             for p in backend.list_providers(in_tree=rp_uuid)),
+            has_allocations=bool(backend.get_provider_allocations(rp_uuid)['allocations']))
         if not check_mode:
             backend.delete_provider(rp_uuid)
         return {'changed': True, 'provider': None, 'diff': {'before': before, 'after': None}}
@@ -474,7 +449,7 @@ def remove_provider(backend, ref, check_mode=False, attempts=DEFAULT_ATTEMPTS, l
 
 # -- inventory ---------------------------------------------------------------------
 def _normalized_inventories(invs):
-    return dict((rc, model.normalize_inventory(rec, rc)) for rc, rec in invs.items())
+    return dict((rc, inventory_rules.normalize_inventory(rec, rc)) for rc, rec in invs.items())
 
 
 def _missing_classes(backend, names):
@@ -483,10 +458,10 @@ def _missing_classes(backend, names):
         return [], []
     known = set(backend.list_resource_classes())
     missing = [n for n in names if n not in known]
-    custom = sorted(n for n in missing if model.is_custom(n))
+    custom = sorted(n for n in missing if name_rules.is_custom(n))
     for rc in custom:
-        model.validate_custom_name(rc, 'resource class')
-    standard = sorted(n for n in missing if not model.is_custom(n))
+        name_rules.validate_custom_name(rc, 'resource class')
+    standard = sorted(n for n in missing if not name_rules.is_custom(n))
     return custom, standard
 
 
@@ -508,14 +483,14 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
     inventories = dict(inventories or {})
     remove = list(remove or [])
     for rc in list(inventories) + remove:
-        model.validate_name(rc, 'resource class')
+        name_rules.validate_name(rc, 'resource class')
     both = sorted(set(inventories) & set(remove))
     if both:
         raise BadRequest('Resource class(es) both set and removed: %s' % ', '.join(both))
     wanted = {}
     for rc, rec in inventories.items():
-        inv = model.normalize_inventory(rec, rc)
-        model.check_reserved(inv, rc)
+        inv = inventory_rules.normalize_inventory(rec, rc)
+        inventory_rules.check_capacity(inv, rc)
         wanted[rc] = inv
 
     def step():
@@ -534,12 +509,8 @@ def ensure_inventory(backend, provider, inventories=None, remove=None, exclusive
             new.pop(rc, None)
         create, unknown = _missing_classes(backend, sorted(rc for rc in wanted if rc not in have))
         if unknown:
-            raise BadRequest('Unknown resource class in inventory for resource provider %s: '
-                             'No such resource class %s.' % (rp_uuid, ', '.join(unknown)))
-        in_use = sorted(rc for rc in have if rc not in new and usages.get(rc, 0) > 0)
-        if in_use:
-            raise InventoryInUse("update conflict: Inventory for '%s' on resource provider '%s' "
-                                 "in use." % (', '.join(in_use), rp_uuid))
+            raise inventory_rules.unknown_class_error(rp_uuid, unknown)
+        inventory_rules.check_removal(have, new, usages, rp_uuid)
         changed = new != have
         after_gen = generation + 1 if changed else generation
         after_usages = dict((rc, usages.get(rc, 0)) for rc in new)
@@ -594,7 +565,7 @@ def inventory_warnings(provider_name, records, usages):
             out.append('inventory of %s: allocation_ratio 0 gives a capacity of 0; Placement accepts it, '
                        'but nothing more can be allocated' % where)
         used = usages.get(rc, 0)
-        cap = model.capacity(inv)
+        cap = inventory_rules.capacity(inv)
         if used > cap:
             out.append('inventory of %s: capacity %d (int((total %d - reserved %d) * allocation_ratio %s)) is '
                        'below the current usage %d; Placement accepts it, the existing allocations stay, but no '
@@ -628,9 +599,9 @@ def _amount(value, rc, where):
         value = None
     elif isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
-    if not isinstance(value, int) or value < 1 or value > model.INT_MAX:
+    if not isinstance(value, int) or value < 1 or value > inventory_rules.INT_MAX:
         raise BadRequest('Amount of %s on %s must be an integer between 1 and %d, got %r'
-                         % (rc, where, model.INT_MAX, value))
+                         % (rc, where, inventory_rules.INT_MAX, value))
     return value
 
 
@@ -641,10 +612,7 @@ def normalize_consumer_request(spec):
     name-or-uuid, "resources": {RC: n}}] or {ref: {RC: n}}, "project_id", "user_id",
     "consumer_type"}``.
     """
-    consumer = spec.get('consumer_uuid')
-    if not model.is_uuid_like(consumer):
-        raise BadRequest('Malformed consumer_uuid: %s' % (consumer,))
-    consumer = model.normalize_uuid(consumer)
+    consumer = allocation_rules.consumer_uuid(spec.get('consumer_uuid'))
     state = spec.get('state') or 'present'
     if state not in ('present', 'absent'):
         raise BadRequest("state of consumer %s must be 'present' or 'absent', got %r" % (consumer, state))
@@ -666,12 +634,12 @@ def normalize_consumer_request(spec):
                              'resource class to amount' % (consumer, ref))
         clean = {}
         for rc, amount in resources.items():
-            model.validate_name(rc, 'resource class')
+            name_rules.validate_name(rc, 'resource class')
             clean[rc] = _amount(amount, rc, ref)
         norm.append({'resource_provider': ref, 'resources': clean})
     consumer_type = spec.get('consumer_type')
     if consumer_type is not None:
-        model.validate_consumer_type(consumer_type)
+        name_rules.validate_consumer_type(consumer_type)
     for key in ('project_id', 'user_id'):
         value = spec.get(key)
         if value is not None and (not isinstance(value, str) or not value or len(value) > 255):
@@ -697,7 +665,7 @@ def ensure_allocations(backend, requests, multi=False, check_mode=False,
     nothing.
 
     Capacity, min_unit/max_unit/step_size and "class exists on provider" are checked
-    before writing (Placement's rules in :mod:`.model`, with the usage the write would
+    before writing (Placement's rules in :mod:`.rules`, with the usage the write would
     free counted), so a request Placement would refuse fails without a write, in
     check mode too.
 
@@ -722,16 +690,15 @@ def ensure_allocations(backend, requests, multi=False, check_mode=False,
 
 
 def _ensure_allocations_once(backend, reqs, multi, check_mode):
-    with_type = _microversion(backend) >= CONSUMER_TYPE_MICROVERSION
+    with_type = _microversion(backend) >= allocation_rules.CONSUMER_TYPE_MICROVERSION
     providers = {}   # ref -> provider (fresh read)
 
     def provider_of(ref):
         if ref not in providers:
             prov = find_provider(backend, ref)
             if prov is None:
-                if model.is_uuid_like(ref):
-                    raise BadRequest("Allocation for resource provider '%s' that does not exist."
-                                     % model.normalize_uuid(ref))
+                if provider_rules.is_uuid_like(ref):
+                    raise allocation_rules.unknown_provider_error(provider_rules.normalize_uuid(ref))
                 raise BadRequest("Allocation for resource provider named '%s' that does not exist."
                                  % ref)
             providers[ref] = prov
@@ -758,7 +725,7 @@ def _ensure_allocations_once(backend, reqs, multi, check_mode):
             project_id = req['project_id'] or before['project_id']
             user_id = req['user_id'] or before['user_id']
             consumer_type = (req['consumer_type'] or before['consumer_type']
-                             or model.DEFAULT_CONSUMER_TYPE)
+                             or allocation_rules.DEFAULT_CONSUMER_TYPE)
             if not with_type:
                 consumer_type = None
             missing = [k for k, v in (('project_id', project_id), ('user_id', user_id)) if not v]
@@ -801,7 +768,7 @@ def _ensure_allocations_once(backend, reqs, multi, check_mode):
                     (rp, {'generation': rp_generation[rp] + (1 if rp in bumped else 0),
                           'resources': res})
                     for rp, res in plan['desired'].items()),
-                'consumer_generation': 1 if gen is None else gen + 1,
+                'consumer_generation': allocation_rules.next_consumer_generation(gen),
                 'project_id': plan['project_id'],
                 'user_id': plan['user_id'],
                 'consumer_type': plan['consumer_type'],
@@ -827,7 +794,7 @@ def _ensure_allocations_once(backend, reqs, multi, check_mode):
             'consumer_generation': plan['before']['consumer_generation'],
         }
         if with_type:
-            body['consumer_type'] = plan['consumer_type'] or model.DEFAULT_CONSUMER_TYPE
+            body['consumer_type'] = plan['consumer_type'] or allocation_rules.DEFAULT_CONSUMER_TYPE
         bodies[plan['consumer']] = body
     if multi:
         backend.post_allocations(bodies)
@@ -860,22 +827,10 @@ def _check_fit(backend, writes, providers):
                 invs[rp] = _normalized_inventories(backend.get_inventories(rp)['inventories'])
                 usages[rp] = backend.get_usages(rp)['usages']
             for rc, amount in sorted(res.items()):
-                inv = invs[rp].get(rc)
-                if inv is None:
-                    raise CapacityExceeded(
-                        "Unable to allocate inventory: Inventory for '%s' on resource provider "
-                        "'%s' invalid." % (rc, rp))
-                bad = model.check_amount(inv, amount, rc, rp)
-                if bad:
-                    raise CapacityExceeded(bad)
                 freed, claimed = delta[(rp, rc)]
                 used_before = usages[rp].get(rc, 0)
-                used_after = used_before - freed + claimed
-                if not model.fits(inv, used_before, used_after):
-                    raise CapacityExceeded(
-                        "Unable to allocate inventory: Unable to create allocation for '%s' on "
-                        "resource provider '%s'. The requested amount would exceed the capacity."
-                        % (rc, rp))
+                allocation_rules.check_allocation(invs[rp].get(rc), amount, rc, rp,
+                                                  used_before, used_before - freed + claimed)
 
 
 def allocations_info(backend, consumer_uuid=None, resource_provider=None, in_tree=None):
@@ -888,9 +843,7 @@ def allocations_info(backend, consumer_uuid=None, resource_provider=None, in_tre
     that does not exist, gives empty maps.
     """
     if consumer_uuid is not None:
-        if not model.is_uuid_like(consumer_uuid):
-            raise BadRequest('Malformed consumer_uuid: %s' % (consumer_uuid,))
-        consumer_uuid = model.normalize_uuid(consumer_uuid)
+        consumer_uuid = allocation_rules.consumer_uuid(consumer_uuid)
         view = consumer_view(backend.get_allocations(consumer_uuid))
         return {'consumers': {consumer_uuid: view} if view['allocations'] else {}}
     if resource_provider is not None:

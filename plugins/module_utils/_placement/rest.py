@@ -54,6 +54,7 @@ from . import errors
 from .backend import Backend
 from .factory import secret_values
 from .model import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
+from .rules.allocations import CONSUMER_TYPE_MICROVERSION, names_consumer_type
 
 _NOBODY = object()
 #: the reshaper microversion that leaves each consumer's type as it is (1.38 requires one)
@@ -780,10 +781,8 @@ class RestBackend(Backend):
     def reshape(self, body):
         # No consumer naming a type: send it at 1.37, where Placement keeps each consumer's
         # type (1.38+ requires one and would relabel nova's untyped consumers).
-        allocations = (body or {}).get('allocations') if isinstance(body, dict) else None
-        typed = isinstance(allocations, dict) and any(
-            isinstance(r, dict) and 'consumer_type' in r for r in allocations.values())
-        if typed or self.microversion_tuple < (1, 38):
+        typed = names_consumer_type(body.get('allocations') if isinstance(body, dict) else None)
+        if typed or self.microversion_tuple < CONSUMER_TYPE_MICROVERSION:
             self._call('POST', '/reshaper', body=body)
         else:
             self._call('POST', '/reshaper', body=body, microversion=KEEP_TYPE_MICROVERSION)
