@@ -61,3 +61,12 @@ def test_the_progress_callback_says_the_versions_once():
     fact = {'node': 'cmp-02', 'status': 'noop', 'nova_compute': {}}
     callback.v2_runner_on_ok(_Result('cmp-02', {'ansible_facts': {'rolling_reshape_result': fact}}))
     assert [line for line in _said(callback) if 'nova-compute' in line] == ['cmp-01: nova-compute 33.0.0 -> 34.0.0']
+
+
+def test_the_versions_stay_in_the_record_the_fleet_report_module_stores():
+    rolled = {'node': 'cmp-01', 'status': 'failed', 'reason': 'x', 'reshape': {},
+              'nova_compute': {'before': '33.0.0', 'after': '34.0.0'}}
+    record, _warnings = report.collect_record(None, rolled, read_error='not read here')
+    assert record['nova_compute'] == {'before': '33.0.0', 'after': '34.0.0'}
+    record, _warnings = report.collect_record(None, dict(rolled, nova_compute={}), read_error='not read here')
+    assert record['nova_compute'] == {}

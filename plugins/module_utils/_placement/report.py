@@ -1173,6 +1173,7 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
         'names': {},
         'consumer_names': consumer_names(record.get('instances')),
         'touched': applied,
+        'nova_compute': nova_compute_versions(record),
     }
     run_snapshot = None
     if (mode != 'plan' and status in ('reshaped', 'failed') and not out['snapshot']
