@@ -35,10 +35,10 @@ import datetime
 import json
 import os
 import re
-import tempfile
 
 from . import model as _model
 from . import names as _names
+from .files import atomic_write   # also reached as snapshot.atomic_write by report.py
 from .errors import BadInput, PlacementError
 
 FORMAT = 1
@@ -73,41 +73,6 @@ def utc_stamp(now=None):
 
 def latest_path(snapshot_dir, root_name):
     return os.path.join(snapshot_dir, '%s.latest.json' % safe_name(root_name))
-
-
-def atomic_write(path, text, mode=0o600):
-    """Write ``text`` to ``path`` so a reader sees the old file or the whole new one, never a part.
-
-    A temporary file in the same directory is created with ``mode`` (0600 by
-    default), written, fsync'ed and renamed over ``path``; the directory is
-    fsync'ed after the rename (where the platform allows it).
-    """
-    directory = os.path.dirname(path) or '.'
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.tmp', dir=directory)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, 'w') as handle:
-            fd = None
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(tmp, path)
-        tmp = None
-        try:
-            dir_fd = os.open(directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass
-        finally:
-            os.close(dir_fd)
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
