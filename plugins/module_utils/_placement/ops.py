@@ -89,20 +89,10 @@ def resolve_provider(backend, ref, what='Resource provider'):
     return prov
 
 
-def _provider_fields(prov):
-    return {
-        'uuid': prov['uuid'],
-        'name': prov['name'],
-        'generation': prov['generation'],
-        'parent_provider_uuid': prov.get('parent_provider_uuid'),
-        'root_provider_uuid': prov.get('root_provider_uuid'),
-    }
-
-
 def provider_record(backend, prov, with_allocations=False):
     """One provider with its inventories, usages, traits and aggregates (and allocations)."""
     uuid = prov['uuid']
-    record = _provider_fields(prov)
+    record = provider_rules.provider_view(prov)
     record['inventories'] = _normalized_inventories(backend.get_inventories(uuid)['inventories'])
     record['usages'] = dict(backend.get_usages(uuid)['usages'])
     record['traits'] = sorted(backend.get_provider_traits(uuid)['traits'])
@@ -279,22 +269,12 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
 
     # 3. traits and aggregates
     have_traits = before['traits'] if before else []
-    if want_traits is None:
-        new_traits = list(have_traits)
-    elif traits_exclusive:
-        new_traits = sorted(want_traits)
-    else:
-        new_traits = sorted(set(have_traits) | set(want_traits))
+    new_traits = _merged(have_traits, want_traits, traits_exclusive)
     create_traits, unknown = _missing_traits(backend, [t for t in new_traits if t not in have_traits])
     if unknown:
         raise BadRequest('No such trait(s): %s.' % ', '.join(unknown))
     have_aggs = before['aggregates'] if before else []
-    if want_aggs is None:
-        new_aggs = list(have_aggs)
-    elif aggs_exclusive:
-        new_aggs = list(want_aggs)
-    else:
-        new_aggs = sorted(set(have_aggs) | set(want_aggs))
+    new_aggs = _merged(have_aggs, want_aggs, aggs_exclusive)
     traits_change = new_traits != have_traits
     aggs_change = new_aggs != have_aggs
 
@@ -360,6 +340,15 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
     return result
 
 
+def _merged(have, want, exclusive):
+    """A provider's new trait or aggregate set: ``have`` (None wanted), ``want`` (exclusive) or both, sorted."""
+    if want is None:
+        return list(have)
+    if exclusive:
+        return sorted(want)
+    return sorted(set(have) | set(want))
+
+
 def _generation_after(response, sent):
     """The generation a provider write answered with (sent + 1 when it does not say)."""
     if isinstance(response, dict) and response.get('resource_provider_generation') is not None:
@@ -413,7 +402,7 @@ def create_new_provider(backend, name, uuid, parent_provider_uuid, traits=None,
             gen = _generation_after(backend.set_provider_traits(prov['uuid'], gen, want_traits), gen)
         except ConcurrentUpdate:
             return fallback()
-    record = _provider_fields(prov)
+    record = provider_rules.provider_view(prov)
     record.update({'generation': gen, 'inventories': {}, 'usages': {}, 'traits': want_traits,
                    'aggregates': []})
     return {'changed': True, 'provider': record, 'diff': {'before': None, 'after': record},
@@ -642,8 +631,8 @@ def normalize_consumer_request(spec):
         name_rules.validate_consumer_type(consumer_type)
     for key in ('project_id', 'user_id'):
         value = spec.get(key)
-        if value is not None and (not isinstance(value, str) or not value or len(value) > 255):
-            raise BadRequest('Consumer %s: %s must be a string of 1 to 255 characters' % (consumer, key))
+        if value is not None and (not isinstance(value, str) or not value or len(value) > allocation_rules.ID_MAX):
+            raise BadRequest('Consumer %s: %s must be a string of 1 to %d characters' % (consumer, key, allocation_rules.ID_MAX))
     return {
         'consumer_uuid': consumer,
         'state': state,

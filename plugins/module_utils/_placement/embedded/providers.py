@@ -21,13 +21,14 @@ from ..rules import providers as rules
 from ..rules import schemas
 
 _SELECT = ('SELECT p.id, p.uuid, p.name, p.generation, p.parent_id, p.root_id,'
-           ' par.uuid AS parent_uuid, root.uuid AS root_uuid FROM providers p'
+           ' par.uuid AS parent_provider_uuid, root.uuid AS root_provider_uuid FROM providers p'
            ' LEFT JOIN providers par ON par.id = p.parent_id'
            ' LEFT JOIN providers root ON root.id = p.root_id')
 
 
 def get(conn, uuid):
-    """The provider's row (id, uuid, name, generation, parent_id, root_id, parent_uuid, root_uuid) or None."""
+    """The provider's row (id, uuid, name, generation, parent_id, root_id, parent_provider_uuid,
+    root_provider_uuid) or None."""
     return conn.execute(_SELECT + ' WHERE p.uuid = ?', (uuid,)).fetchone()
 
 
@@ -39,13 +40,7 @@ def require(conn, uuid, message=None):
 
 
 def as_dict(row):
-    return {
-        'uuid': row['uuid'],
-        'name': row['name'],
-        'generation': row['generation'],
-        'parent_provider_uuid': row['parent_uuid'],
-        'root_provider_uuid': row['root_uuid'],
-    }
+    return rules.provider_view(row)
 
 
 def bump(conn, row):

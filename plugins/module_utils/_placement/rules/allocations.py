@@ -24,6 +24,8 @@ from . import inventory as _inventory
 from . import providers as _providers
 
 DEFAULT_CONSUMER_TYPE = 'INSTANCE'
+#: Longest project_id / user_id of a consumer (they must not be empty).
+ID_MAX = 255
 #: consumer_type is required in allocation bodies from this microversion; below it (1.37)
 #: Placement keeps each existing consumer's type.
 CONSUMER_TYPE_MICROVERSION = (1, 38)

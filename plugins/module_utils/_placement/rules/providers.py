@@ -20,6 +20,14 @@ from ..errors import BadRequest, CannotDeleteParent, ProviderInUse
 
 #: Placement's limit on a provider name (POST/PUT_RP_SCHEMA: maxLength 200).
 NAME_MAX = 200
+#: A provider as Placement shows it (GET /resource_providers/{u} without links).
+PROVIDER_FIELDS = ('uuid', 'name', 'generation', 'parent_provider_uuid', 'root_provider_uuid')
+
+
+def provider_view(prov):
+    """The :data:`PROVIDER_FIELDS` of a provider (a dict, or a store row with those columns)."""
+    get = prov.get if isinstance(prov, dict) else prov.__getitem__
+    return dict((key, get(key)) for key in PROVIDER_FIELDS)
 
 
 def name_error(name):

@@ -19,6 +19,7 @@ import math
 import re
 
 from ..errors import BadRequest, PlacementError
+from . import allocations as _allocations
 from . import inventory as _inventory
 from . import names as _names
 from . import providers as _providers
@@ -229,8 +230,8 @@ def check_allocation_request(body, where, require_type=True):
         value = body[key]
         if not isinstance(value, str):
             raise bad("%r is not of type 'string' (%s of %s)" % (value, key, where))
-        if not 1 <= len(value) <= 255:
-            raise bad('%s of %s must be 1 to 255 characters long' % (key, where))
+        if not 1 <= len(value) <= _allocations.ID_MAX:
+            raise bad('%s of %s must be 1 to %d characters long' % (key, where, _allocations.ID_MAX))
     gen = body['consumer_generation']
     if gen is not None and not is_int(gen):
         raise bad("%r is not of type 'integer', 'null' (consumer_generation of %s)" % (gen, where))
