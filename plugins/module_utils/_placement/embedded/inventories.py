@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import collections
 
-from ..errors import BadRequest, ConcurrentUpdate, InventoryInUse, NotFound
+from ..errors import ConcurrentUpdate, InventoryInUse, NotFound
 from ..rules import inventory as rules
 from ..rules import names as name_rules
 from ..rules import schemas
