@@ -21,8 +21,9 @@ Unlike nova's, this tree is read-only: it is a view of what was read, and the
 plan, not the tree, says what changes.
 
 The normalised inventory (:func:`norm_inventories`: only Placement's fields,
-its defaults filled in, so two records compare with ``==``) is written here once
-for the planner, the verification and the reshaper.
+its defaults filled in, so two records compare with ``==``, by
+``rules.inventory.normalize_inventory``) is written here once for the planner,
+the verification and the reshaper.
 
 Plain Python: no Ansible import here.
 """
@@ -31,13 +32,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from . import model
+from .rules import allocations as _allocations
+from .rules import inventory as _inventory
 
 
 def norm_inventories(inventories):
     """``{rc: inventory}`` with only Placement's fields, defaults filled in (compare with ==)."""
-    return dict((rc, model.normalize_inventory(dict((k, v) for k, v in rec.items()
-                                                    if k in model.INVENTORY_FIELDS), rc))
+    return dict((rc, _inventory.normalize_inventory(dict((k, v) for k, v in rec.items()
+                                                         if k in _inventory.INVENTORY_FIELDS), rc))
                 for rc, rec in (inventories or {}).items())
 
 
@@ -191,7 +193,7 @@ class ProviderTree(object):
 
     def allocations(self, consumer):
         """``{rp: {"resources": {RC: n}}}`` of one consumer, in the PUT shape (empty entries dropped)."""
-        return model.strip_allocations((self.allocation_bodies.get(consumer) or {}).get('allocations') or {})
+        return _allocations.strip_allocations((self.allocation_bodies.get(consumer) or {}).get('allocations') or {})
 
     def all_allocations(self):
         """``{consumer: {rp: {"resources": {RC: n}}}}`` of every consumer, sorted by consumer."""

@@ -18,6 +18,7 @@ import uuid as _uuid
 
 from .. import model
 from ..errors import PlacementError
+from ..rules import providers as _providers
 
 
 KIND_GPU = 'gpu'
@@ -78,7 +79,7 @@ DEFAULT_OPTIONS = {
 }
 
 CLASS_STYLES = ('pci', 'sriov_net_vf')
-NAME_MAX = 200   # Placement's provider name limit
+NAME_MAX = _providers.NAME_MAX   # Placement's provider name limit (rules/providers.py)
 
 
 class LayoutError(PlacementError):
