@@ -11,7 +11,7 @@ import copy
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, planner, tree, verify
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, planner, report, tree, verify
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 CA = 'a0000000-0000-4000-8000-00000000000a'
@@ -127,3 +127,65 @@ def test_planner_and_verification_accept_the_tree_or_the_state_alike():
     for check in (verify.usage_matches_allocations, verify.usage_within_capacity):
         assert check(t) == check(state)
     assert verify.consumer_totals_unchanged(t, state) == verify.consumer_totals_unchanged(state, state)
+
+
+def test_lenient_inventory_shows_what_it_can_of_a_malformed_record():
+    bad = {'VCPU': {'reserved': 1, 'allocation_ratio': None, 'junk': 'x'},     # no total: refused when strict
+           'VGPU': {'total': 'four', 'max_unit': 2},                           # not an integer: refused when strict
+           'DISK_GB': 'not a record'}
+    t = tree.ProviderTree({'providers': {ROOT: {'name': 'cn', 'inventories': bad}}})
+    with pytest.raises(errors.BadRequest):
+        t.inventory(ROOT)
+    lenient = t.inventory(ROOT, strict=False)
+    assert lenient == {
+        'VCPU': {'total': 0, 'reserved': 1, 'min_unit': 1, 'max_unit': 2147483647, 'step_size': 1, 'allocation_ratio': 1.0},
+        'VGPU': {'total': 'four', 'reserved': 0, 'min_unit': 1, 'max_unit': 2, 'step_size': 1, 'allocation_ratio': 1.0},
+        'DISK_GB': {'total': 0, 'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647, 'step_size': 1,
+                    'allocation_ratio': 1.0}}
+    assert tree.lenient_inventories(bad) == lenient and tree.lenient_inventories(None) == {}
+    # a good record reads the same both ways; the lenient reading converts nothing (a whole ratio stays an int)
+    good = tree.ProviderTree(_state())
+    assert good.inventory(CA, strict=False) == good.inventory(CA)
+    assert tree.lenient_inventories({'X': {'total': 2, 'allocation_ratio': 2}})['X']['allocation_ratio'] == 2
+
+
+def test_lenient_allocations_read_the_body_or_its_bare_map_and_skip_what_is_not_a_mapping():
+    state = {'providers': {}, 'allocations': {
+        I1: {'allocations': {ROOT: {'resources': {'VCPU': 2}, 'generation': 1}, CA: 'junk', CB: {'generation': 2},
+                             POOL: {'resources': {}}}},
+        I2: {ROOT: {'resources': {'VCPU': 1}}},          # the bare allocations map
+        'none': {'allocations': None}, 'junk': 'junk'}}
+    t = tree.ProviderTree(state)
+    assert t.allocations(I1, strict=False) == {ROOT: {'resources': {'VCPU': 2}}}
+    assert t.allocations(I2, strict=False) == {ROOT: {'resources': {'VCPU': 1}}}
+    assert t.allocations(I2) == {}                       # strict: the GET body's 'allocations' only
+    assert t.allocations('none', strict=False) == {} and t.allocations('junk', strict=False) == {}
+    assert t.allocations('gone', strict=False) == {}
+    assert tree.lenient_allocations(state['allocations'][I1]) == t.allocations(I1, strict=False)
+
+
+def test_used_is_the_usage_read_else_the_allocations_summed():
+    t = tree.ProviderTree(_state())
+    assert t.used(CA, 'VGPU') == 3                       # the usage Placement reported
+    assert t.used(ROOT, 'VCPU') == 3
+    state = _state()
+    for prov in state['providers'].values():
+        prov.pop('usages')
+    bare = tree.ProviderTree(state)                      # a tree kept without its usages
+    assert bare.used(CA, 'VGPU') == 3 and bare.used(ROOT, 'VCPU') == 3
+    assert bare.used(POOL, 'DISK_GB') == 10 and bare.used(CB, 'VGPU') == 0
+
+
+def test_the_report_walks_its_normalized_trees_through_the_provider_tree():
+    state = _state()
+    state['providers'][CA]['usages'] = {}            # VGPU used: read from the allocations
+    normalized = report.normalize_tree(state)
+    view = report.provider_tree(normalized)
+    assert report.provider_tree(view) is view
+    t = tree.ProviderTree(state)
+    assert view.depth_first() == t.depth_first() and view.roots == t.roots
+    assert view.children(ROOT) == t.children(ROOT) == [CB, CA]
+    assert view.used(CA, 'VGPU') == 3 and view.used(ROOT, 'VCPU') == 3 and view.used(POOL, 'DISK_GB') == 10
+    assert normalized['providers'][ROOT]['inventories'] == t.inventory(ROOT, strict=False)
+    assert normalized['allocations'][I2] == {ROOT: {'VCPU': 1}, CA: {'VGPU': 1}}
+    assert report.normalize_tree(None) == {'providers': {}, 'allocations': {}}

@@ -62,6 +62,7 @@ from . import model
 from . import names as _names
 from . import snapshot as _snapshot
 from .errors import BadInput, PlacementError
+from .tree import ProviderTree
 from .version import COLLECTION_VERSION
 
 STATUSES = ('reshaped', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
@@ -177,78 +178,40 @@ def normalize_tree(tree):
     Returns ``{"providers": {uuid: {"uuid", "name", "parent", "inventories",
     "usages", "traits"}}, "allocations": {consumer: {rp: {RC: n}}}}`` with every
     inventory record completed with Placement's defaults.  ``None`` gives an
-    empty tree.
+    empty tree.  The tree is read through :class:`.tree.ProviderTree`, leniently
+    (``strict=False``): a malformed record is shown as far as it goes, never refused.
     """
-    tree = tree or {}
+    view = ProviderTree.of(tree or {})
     providers = {}
-    for uuid, prov in (tree.get('providers') or {}).items():
-        invs = {}
-        for rc, rec in (prov.get('inventories') or {}).items():
-            inv = dict(model.INVENTORY_DEFAULTS)
-            inv.update(dict((k, v) for k, v in rec.items() if k in model.INVENTORY_FIELDS and v is not None))
-            inv.setdefault('total', 0)
-            invs[rc] = inv
+    for uuid in view.providers:
         providers[uuid] = {
             'uuid': uuid,
-            'name': prov.get('name') or uuid,
-            'parent': prov.get('parent_provider_uuid'),
-            'inventories': invs,
-            'usages': dict(prov.get('usages') or {}),
-            'traits': sorted(prov.get('traits') or []),
+            'name': view.name(uuid),
+            'parent': view.parent(uuid),
+            'inventories': view.inventory(uuid, strict=False),
+            'usages': dict(view.usages(uuid)),
+            'traits': view.traits(uuid),
         }
     allocations = {}
-    for consumer, entry in (tree.get('allocations') or {}).items():
-        allocs = entry.get('allocations', entry) if isinstance(entry, dict) else {}
-        per_rp = {}
-        for rp, item in (allocs or {}).items():
-            resources = item.get('resources', {}) if isinstance(item, dict) else {}
-            if resources:
-                per_rp[rp] = dict(resources)
-        allocations[consumer] = per_rp
+    for consumer in view.allocation_bodies:
+        allocations[consumer] = dict((rp, entry['resources'])
+                                     for rp, entry in view.allocations(consumer, strict=False).items())
     return {'providers': providers, 'allocations': allocations}
 
 
-def tree_roots(providers):
-    """Uuids of the providers whose parent is not in ``providers``, sorted by name."""
-    roots = [u for u, p in providers.items() if not p.get('parent') or p['parent'] not in providers]
-    return sorted(roots, key=lambda u: (providers[u]['name'], u))
-
-
-def tree_children(providers, uuid):
-    kids = [u for u, p in providers.items() if p.get('parent') == uuid and u != uuid]
-    return sorted(kids, key=lambda u: (providers[u]['name'], u))
-
-
-def tree_order(providers):
-    """[(uuid, depth)] depth-first, children by name."""
-    out = []
-    seen = set()
-
-    def walk(uuid, depth):
-        if uuid in seen:
-            return
-        seen.add(uuid)
-        out.append((uuid, depth))
-        for kid in tree_children(providers, uuid):
-            walk(kid, depth + 1)
-
-    for root in tree_roots(providers):
-        walk(root, 0)
-    for uuid in sorted(providers):   # cycles cannot happen in Placement; be safe anyway
-        if uuid not in seen:
-            walk(uuid, 0)
-    return out
-
-
-def usage_of(tree, uuid, rc):
-    """Usage of ``rc`` on provider ``uuid``: the tree's usages, else the sum of its allocations."""
-    prov = tree['providers'].get(uuid)
-    if prov is not None and rc in prov['usages']:
-        return prov['usages'][rc]
-    total = 0
-    for allocs in tree['allocations'].values():
-        total += allocs.get(uuid, {}).get(rc, 0)
-    return total
+def provider_tree(tree):
+    """The :class:`.tree.ProviderTree` of a normalized tree (:func:`normalize_tree`'s shape, as the
+    report data carries it), through which report_render walks it: roots, children, the depth-first
+    order and the usages.  A ProviderTree is returned as it is."""
+    if isinstance(tree, ProviderTree):
+        return tree
+    providers = dict((uuid, {'uuid': uuid, 'name': prov.get('name'), 'parent_provider_uuid': prov.get('parent'),
+                             'inventories': prov.get('inventories'), 'usages': prov.get('usages'),
+                             'traits': prov.get('traits')})
+                     for uuid, prov in (tree.get('providers') or {}).items())
+    allocations = dict((consumer, {'allocations': dict((rp, {'resources': resources}) for rp, resources in allocs.items())})
+                       for consumer, allocs in (tree.get('allocations') or {}).items())
+    return ProviderTree({'providers': providers, 'allocations': allocations})
 
 
 def consumer_moves(before, after):

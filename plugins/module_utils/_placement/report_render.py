@@ -142,45 +142,45 @@ def cards(report):
 
 
 def inventory_text(tree, uuid):
-    """``VGPU 3/8, VCPU 6/64`` (usage/capacity per class) of one provider."""
-    prov = tree['providers'][uuid]
+    """``VGPU 3/8, VCPU 6/64`` (usage/capacity per class) of one provider (``tree``: a normalized
+    tree or its :class:`.tree.ProviderTree`)."""
+    view = _report.provider_tree(tree)
+    invs = view.raw_inventory(uuid)
     parts = []
-    for rc in sorted(prov['inventories']):
-        inv = prov['inventories'][rc]
-        parts.append('%s %s/%s' % (rc, _report.format_number(_report.usage_of(tree, uuid, rc)),
-                                   _report.format_number(model.capacity(inv))))
+    for rc in sorted(invs):
+        parts.append('%s %s/%s' % (rc, _report.format_number(view.used(uuid, rc)),
+                                   _report.format_number(model.capacity(invs[rc]))))
     return ', '.join(parts) if parts else 'no inventory'
 
 
 def tree_rows(tree, created=()):
     """``[{"depth", "name", "new", "inventory"}]`` of a tree, depth first (report.md draws it as a list)."""
-    return [{'depth': depth, 'name': tree['providers'][uuid]['name'], 'new': uuid in created,
-             'inventory': inventory_text(tree, uuid)}
-            for uuid, depth in _report.tree_order(tree['providers'])]
+    view = _report.provider_tree(tree)
+    return [{'depth': depth, 'name': view.name(uuid), 'new': uuid in created, 'inventory': inventory_text(view, uuid)}
+            for uuid, depth in view.depth_first()]
 
 
 def inventory_rows(entry):
     """The rows of a node's inventory table: every class after (with its total before), then those removed."""
-    before, after = entry['before'], entry['after']
+    before, after = _report.provider_tree(entry['before']), _report.provider_tree(entry['after'])
     number = _report.format_number
     rows = []
-    for uuid, _depth in _report.tree_order(after['providers']):
-        prov = after['providers'][uuid]
-        for rc in sorted(prov['inventories']):
-            inv = prov['inventories'][rc]
-            old = before['providers'].get(uuid, {}).get('inventories', {}).get(rc)
-            rows.append({'provider': prov['name'], 'rc': rc, 'removed': False,
+    for uuid, _depth in after.depth_first():
+        invs = after.raw_inventory(uuid)
+        for rc in sorted(invs):
+            inv = invs[rc]
+            old = before.raw_inventory(uuid).get(rc)
+            rows.append({'provider': after.name(uuid), 'rc': rc, 'removed': False,
                          'was': '-' if old is None else number(old['total']), 'total': number(inv['total']),
                          'reserved': '%d' % inv['reserved'], 'max_unit': '%d' % inv['max_unit'],
                          'ratio': number(inv['allocation_ratio']),
-                         'used': number(_report.usage_of(after, uuid, rc)), 'capacity': number(model.capacity(inv))})
-    for uuid, _depth in _report.tree_order(before['providers']):
-        prov = before['providers'][uuid]
-        for rc in sorted(prov['inventories']):
-            if rc in after['providers'].get(uuid, {}).get('inventories', {}):
+                         'used': number(after.used(uuid, rc)), 'capacity': number(model.capacity(inv))})
+    for uuid, _depth in before.depth_first():
+        invs = before.raw_inventory(uuid)
+        for rc in sorted(invs):
+            if rc in after.raw_inventory(uuid):
                 continue
-            rows.append({'provider': prov['name'], 'rc': rc, 'removed': True,
-                         'was': number(prov['inventories'][rc]['total'])})
+            rows.append({'provider': before.name(uuid), 'rc': rc, 'removed': True, 'was': number(invs[rc]['total'])})
     return rows
 
 
@@ -199,17 +199,19 @@ def _clip(text, width_chars):
     return text[:width_chars - 1] + '\u2026'
 
 
-def _layout_tree(providers, box_w=BOX_W):
-    """x/y positions: leaves side by side, a parent centred over its children."""
+def _layout_tree(view, box_w=BOX_W):
+    """x/y positions: leaves side by side, a parent centred over its children (``view``: the
+    tree's :class:`.tree.ProviderTree`)."""
+    providers = view.providers
     pos = {}
     levels = {}
-    for uuid, depth in _report.tree_order(providers):
+    for uuid, depth in view.depth_first():
         levels[uuid] = depth
     slot = [0]
 
     def place(uuid, seen):
         seen.add(uuid)
-        kids = [k for k in _report.tree_children(providers, uuid) if k not in seen]
+        kids = [k for k in view.children(uuid) if k not in seen]
         if not kids:
             x = slot[0] * (box_w + GAP_X)
             slot[0] += 1
@@ -220,9 +222,9 @@ def _layout_tree(providers, box_w=BOX_W):
         return x
 
     seen = set()
-    for root in _report.tree_roots(providers):
+    for root in view.roots:
         place(root, seen)
-    for uuid in sorted(providers):
+    for uuid in view.uuids():
         if uuid not in seen:
             place(uuid, seen)
     depth_h = {}
@@ -270,7 +272,8 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
     bar_x = 16 + int(longest * 8.6)  # class names are capitals: ~8.5 px each at 12 px
     box_w = max(BOX_W, bar_x + BAR_W + 96)
     name_chars = int((box_w - 16) / 7.2)
-    pos, slots, height = _layout_tree(providers, box_w)
+    view = _report.provider_tree(tree)
+    pos, slots, height = _layout_tree(view, box_w)
     width = slots * (box_w + GAP_X) - GAP_X
     ext_items = sorted(external.items(), key=lambda kv: names.get(kv[0], kv[0]))
     ext_y = height + GAP_Y if ext_items else height
@@ -284,8 +287,8 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
     picture['height'] = int(height + 2 * PAD)
     picture['box_w'] = box_w
     # edges first, so boxes are drawn over them
-    for uuid, prov in providers.items():
-        parent = prov.get('parent')
+    for uuid in view.providers:
+        parent = view.parent(uuid)
         if parent in pos:
             px, py = pos[parent]
             cx, cy = pos[uuid]
@@ -294,7 +297,7 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
             x2 = PAD + cx + box_w / 2.0
             y2 = PAD + cy
             picture['edges'].append('M%s %s V%s H%s V%s' % (_f(x1), _f(y1), _f((y1 + y2) / 2.0), _f(x2), _f(y2)))
-    for uuid, _depth in _report.tree_order(providers):
+    for uuid, _depth in view.depth_first():
         prov = providers[uuid]
         x, y = pos[uuid]
         x += PAD
@@ -305,7 +308,7 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
                'empty_y': _f(y + HEAD_H + 12), 'rows': []}
         for i, rc in enumerate(sorted(prov['inventories'])):
             cap = model.capacity(prov['inventories'][rc])
-            used = _report.usage_of(tree, uuid, rc)
+            used = view.used(uuid, rc)
             ry = y + HEAD_H + i * ROW_H
             frac = 0.0 if cap <= 0 else min(float(used) / cap, 1.0)
             box['rows'].append({'rc': rc, 'text_y': _f(ry + 11), 'bar_x': _f(x + bar_x), 'bar_y': _f(ry + 3),

@@ -23,7 +23,10 @@ plan, not the tree, says what changes.
 The normalised inventory (:func:`norm_inventories`: only Placement's fields,
 its defaults filled in, so two records compare with ``==``, by
 ``rules.inventory.normalize_inventory``) is written here once for the planner,
-the verification and the reshaper.
+the verification and the reshaper.  The report reads trees through this class too
+(``report.normalize_tree``, ``report.provider_tree``), leniently: ``inventory(uuid,
+strict=False)`` and ``allocations(consumer, strict=False)`` (:func:`lenient_inventories`,
+:func:`lenient_allocations`) show what they can of a malformed record instead of raising.
 
 Plain Python: no Ansible import here.
 """
@@ -41,6 +44,35 @@ def norm_inventories(inventories):
     return dict((rc, _inventory.normalize_inventory(dict((k, v) for k, v in rec.items()
                                                          if k in _inventory.INVENTORY_FIELDS), rc))
                 for rc, rec in (inventories or {}).items())
+
+
+def lenient_inventories(inventories):
+    """``{rc: inventory}`` read leniently, for a reader that must show what it can (the report):
+    Placement's defaults filled in under the fields given (a ``None`` value counts as absent,
+    a missing ``total`` as 0), nothing checked or converted, a record that is not a mapping
+    read as an empty one.  :func:`norm_inventories` is the strict reading."""
+    out = {}
+    for rc, rec in (inventories or {}).items():
+        inv = dict(_inventory.INVENTORY_DEFAULTS)
+        inv.update(dict((k, v) for k, v in (rec if isinstance(rec, dict) else {}).items()
+                        if k in _inventory.INVENTORY_FIELDS and v is not None))
+        inv.setdefault('total', 0)
+        out[rc] = inv
+    return out
+
+
+def lenient_allocations(body):
+    """``{rp: {"resources": {RC: n}}}`` of one consumer read leniently: ``body`` is the
+    GET /allocations/{consumer} body or its bare ``allocations`` map; entries that are not
+    mappings or hold nothing are left out, nothing is checked.  The strict reading is
+    ``rules.allocations.strip_allocations``."""
+    allocs = body.get('allocations', body) if isinstance(body, dict) else {}
+    out = {}
+    for rp, item in (allocs if isinstance(allocs, dict) else {}).items():
+        resources = item.get('resources', {}) if isinstance(item, dict) else {}
+        if resources:
+            out[rp] = {'resources': dict(resources)}
+    return out
 
 
 class ProviderTree(object):
@@ -158,8 +190,13 @@ class ProviderTree(object):
         """The classes the provider has inventory of, sorted (records not checked)."""
         return sorted(self.raw_inventory(uuid))
 
-    def inventory(self, uuid):
-        """The normalised inventories ``{RC: record}`` (:func:`norm_inventories`), a fresh dict."""
+    def inventory(self, uuid, strict=True):
+        """The normalised inventories ``{RC: record}`` (:func:`norm_inventories`), a fresh dict.
+
+        ``strict=False``: read leniently (:func:`lenient_inventories`: defaults filled in, a
+        malformed record shown as far as it goes instead of raising), as the report does."""
+        if not strict:
+            return lenient_inventories(self.raw_inventory(uuid))
         return norm_inventories(self.raw_inventory(uuid))
 
     def usages(self, uuid):
@@ -168,6 +205,14 @@ class ProviderTree(object):
 
     def usage(self, uuid, rc):
         return self.usages(uuid).get(rc, 0)
+
+    def used(self, uuid, rc):
+        """The usage of ``rc`` Placement reported for the provider, else (a tree kept without
+        its usages) the sum of the allocations read on it."""
+        usages = self.usages(uuid)
+        if rc in usages:
+            return usages[rc]
+        return self.allocated().get(uuid, {}).get(rc, 0)
 
     def traits(self, uuid):
         return sorted((self.providers.get(uuid) or {}).get('traits') or [])
@@ -191,8 +236,13 @@ class ProviderTree(object):
         """The consumer's allocations body as read (project_id, user_id, generation...)."""
         return self.allocation_bodies.get(consumer)
 
-    def allocations(self, consumer):
-        """``{rp: {"resources": {RC: n}}}`` of one consumer, in the PUT shape (empty entries dropped)."""
+    def allocations(self, consumer, strict=True):
+        """``{rp: {"resources": {RC: n}}}`` of one consumer, in the PUT shape (empty entries dropped).
+
+        ``strict=False``: read leniently (:func:`lenient_allocations`: the body or its bare
+        map, what is not a mapping left out), as the report does."""
+        if not strict:
+            return lenient_allocations(self.allocation_bodies.get(consumer))
         return _allocations.strip_allocations((self.allocation_bodies.get(consumer) or {}).get('allocations') or {})
 
     def all_allocations(self):
