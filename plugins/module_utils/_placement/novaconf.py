@@ -38,12 +38,12 @@ import os
 import re
 
 from .errors import LocalFileError
+from .rules import names as name_rules
 
 NOVACONF_CODE = 'placement_upgrade.nova_conf'
 DEFAULT_NOVA_CONF = '/etc/nova/nova.conf'
 
 _SECTION_RE = re.compile(r'^\[([^\]]+)\]\s*$')
-_MDEV_CLASS_RE = re.compile(r'^(VGPU|CUSTOM_[A-Z0-9_]+)$')
 _TRUE = ('1', 'true', 'yes', 'on', 'y', 't')
 _FALSE = ('0', 'false', 'no', 'off', 'n', 'f', '')
 ANY = '*'
@@ -319,7 +319,7 @@ def interpret(raw, files=None):
         legacy = 'vgpu_%s' % mtype
         addresses = _list(raw, group, 'device_addresses', _list(raw, legacy, 'device_addresses'))
         mdev_class = _last(raw, group, 'mdev_class', 'VGPU').strip()
-        if not _MDEV_CLASS_RE.match(mdev_class):
+        if mdev_class != 'VGPU' and not name_rules.is_valid_custom_name(mdev_class):
             raise NovaConfError('%s: [%s]mdev_class = %r: nova accepts only VGPU or CUSTOM_[A-Z0-9_]+'
                                 % (source, group, mdev_class))
         mdev_types[mtype] = {

@@ -16,9 +16,10 @@ import copy
 import re
 import uuid as _uuid
 
-from .. import model
+from ..rules import inventory as inventory_rules
+from ..rules import names as name_rules
+from ..rules import providers as provider_rules
 from ..errors import PlacementError
-from ..rules import providers as _providers
 
 
 KIND_GPU = 'gpu'
@@ -79,7 +80,7 @@ DEFAULT_OPTIONS = {
 }
 
 CLASS_STYLES = ('pci', 'sriov_net_vf')
-NAME_MAX = _providers.NAME_MAX   # Placement's provider name limit (rules/providers.py)
+NAME_MAX = provider_rules.NAME_MAX   # Placement's provider name limit (rules/providers.py)
 
 
 class LayoutError(PlacementError):
@@ -95,7 +96,7 @@ class LayoutError(PlacementError):
 
 def child_uuid(root_uuid, child_name):
     """Deterministic uuid of a child: uuid5(namespace=root uuid, name=child name)."""
-    return str(_uuid.uuid5(_uuid.UUID(model.normalize_uuid(root_uuid)), child_name))
+    return str(_uuid.uuid5(_uuid.UUID(provider_rules.normalize_uuid(root_uuid)), child_name))
 
 
 def merge_options(options):
@@ -127,7 +128,7 @@ def merge_options(options):
         if not isinstance(value, list):
             raise LayoutError('pcpu.%s must be a list of consumer UUIDs, got %r' % (key, value))
         for item in value:
-            if not model.is_uuid_like(item):
+            if not provider_rules.is_uuid_like(item):
                 raise LayoutError('pcpu.%s: %r is not a consumer UUID' % (key, item))
     both = set(merged[KIND_PCPU]['pinned']) & set(merged[KIND_PCPU]['unpinned'])
     if both:
@@ -138,16 +139,16 @@ def merge_options(options):
 def _check_kind_options(kind, opts):
     rc = opts.get('resource_class')
     if rc is not None:
-        model.validate_name(rc, 'resource class')
+        name_rules.validate_name(rc, 'resource class')
     for trait in opts.get('traits') or []:
-        model.validate_name(trait, 'trait')
+        name_rules.validate_name(trait, 'trait')
     if opts.get('reserved') is not None and (isinstance(opts['reserved'], bool)
                                              or not isinstance(opts['reserved'], int)
                                              or opts['reserved'] < 0):
         raise LayoutError('%s.reserved must be a non-negative integer, got %r' % (kind, opts['reserved']))
     ratio = opts.get('allocation_ratio')
     if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0
-                              or not model.is_finite(ratio)):
+                              or not inventory_rules.is_finite(ratio)):
         raise LayoutError('%s.allocation_ratio must be a finite number > 0, got %r' % (kind, ratio))
     if kind == KIND_SRIOV and opts.get('class_style') not in CLASS_STYLES:
         raise LayoutError('sriov.class_style must be one of %s, got %r'
@@ -186,7 +187,7 @@ def render_name(kind, template, fields):
     except (KeyError, IndexError, ValueError) as exc:
         raise LayoutError('%s.name_template %r cannot be rendered (%s); available fields: %s'
                           % (kind, template, exc, ', '.join(sorted(fields))))
-    if not name or len(name) > NAME_MAX:
+    if not name or provider_rules.name_error(name):
         raise LayoutError('%s.name_template %r gives an invalid provider name %r (1..%d characters)'
                           % (kind, template, name, NAME_MAX))
     return name
