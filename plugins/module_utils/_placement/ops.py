@@ -28,7 +28,7 @@ __metaclass__ = type
 
 import copy
 
-from . import model
+from .rules import microversions
 from .errors import (
     RESOURCE_PROVIDER_NOT_FOUND,
     BadRequest,
@@ -39,6 +39,7 @@ from .errors import (
     UnsupportedVersion,
 )
 from .retry import DEFAULT_ATTEMPTS, with_conflict_retry
+from .tree import ProviderTree
 from .rules import allocations as allocation_rules
 from .rules import inventory as inventory_rules
 from .rules import names as name_rules
@@ -50,9 +51,9 @@ REPARENT_MICROVERSION = (1, 37)
 
 def _microversion(backend):
     try:
-        return model.version_tuple(backend.microversion)
+        return microversions.version_tuple(backend.microversion)
     except (ValueError, TypeError, AttributeError):
-        return model.MAX_MICROVERSION
+        return microversions.MAX_MICROVERSION
 
 
 def _retry(step, attempts, log, what):
@@ -106,27 +107,9 @@ def provider_record(backend, prov, with_allocations=False):
 
 
 def tree_order(providers):
-    """Sort providers root first, then depth-first with siblings by name."""
-    uuids = set(p['uuid'] for p in providers)
-    children = {}
-    for prov in providers:
-        parent = prov.get('parent_provider_uuid')
-        children.setdefault(parent if parent in uuids else None, []).append(prov)
-    ordered = []
-    stack = list(reversed(sorted(children.get(None, []), key=_name_key)))
-    seen = set()
-    while stack:
-        prov = stack.pop()
-        if prov['uuid'] in seen:
-            continue
-        seen.add(prov['uuid'])
-        ordered.append(prov)
-        stack.extend(reversed(sorted(children.get(prov['uuid'], []), key=_name_key)))
-    return ordered
-
-
-def _name_key(prov):
-    return (prov.get('name') or '', prov['uuid'])
+    """Sort providers root first, then depth-first with siblings by name (the tree's order)."""
+    tree = ProviderTree({'providers': dict((p['uuid'], p) for p in providers)})
+    return [tree.get(uuid) for uuid, _depth in tree.depth_first()]
 
 
 def providers_info(backend, name=None, uuid=None, in_tree=None, with_allocations=False):
@@ -260,8 +243,8 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
                 raise UnsupportedVersion(
                     'Re-parenting or un-parenting resource provider %s needs Placement '
                     'microversion %s; this Placement supports %s'
-                    % (current['uuid'], model.version_str(REPARENT_MICROVERSION),
-                       model.version_str(have)))
+                    % (current['uuid'], microversions.version_str(REPARENT_MICROVERSION),
+                       microversions.version_str(have)))
         if want_parent_uuid is not None:
             tree = backend.list_providers(in_tree=current['uuid'])
             provider_rules.check_new_parent(current['uuid'], want_parent_uuid, provider_rules.subtree(

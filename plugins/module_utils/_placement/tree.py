@@ -88,6 +88,7 @@ class ProviderTree(object):
         self.providers = state.get('providers') or {}
         self.allocation_bodies = state.get('allocations') or {}
         self._by_name = dict((p.get('name'), u) for u, p in self.providers.items())
+        self._kids = None   # {parent uuid: [child uuids sorted]}, built on first use
 
     @classmethod
     def of(cls, state_or_tree):
@@ -146,8 +147,14 @@ class ProviderTree(object):
 
     def children(self, uuid):
         """Uuids of the providers whose parent is ``uuid``, sorted by name."""
-        kids = [u for u, p in self.providers.items() if p.get('parent_provider_uuid') == uuid and u != uuid]
-        return sorted(kids, key=self._sort_key)
+        if self._kids is None:
+            kids = {}
+            for child, prov in self.providers.items():
+                parent = prov.get('parent_provider_uuid')
+                if parent is not None and parent != child:
+                    kids.setdefault(parent, []).append(child)
+            self._kids = dict((parent, sorted(group, key=self._sort_key)) for parent, group in kids.items())
+        return list(self._kids.get(uuid, ()))
 
     def parents(self):
         """The set of uuids that are some provider's parent."""
@@ -165,19 +172,21 @@ class ProviderTree(object):
         out = []
         seen = set()
 
-        def walk(uuid, depth):
-            if uuid in seen:
-                return
-            seen.add(uuid)
-            out.append((uuid, depth))
-            for kid in self.children(uuid):
-                walk(kid, depth + 1)
+        def walk(start):
+            stack = [(start, 0)]
+            while stack:
+                uuid, depth = stack.pop()
+                if uuid in seen:
+                    continue
+                seen.add(uuid)
+                out.append((uuid, depth))
+                stack.extend((kid, depth + 1) for kid in reversed(self.children(uuid)))
 
         for root in self.roots:
-            walk(root, 0)
+            walk(root)
         for uuid in sorted(self.providers):   # cycles cannot happen in Placement; be safe anyway
             if uuid not in seen:
-                walk(uuid, 0)
+                walk(uuid)
         return out
 
     # -- inventories, usages, traits, aggregates ---------------------------------------
