@@ -150,7 +150,9 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     protect_secrets,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import microversions
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     BadRequest,
     Forbidden,
@@ -192,8 +194,8 @@ def check_roots(backend, refs):
     by_name = dict((p['name'], p) for p in everything)
     for ref in refs:
         prov = None
-        if model.is_uuid_like(ref):
-            prov = by_uuid.get(model.normalize_uuid(ref))
+        if provider_rules.is_uuid_like(ref):
+            prov = by_uuid.get(provider_rules.normalize_uuid(ref))
         if prov is None:
             prov = by_name.get(ref)
         if prov is None:
@@ -212,13 +214,13 @@ def check_roots(backend, refs):
 
 def run_checks(backend, providers, min_microversion, check_reshape_permission):
     """Run the checks on an open backend; return the result dict (``failed`` set when one failed)."""
-    want = model.version_tuple(min_microversion)
+    want = microversions.version_tuple(min_microversion)
     checks = [check('reachable', True, 'Placement answered (%s backend)' % backend.kind)]
     result = {'changed': False, 'checks': checks, 'backend': backend.kind, 'providers': {}, 'missing': []}
     version = backend.microversion
     result['microversion'] = version
-    ok = model.version_tuple(version) >= want
-    checks.append(check('microversion', ok, 'negotiated %s (need at least %s)' % (version, model.version_str(want))))
+    ok = microversions.version_tuple(version) >= want
+    checks.append(check('microversion', ok, 'negotiated %s (need at least %s)' % (version, microversions.version_str(want))))
     if check_reshape_permission:
         passed, detail = probe_reshape_permission(backend)
         checks.append(check('reshape_permission', passed, detail))
@@ -255,7 +257,7 @@ def _run(module, _backend, log):
         log(message)
 
     try:
-        model.version_tuple(params['min_microversion'])
+        microversions.version_tuple(params['min_microversion'])
     except (ValueError, TypeError):
         module.fail_json(msg="min_microversion must look like 1.30, got '%s'" % params['min_microversion'])
     try:

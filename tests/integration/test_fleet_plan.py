@@ -26,7 +26,7 @@ import textwrap
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
 
 import simfleet
 from placement_server import PlacementServer
@@ -122,7 +122,7 @@ def test_plan_then_the_roll_does_what_the_plan_said(tmp_path, rest_backend, plac
     evac = kinds['evacuating']
     guest = evac['instances'][evac['evacuated_guest']]
     body = rest_backend.get_allocations(guest)
-    kept = dict((rp, e) for rp, e in model.strip_allocations(body['allocations']).items()
+    kept = dict((rp, e) for rp, e in allocation_rules.strip_allocations(body['allocations']).items()
                 if rp in (evac['uuid'], pool))
     rest_backend.put_allocations(guest, {'allocations': kept, 'project_id': body['project_id'],
                                          'user_id': body['user_id'], 'consumer_type': 'INSTANCE',

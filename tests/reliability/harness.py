@@ -68,7 +68,7 @@ from test_reshaper_support import (  # noqa: E402
 )
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (  # noqa: E402
     provider_tree_state,
@@ -157,8 +157,8 @@ def placement_of(body):
 
 
 def norm_inventories(invs):
-    return dict((rc, model.normalize_inventory(
-        dict((k, v) for k, v in rec.items() if k in model.INVENTORY_FIELDS), rc))
+    return dict((rc, inventory_rules.normalize_inventory(
+        dict((k, v) for k, v in rec.items() if k in inventory_rules.INVENTORY_FIELDS), rc))
         for rc, rec in (invs or {}).items())
 
 

@@ -11,7 +11,7 @@ __metaclass__ = type
 import uuid as _uuid
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import inflight
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
 
@@ -135,7 +135,7 @@ def test_same_host_resize_waits_then_the_rerun_reshapes(embedded_backend, node):
     backend = embedded_backend
     resized = consumers_by_name(node['report'])['instance-00000003']
     migration = str(_uuid.uuid4())
-    old = model.strip_allocations(backend.get_allocations(resized)['allocations'])
+    old = allocation_rules.strip_allocations(backend.get_allocations(resized)['allocations'])
     put_untyped(backend, node['root'], migration, old)
     assert backend.get_allocations(migration)['consumer_type'] == 'unknown'
     before = comparable(provider_tree_state(backend, node['root']))
@@ -162,7 +162,7 @@ def test_a_node_already_reshaped_stays_skipped_with_a_move_in_flight(embedded_ba
                                  snapshot_dir=node['snapdir'])['status'] == 'reshaped'
     moving = consumers_by_name(node['report'])['instance-00000003']
     other = make_provider(backend, 'compute-02', {'VCPU': {'total': 8}})
-    allocs = model.strip_allocations(backend.get_allocations(moving)['allocations'])
+    allocs = allocation_rules.strip_allocations(backend.get_allocations(moving)['allocations'])
     allocs[other] = {'resources': {'VCPU': 1}}
     put(backend, moving, allocs)
     result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
@@ -173,7 +173,7 @@ def test_a_node_already_reshaped_stays_skipped_with_a_move_in_flight(embedded_ba
 def test_a_migration_starting_between_plan_and_reshape_is_replanned_not_overwritten(embedded_backend, node):
     migration = str(_uuid.uuid4())
     resized = consumers_by_name(node['report'])['instance-00000003']
-    old = model.strip_allocations(embedded_backend.get_allocations(resized)['allocations'])
+    old = allocation_rules.strip_allocations(embedded_backend.get_allocations(resized)['allocations'])
 
     def start_migration(inner):
         # nova swaps the source allocations to the migration record (move_allocations)

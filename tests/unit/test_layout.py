@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadRequest
 
 from test_reshaper_support import gpu_report, report_for
@@ -151,7 +151,7 @@ def test_child_uuid_is_deterministic():
     assert one == layout.child_uuid(root.upper(), 'cn_pci_0000_84_00_0')
     assert one != layout.child_uuid(root, 'cn_pci_0000_85_00_0')
     assert one != layout.child_uuid(str(_uuid.uuid4()), 'cn_pci_0000_84_00_0')
-    assert model.is_uuid_like(one)
+    assert provider_rules.is_uuid_like(one)
 
 
 def test_bad_options_are_refused():

@@ -16,7 +16,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
@@ -54,13 +54,13 @@ def _nova_gpu_inventory(total):
 
 def _rewrite_untyped(backend, root, consumer):
     """Re-create ``consumer`` as nova 34 writes it: without a consumer_type (1.37 form)."""
-    allocs = model.strip_allocations(backend.get_allocations(consumer)['allocations'])
+    allocs = allocation_rules.strip_allocations(backend.get_allocations(consumer)['allocations'])
     backend.delete_allocations(consumer)
     put_untyped(backend, root, consumer, allocs)
 
 
 def _retype(backend, consumer, consumer_type):
-    allocs = model.strip_allocations(backend.get_allocations(consumer)['allocations'])
+    allocs = allocation_rules.strip_allocations(backend.get_allocations(consumer)['allocations'])
     put(backend, consumer, allocs, consumer_type=consumer_type)
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
@@ -389,7 +389,7 @@ def test_rollback_plan_reverses_the_reshape():
     a = layout.child_uuid(ROOT, CHILD_A)
     assert rplan['inventories'][a]['inventories'] == {}
     assert 'VGPU' in rplan['inventories'][ROOT]['inventories']
-    assert rplan['allocations'][I1]['allocations'] == model.strip_allocations(state['allocations'][I1]['allocations'])
+    assert rplan['allocations'][I1]['allocations'] == allocation_rules.strip_allocations(state['allocations'][I1]['allocations'])
     assert sorted(rplan['restored']) == [I1, I2, I3] and rplan['remove_children'] == []
     assert rplan['diff']['after']['consumers'][I1]['cn1'] == {'VCPU': 2, 'VGPU': 2}
     body = planner.rollback_body(rplan)
@@ -480,8 +480,8 @@ def test_any_owned_node_plans_then_is_a_noop(holdings):
     plan = _plan(state, report=report)
     done = apply(state, plan)
     for consumer, (on_a, on_b) in zip(consumers, holdings):
-        before = model.consumer_totals(model.strip_allocations(state['allocations'][consumer]['allocations']))
-        after = model.consumer_totals(model.strip_allocations(done['allocations'][consumer]['allocations']))
+        before = allocation_rules.consumer_totals(allocation_rules.strip_allocations(state['allocations'][consumer]['allocations']))
+        after = allocation_rules.consumer_totals(allocation_rules.strip_allocations(done['allocations'][consumer]['allocations']))
         assert before == after
         allocs = done['allocations'][consumer]['allocations']
         a, b = layout.child_uuid(ROOT, CHILD_A), layout.child_uuid(ROOT, CHILD_B)

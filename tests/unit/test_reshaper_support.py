@@ -23,7 +23,8 @@ if _TOOLS not in sys.path:
 import fakehost  # noqa: E402
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import model  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules  # noqa: E402
 
 PROJECT = '6f2b1cf6-8a1e-4c4f-9d52-1d0b8e1c2a01'
 USER = '0c3f6f2e-2a2b-4d8e-8c89-51d5c7b5a1c2'
@@ -141,8 +142,8 @@ def comparable(state):
         providers[uuid] = {
             'name': prov['name'],
             'parent_provider_uuid': prov.get('parent_provider_uuid'),
-            'inventories': dict((rc, model.normalize_inventory(
-                dict((k, v) for k, v in rec.items() if k in model.INVENTORY_FIELDS), rc))
+            'inventories': dict((rc, inventory_rules.normalize_inventory(
+                dict((k, v) for k, v in rec.items() if k in inventory_rules.INVENTORY_FIELDS), rc))
                 for rc, rec in prov['inventories'].items()),
             'usages': dict((rc, n) for rc, n in prov['usages'].items() if n),
             'traits': sorted(prov['traits']),
@@ -151,7 +152,7 @@ def comparable(state):
     allocations = {}
     for consumer, body in state['allocations'].items():
         allocations[consumer] = {
-            'allocations': model.strip_allocations(body['allocations']),
+            'allocations': allocation_rules.strip_allocations(body['allocations']),
             'project_id': body.get('project_id'),
             'user_id': body.get('user_id'),
             'consumer_type': body.get('consumer_type'),

@@ -38,7 +38,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 
-from . import model as _model
+from . import shapes as _shapes
 from . import novaconf as _novaconf
 from .errors import LocalFileError
 
@@ -869,19 +869,19 @@ _TEXT_OR_NULL = 'text?'
 
 
 def _check_entries(items, field, what, kinds, each=None):
-    _model.expect_list_of(items, 'mapping', field, 'a list of %s' % what, 'a mapping (one of %s)' % what)
+    _shapes.expect_list_of(items, 'mapping', field, 'a list of %s' % what, 'a mapping (one of %s)' % what)
     for index, item in enumerate(items or []):
         where = '%s[%d]' % (field, index)
-        _model.expect_fields(item, where, kinds)
+        _shapes.expect_fields(item, where, kinds)
         if each is not None:
             each(item, where)
 
 
 def _check_gpu(gpu, where):
-    types = _model.expect(gpu.get('mdev_types'), 'mapping', where + '.mdev_types',
-                          'a mapping of mdev type -> {available_instances, ...}', optional=True)
+    types = _shapes.expect(gpu.get('mdev_types'), 'mapping', where + '.mdev_types',
+                           'a mapping of mdev type -> {available_instances, ...}', optional=True)
     for name, info in (types or {}).items():
-        _model.expect_fields(info, '%s.mdev_types.%s' % (where, name), {'available_instances': 'int?'})
+        _shapes.expect_fields(info, '%s.mdev_types.%s' % (where, name), {'available_instances': 'int?'})
     _check_entries(gpu.get('mdevs'), where + '.mdevs', 'mdev records',
                    {'uuid': 'text!', 'type': _TEXT_OR_NULL, 'instance_uuid': _TEXT_OR_NULL})
 
@@ -892,31 +892,31 @@ def _check_pf(pf, where):
 
 
 def _check_nova_conf(nova, field):
-    _model.expect_fields(nova, field, {'devices': 'mapping?', 'mdev_types': 'mapping?',
-                                       'pci': 'mapping?', 'compute': 'mapping?'})
-    _model.expect_list_of(nova.get('files'), 'text', field + '.files', 'a list of file names')
+    _shapes.expect_fields(nova, field, {'devices': 'mapping?', 'mdev_types': 'mapping?',
+                                        'pci': 'mapping?', 'compute': 'mapping?'})
+    _shapes.expect_list_of(nova.get('files'), 'text', field + '.files', 'a list of file names')
     devices = nova.get('devices') or {}
-    _model.expect_list_of(devices.get('enabled_mdev_types'), 'text', field + '.devices.enabled_mdev_types',
-                          'a list of mdev type names')
+    _shapes.expect_list_of(devices.get('enabled_mdev_types'), 'text', field + '.devices.enabled_mdev_types',
+                           'a list of mdev type names')
     for mtype, group in (nova.get('mdev_types') or {}).items():
         where = '%s.mdev_types.%s' % (field, mtype)
-        _model.expect_fields(group, where, {'mdev_class': 'text?', 'max_instances': 'int?'})
-        _model.expect_list_of(group.get('device_addresses'), 'text', where + '.device_addresses',
-                              'a list of PCI addresses')
+        _shapes.expect_fields(group, where, {'mdev_class': 'text?', 'max_instances': 'int?'})
+        _shapes.expect_list_of(group.get('device_addresses'), 'text', where + '.device_addresses',
+                               'a list of PCI addresses')
     pci = nova.get('pci') or {}
-    _model.expect_fields(pci, field + '.pci', {'report_in_placement': 'bool?', 'device_spec': 'list?'})
+    _shapes.expect_fields(pci, field + '.pci', {'report_in_placement': 'bool?', 'device_spec': 'list?'})
     for index, spec in enumerate(pci.get('device_spec') or []):
         where = '%s.pci.device_spec[%d]' % (field, index)
-        _model.expect(spec, 'mapping', where, 'a mapping (one parsed [pci]device_spec)')
+        _shapes.expect(spec, 'mapping', where, 'a mapping (one parsed [pci]device_spec)')
         for key, value in spec.items():
             if key == 'address' and isinstance(value, dict):
                 for part, text in value.items():
-                    _model.expect(text, 'text', '%s.address.%s' % (where, part))
+                    _shapes.expect(text, 'text', '%s.address.%s' % (where, part))
             else:
-                _model.expect(value, 'text', '%s.%s' % (where, key))
+                _shapes.expect(value, 'text', '%s.%s' % (where, key))
     compute = nova.get('compute') or {}
     for key in ('cpu_dedicated_set', 'cpu_shared_set', 'vcpu_pin_set'):
-        _model.expect_list_of(compute.get(key), 'int', '%s.compute.%s' % (field, key), 'a list of CPU ids')
+        _shapes.expect_list_of(compute.get(key), 'int', '%s.compute.%s' % (field, key), 'a list of CPU ids')
 
 
 def check_report(devices, field='devices'):
@@ -930,7 +930,7 @@ def check_report(devices, field='devices'):
     """
     if devices is None:
         return
-    _model.expect_fields(devices, field, {
+    _shapes.expect_fields(devices, field, {
         'hostname': 'scalar?', 'instances': 'mapping?', 'nova_conf': 'mapping?',
         'mem_encryption': 'mapping?', 'warnings': 'list?'}, 'a device report (a mapping)')
     _check_entries(devices.get('gpus'), field + '.gpus', 'GPU records',
@@ -945,22 +945,22 @@ def check_report(devices, field='devices'):
                     'numa_node': 'int?', 'instance_uuid': _TEXT_OR_NULL})
     _check_entries(devices.get('numa_cells'), field + '.numa_cells', 'NUMA cell records',
                    {'id': 'int!', 'memory_mb': 'int?'},
-                   lambda cell, where: _model.expect_list_of(cell.get('cpus'), 'int', where + '.cpus',
-                                                             'a list of CPU ids'))
-    _model.expect_list_of(devices.get('cpus_online'), 'int', field + '.cpus_online', 'a list of CPU ids')
+                   lambda cell, where: _shapes.expect_list_of(cell.get('cpus'), 'int', where + '.cpus',
+                                                              'a list of CPU ids'))
+    _shapes.expect_list_of(devices.get('cpus_online'), 'int', field + '.cpus_online', 'a list of CPU ids')
     for uuid, info in (devices.get('instances') or {}).items():
         where = '%s.instances.%s' % (field, uuid)
-        _model.expect_fields(info, where, {'name': _TEXT_OR_NULL, 'vcpus': 'int?',
-                                           'mem_encryption': _TEXT_OR_NULL}, 'an instance record (a mapping)')
-        _model.expect_list_of(info.get('mdevs'), 'text', where + '.mdevs', 'a list of mdev UUIDs')
-        _model.expect_list_of(info.get('pci_addresses'), 'text', where + '.pci_addresses', 'a list of PCI addresses')
-        _model.expect_list_of(info.get('pinned_cpus'), 'int', where + '.pinned_cpus', 'a list of CPU ids')
+        _shapes.expect_fields(info, where, {'name': _TEXT_OR_NULL, 'vcpus': 'int?',
+                                            'mem_encryption': _TEXT_OR_NULL}, 'an instance record (a mapping)')
+        _shapes.expect_list_of(info.get('mdevs'), 'text', where + '.mdevs', 'a list of mdev UUIDs')
+        _shapes.expect_list_of(info.get('pci_addresses'), 'text', where + '.pci_addresses', 'a list of PCI addresses')
+        _shapes.expect_list_of(info.get('pinned_cpus'), 'int', where + '.pinned_cpus', 'a list of CPU ids')
     if devices.get('nova_conf') is not None:
         _check_nova_conf(devices['nova_conf'], field + '.nova_conf')
     enc = devices.get('mem_encryption')
     if enc is not None:
-        models = _model.expect(enc.get('models'), 'mapping', field + '.mem_encryption.models',
-                               'a mapping of model -> {total, trait}', optional=True)
+        models = _shapes.expect(enc.get('models'), 'mapping', field + '.mem_encryption.models',
+                                'a mapping of model -> {total, trait}', optional=True)
         for name, info in (models or {}).items():
-            _model.expect_fields(info, '%s.mem_encryption.models.%s' % (field, name),
-                                 {'total': 'int?', 'trait': 'text!'})
+            _shapes.expect_fields(info, '%s.mem_encryption.models.%s' % (field, name),
+                                  {'total': 'int?', 'trait': 'text!'})

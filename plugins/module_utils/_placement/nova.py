@@ -44,7 +44,8 @@ try:
 except ImportError:  # pragma: no cover - Python 2
     from urlparse import parse_qs, urlparse
 
-from . import errors, model, ops
+from . import errors, ops
+from .rules import providers as provider_rules
 from .inflight import in_progress
 
 #: the compute microversion whose os-migrations records carry ``uuid`` (and paging)
@@ -424,7 +425,7 @@ def compute_adapter(backend, endpoint_override=None, additional_headers=None):
 
 def _root_name(backend, root):
     """The root provider's name (nova's hypervisor hostname) for a name or a uuid."""
-    if not model.is_uuid_like(root):
+    if not provider_rules.is_uuid_like(root):
         return root
     return ops.resolve_provider(backend, root, 'Compute node root provider')['name']
 

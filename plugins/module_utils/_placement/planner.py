@@ -19,7 +19,7 @@ A class is *moved* when the root has inventory of a class the layout puts on
 children.  Every consumer holding a moved class on the root gets it re-assigned
 to the children of the devices it owns, in the owned amounts; with the ``pack``
 policy, what ownership cannot place is packed first-fit over the children sorted
-by name, respecting capacity, min/max unit and step size (model.py's rules).
+by name, respecting capacity, min/max unit and step size (rules/inventory.py's rules).
 
 The plan is JSON-serialisable, diffable and EMPTY (status ``noop``) when the
 node already has the layout.  A node with something to change and a move in
@@ -37,7 +37,10 @@ import copy
 
 from . import inflight as _inflight
 from . import layout as _layout
-from . import model
+from .rules import allocations as allocation_rules
+from .rules import inventory as inventory_rules
+from .rules import names as name_rules
+from .rules import providers as provider_rules
 from . import tree as _tree
 from .errors import PlacementError
 
@@ -170,7 +173,7 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                          allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                          instances=instances, migrations=migrations, defer_in_flight=defer_in_flight,
                          orphans=orphans)
-    plan['orphans'] = _orphans_on(tree, orphans, model.normalize_uuid(root_uuid))
+    plan['orphans'] = _orphans_on(tree, orphans, provider_rules.normalize_uuid(root_uuid))
     return plan
 
 
@@ -179,7 +182,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                   defer_in_flight=True, orphans=None):
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
-    root_uuid = model.normalize_uuid(root_uuid)
+    root_uuid = provider_rules.normalize_uuid(root_uuid)
     root = find_root(tree, root_uuid)
     foreign = foreign or {}
     ownership = ownership or {}
@@ -207,7 +210,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             for field in want.get('inherit') or []:
                 if rc in cur_inv and field not in rec:
                     rec[field] = cur_inv[rc][field]
-            final_inv[rc] = model.normalize_inventory(rec, rc)
+            final_inv[rc] = inventory_rules.normalize_inventory(rec, rc)
         cur_traits = tree.traits(uuid)
         if want.get('traits_exact'):
             # nova's PCI tracking sets the trait set exactly (update_traits)
@@ -407,7 +410,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
 def _cpu_inventory(root_inv, cpu, nova):
     """The root's VCPU/PCPU records nova 34 reports under ``cpu_dedicated_set``."""
     default = nova.get('default') or {}
-    out = {'set': {'PCPU': model.normalize_inventory(dict(cpu['pcpu']), 'PCPU')}, 'drop': []}
+    out = {'set': {'PCPU': inventory_rules.normalize_inventory(dict(cpu['pcpu']), 'PCPU')}, 'drop': []}
     if cpu['vcpu_total']:
         rec = dict(root_inv.get('VCPU') or {})
         n = cpu['vcpu_total']
@@ -415,7 +418,7 @@ def _cpu_inventory(root_inv, cpu, nova):
                     'reserved': default.get('reserved_host_cpus') or 0})
         if default.get('cpu_allocation_ratio') is not None:
             rec['allocation_ratio'] = default['cpu_allocation_ratio']
-        out['set']['VCPU'] = model.normalize_inventory(rec, 'VCPU')
+        out['set']['VCPU'] = inventory_rules.normalize_inventory(rec, 'VCPU')
     else:
         out['drop'].append('VCPU')
     return out
@@ -430,10 +433,10 @@ def _check_root_cpu(root, inv, used, used_before):
                                 '(cpu_dedicated_set without cpu_shared_set). Set cpu_shared_set, or '
                                 'name them in pcpu.pinned. Nothing was changed.' % (after, root['name']))
             continue
-        if not model.fits(inv[rc], used_before.get(rc, 0), after):
+        if not inventory_rules.fits(inv[rc], used_before.get(rc, 0), after):
             raise PlanError('%s would have %d %s allocated but nova 34 reports a capacity of %d under '
                             'cpu_dedicated_set / cpu_shared_set. Nothing was changed.'
-                            % (root['name'], after, rc, model.capacity(inv[rc])))
+                            % (root['name'], after, rc, inventory_rules.capacity(inv[rc])))
 
 
 def _child_rc(child, rc):
@@ -533,10 +536,10 @@ def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
         crc = _child_rc(child, rc)
         inv = inv_after[child['uuid']][crc]
         mine = _amount_on(allocs, child['uuid'], crc) + extra
-        if model.check_amount(inv, mine, crc, child['uuid']):
+        if allocation_rules.check_amount(inv, mine, crc, child['uuid']):
             return False
         cur = used.get(child['uuid'], {}).get(crc, 0)
-        return cur + extra <= model.capacity(inv)
+        return cur + extra <= inventory_rules.capacity(inv)
 
     for child in targets:
         if room(child, amount):
@@ -549,7 +552,7 @@ def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
         inv = inv_after[child['uuid']][crc]
         cur = used.get(child['uuid'], {}).get(crc, 0)
         mine = _amount_on(allocs, child['uuid'], crc)
-        take = min(left, model.capacity(inv) - cur, inv['max_unit'] - mine)
+        take = min(left, inventory_rules.capacity(inv) - cur, inv['max_unit'] - mine)
         while take > 0 and not room(child, take):
             take -= 1
         if take > 0:
@@ -581,7 +584,7 @@ def _check_children(children, new_allocs, used, used_before, inv_after):
                     problems.append('consumer %s would hold %d %s on %s, which has no %s inventory'
                                     % (consumer, amount, rc, child['name'], rc))
                     continue
-                if model.check_amount(inv[rc], amount, rc, child['uuid']):
+                if allocation_rules.check_amount(inv[rc], amount, rc, child['uuid']):
                     problems.append('consumer %s: %d %s on %s violates min_unit %d / max_unit %d / '
                                     'step_size %d' % (consumer, amount, rc, child['name'],
                                                       inv[rc]['min_unit'], inv[rc]['max_unit'],
@@ -593,9 +596,9 @@ def _check_children(children, new_allocs, used, used_before, inv_after):
                                     % (child['name'], after, rc, rc))
                 continue
             before = (used_before.get(child['uuid']) or {}).get(rc, 0)
-            if not model.fits(inv[rc], before, after):
+            if not inventory_rules.fits(inv[rc], before, after):
                 problems.append('%s would have %d %s allocated but its capacity is %d'
-                                % (child['name'], after, rc, model.capacity(inv[rc])))
+                                % (child['name'], after, rc, inventory_rules.capacity(inv[rc])))
     if problems:
         raise PlanError('the planned allocations do not fit the layout: %s. Nothing was changed.'
                         % '; '.join(problems))
@@ -638,8 +641,8 @@ def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allo
               for c in children if not c['exists']]
     set_traits = [{'name': c['name'], 'uuid': c['uuid'], 'traits': c['traits_after']}
                   for c in children if c['traits_after'] != c['traits_before']]
-    ensure_rcs = sorted(set(rc for c in children for rc in c['inventories'] if model.is_custom(rc)))
-    ensure_traits = sorted(set(t for c in children for t in c['traits'] if model.is_custom(t)))
+    ensure_rcs = sorted(set(rc for c in children for rc in c['inventories'] if name_rules.is_custom(rc)))
+    ensure_traits = sorted(set(t for c in children for t in c['traits'] if name_rules.is_custom(t)))
     moved_units = {}
     moved_records = 0
     for consumer, per_rc in assignments.items():
@@ -835,12 +838,12 @@ def plan_rollback(state, snap, remove_children=False):
         if consumer not in current:
             gone.append(consumer)
             continue
-        now = model.consumer_totals(current[consumer])
+        now = allocation_rules.consumer_totals(current[consumer])
         planned = ((snap.get('plan') or {}).get('planned_totals') or {}).get(consumer)
-        if now != model.consumer_totals(snapped_allocs[consumer]) and now != planned:
+        if now != allocation_rules.consumer_totals(snapped_allocs[consumer]) and now != planned:
             refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
-                           % (consumer, _fmt_totals(model.consumer_totals(current[consumer])),
-                              _fmt_totals(model.consumer_totals(snapped_allocs[consumer])))))
+                           % (consumer, _fmt_totals(allocation_rules.consumer_totals(current[consumer])),
+                              _fmt_totals(allocation_rules.consumer_totals(snapped_allocs[consumer])))))
             continue
         target = dict((rp, e) for rp, e in snapped_allocs[consumer].items() if rp in sprov)
         target.update((rp, e) for rp, e in current[consumer].items()

@@ -58,7 +58,7 @@ import time
 
 from urllib.parse import urlsplit, urlunsplit
 
-from . import model
+from . import shapes
 from . import names as _names
 from . import snapshot as _snapshot
 from .errors import BadInput, PlacementError
@@ -483,46 +483,46 @@ def check_record(record, field='record'):
     :func:`build_report` shows such a record as a bad record without trees, and the
     fleet report module lists it in its result.
     """
-    model.expect_fields(record, field, _RECORD_KINDS, 'a node record (a mapping)')
+    shapes.expect_fields(record, field, _RECORD_KINDS, 'a node record (a mapping)')
     for key in ('warnings',):
-        model.expect_list_of(record.get(key), 'text', '%s.%s' % (field, key), 'a list of texts')
+        shapes.expect_list_of(record.get(key), 'text', '%s.%s' % (field, key), 'a list of texts')
     for index, check in enumerate(record.get('verification') or []):
-        model.expect(check, 'mapping', '%s.verification[%d]' % (field, index), 'a check (a mapping)')
-    model.expect_fields(record.get('moved') or {}, field + '.moved', {'consumers': 'int?', 'allocations': 'int?'})
-    model.expect_fields(record.get('nova_compute') or {}, field + '.nova_compute', {'before': 'text?', 'after': 'text?'})
+        shapes.expect(check, 'mapping', '%s.verification[%d]' % (field, index), 'a check (a mapping)')
+    shapes.expect_fields(record.get('moved') or {}, field + '.moved', {'consumers': 'int?', 'allocations': 'int?'})
+    shapes.expect_fields(record.get('nova_compute') or {}, field + '.nova_compute', {'before': 'text?', 'after': 'text?'})
     for key in ('names', 'consumer_names'):
         for sub, name in (record.get(key) or {}).items():
-            model.expect(name, 'scalar', '%s.%s.%s' % (field, key, sub))
+            shapes.expect(name, 'scalar', '%s.%s.%s' % (field, key, sub))
     for key in ('before', 'after'):
         if record.get(key) is not None:
             _check_tree(record[key], '%s.%s' % (field, key))
     result = record.get('reshape')
     if result is not None:
-        model.expect_fields(result, field + '.reshape', _RESULT_KINDS, 'a reshape task result (a mapping)')
+        shapes.expect_fields(result, field + '.reshape', _RESULT_KINDS, 'a reshape task result (a mapping)')
         for key in ('remarks', 'warnings'):
-            model.expect_list_of(result.get(key), 'text', '%s.reshape.%s' % (field, key), 'a list of texts')
-        model.expect_fields(result.get('moved') or {}, field + '.reshape.moved',
-                            {'consumers': 'int?', 'allocations': 'int?'})
+            shapes.expect_list_of(result.get(key), 'text', '%s.reshape.%s' % (field, key), 'a list of texts')
+        shapes.expect_fields(result.get('moved') or {}, field + '.reshape.moved',
+                             {'consumers': 'int?', 'allocations': 'int?'})
         for index, check in enumerate(result.get('verification') or []):
-            model.expect(check, 'mapping', '%s.reshape.verification[%d]' % (field, index), 'a check (a mapping)')
+            shapes.expect(check, 'mapping', '%s.reshape.verification[%d]' % (field, index), 'a check (a mapping)')
     return record
 
 
 def _check_tree(tree, field):
     """A tree in a record: a provider tree state, or the normalized form (allocations {consumer: {rp: {RC: n}}})."""
-    model.expect_fields(tree, field, {'providers': 'mapping?', 'allocations': 'mapping?'}, 'a provider tree (a mapping)')
+    shapes.expect_fields(tree, field, {'providers': 'mapping?', 'allocations': 'mapping?'}, 'a provider tree (a mapping)')
     state = {'providers': tree.get('providers') or {}, 'allocations': {}}
     for consumer, entry in (tree.get('allocations') or {}).items():
         where = '%s.allocations.%s' % (field, consumer)
-        model.expect(entry, 'mapping', where, "a consumer's allocations (a mapping)")
+        shapes.expect(entry, 'mapping', where, "a consumer's allocations (a mapping)")
         allocs = entry.get('allocations', entry)
-        model.expect(allocs, 'mapping', where + '.allocations', optional=True)
+        shapes.expect(allocs, 'mapping', where + '.allocations', optional=True)
         for rp, item in (allocs or {}).items():
             if isinstance(item, dict) and 'resources' not in item and 'generation' not in item:
                 item = {'resources': item}        # the normalized form {rp: {RC: n}}
-            model.expect_fields(item, '%s.%s' % (where, rp), {'resources': 'mapping?', 'generation': 'int?'})
+            shapes.expect_fields(item, '%s.%s' % (where, rp), {'resources': 'mapping?', 'generation': 'int?'})
             for rc, amount in (item.get('resources') or {}).items():
-                model.expect(amount, 'int', '%s.%s.resources.%s' % (where, rp, rc))
+                shapes.expect(amount, 'int', '%s.%s.resources.%s' % (where, rp, rc))
     providers = dict((u, dict(p, name=p.get('name') or u) if isinstance(p, dict) else p)
                      for u, p in state['providers'].items())
     _snapshot.check_state({'providers': providers}, field)

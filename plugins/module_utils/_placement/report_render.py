@@ -30,7 +30,7 @@ __metaclass__ = type
 
 import os
 
-from . import model
+from .rules import inventory as inventory_rules
 from . import report as _report
 
 #: the shipped templates: ``templates/fleet_report/`` at the root of the collection
@@ -149,7 +149,7 @@ def inventory_text(tree, uuid):
     parts = []
     for rc in sorted(invs):
         parts.append('%s %s/%s' % (rc, _report.format_number(view.used(uuid, rc)),
-                                   _report.format_number(model.capacity(invs[rc]))))
+                                   _report.format_number(inventory_rules.capacity(invs[rc]))))
     return ', '.join(parts) if parts else 'no inventory'
 
 
@@ -174,7 +174,7 @@ def inventory_rows(entry):
                          'was': '-' if old is None else number(old['total']), 'total': number(inv['total']),
                          'reserved': '%d' % inv['reserved'], 'max_unit': '%d' % inv['max_unit'],
                          'ratio': number(inv['allocation_ratio']),
-                         'used': number(after.used(uuid, rc)), 'capacity': number(model.capacity(inv))})
+                         'used': number(after.used(uuid, rc)), 'capacity': number(inventory_rules.capacity(inv))})
     for uuid, _depth in before.depth_first():
         invs = before.raw_inventory(uuid)
         for rc in sorted(invs):
@@ -307,7 +307,7 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
                'x': _f(x), 'y': _f(y), 'h': _box_height(prov), 'text_x': _f(x + 8), 'name_y': _f(y + 16),
                'empty_y': _f(y + HEAD_H + 12), 'rows': []}
         for i, rc in enumerate(sorted(prov['inventories'])):
-            cap = model.capacity(prov['inventories'][rc])
+            cap = inventory_rules.capacity(prov['inventories'][rc])
             used = view.used(uuid, rc)
             ry = y + HEAD_H + i * ROW_H
             frac = 0.0 if cap <= 0 else min(float(used) / cap, 1.0)

@@ -35,7 +35,7 @@ import os
 import time
 
 from . import layout as _layout
-from . import model
+from .rules import allocations as allocation_rules
 from . import ops
 from . import planner
 from . import snapshot as _snapshot
@@ -144,8 +144,8 @@ def _body_landed(body, state, read_allocations):
         now = state['allocations'].get(consumer)
         if now is None:
             now = read_allocations(consumer)
-        if model.strip_allocations(now.get('allocations') or {}) != \
-                model.strip_allocations(sent.get('allocations') or {}):
+        if allocation_rules.strip_allocations(now.get('allocations') or {}) != \
+                allocation_rules.strip_allocations(sent.get('allocations') or {}):
             return False
     return True
 
@@ -297,7 +297,7 @@ def _plan_summary(plan):
     # the consumers' totals after this reshape: a rollback accepts a consumer holding either
     # the snapshot's totals or these (PCI healing and VCPU -> PCPU change them on purpose)
     summary['planned_totals'] = dict(
-        (c, model.consumer_totals(model.strip_allocations(body['allocations'])))
+        (c, allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])))
         for c, body in (plan.get('allocations') or {}).items())
     return summary
 

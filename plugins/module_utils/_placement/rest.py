@@ -53,7 +53,7 @@ except ImportError:  # pragma: no cover - Python 2
 from . import errors
 from .backend import Backend
 from .factory import secret_values
-from .model import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
+from .rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
 from .rules.allocations import CONSUMER_TYPE_MICROVERSION, names_consumer_type
 
 _NOBODY = object()

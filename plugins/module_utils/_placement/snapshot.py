@@ -36,7 +36,7 @@ import json
 import os
 import re
 
-from . import model as _model
+from . import shapes as _shapes
 from . import names as _names
 from .files import atomic_write   # also reached as snapshot.atomic_write by report.py
 from .errors import BadInput, PlacementError
@@ -143,15 +143,15 @@ def load_snapshot(path):
 
 def check_document(doc):
     """The fields of a snapshot document that rollback, verify and the fleet report read."""
-    _model.expect_fields(doc, 'snapshot', {'root': 'mapping!', 'state': 'mapping!', 'foreign': 'mapping?',
-                                           'plan': 'mapping?', 'run_id': 'scalar?', 'created_at': 'text?'})
-    _model.expect_fields(doc['root'], 'root', {'uuid': 'text!', 'name': 'text!'})
+    _shapes.expect_fields(doc, 'snapshot', {'root': 'mapping!', 'state': 'mapping!', 'foreign': 'mapping?',
+                                            'plan': 'mapping?', 'run_id': 'scalar?', 'created_at': 'text?'})
+    _shapes.expect_fields(doc['root'], 'root', {'uuid': 'text!', 'name': 'text!'})
     check_state(doc['state'], 'state')
     for key in ('layout_children', 'created_children'):
-        _model.expect_list_of(doc.get(key), 'text', key, 'a list of provider names')
+        _shapes.expect_list_of(doc.get(key), 'text', key, 'a list of provider names')
     for rp, info in (doc.get('foreign') or {}).items():
-        _model.expect_fields(info, 'foreign.%s' % rp, {'name': 'text?', 'traits': 'list?',
-                                                       'root_provider_uuid': 'text?'})
+        _shapes.expect_fields(info, 'foreign.%s' % rp, {'name': 'text?', 'traits': 'list?',
+                                                        'root_provider_uuid': 'text?'})
 
 
 def _check_tree_links(providers, field):
@@ -189,31 +189,31 @@ def check_state(state, field='state'):
     {RC: n}}}, "consumer_generation", "project_id", "user_id", "consumer_type"}}}``.
     Raises :class:`.errors.BadInput`.
     """
-    _model.expect_fields(state, field, {'providers': 'mapping!', 'allocations': 'mapping?'},
-                         'a provider tree state (a mapping)')
+    _shapes.expect_fields(state, field, {'providers': 'mapping!', 'allocations': 'mapping?'},
+                          'a provider tree state (a mapping)')
     for uuid, prov in state['providers'].items():
         where = '%s.providers.%s' % (field, uuid)
-        _model.expect_fields(prov, where, {
+        _shapes.expect_fields(prov, where, {
             'uuid': 'text?', 'name': 'text!', 'generation': 'int?', 'parent_provider_uuid': 'text?',
             'root_provider_uuid': 'text?', 'inventories': 'mapping?', 'usages': 'mapping?'}, 'a provider record (a mapping)')
         for rc, inv in (prov.get('inventories') or {}).items():
-            _model.expect_fields(inv, '%s.inventories.%s' % (where, rc), _INVENTORY_KINDS,
-                                 'an inventory record (a mapping)')
+            _shapes.expect_fields(inv, '%s.inventories.%s' % (where, rc), _INVENTORY_KINDS,
+                                  'an inventory record (a mapping)')
         for rc, used in (prov.get('usages') or {}).items():
-            _model.expect(used, 'int', '%s.usages.%s' % (where, rc))
-        _model.expect_list_of(prov.get('traits'), 'text', where + '.traits', 'a list of trait names')
-        _model.expect_list_of(prov.get('aggregates'), 'text', where + '.aggregates', 'a list of aggregate uuids')
+            _shapes.expect(used, 'int', '%s.usages.%s' % (where, rc))
+        _shapes.expect_list_of(prov.get('traits'), 'text', where + '.traits', 'a list of trait names')
+        _shapes.expect_list_of(prov.get('aggregates'), 'text', where + '.aggregates', 'a list of aggregate uuids')
     _check_tree_links(state['providers'], field)
     for consumer, entry in (state.get('allocations') or {}).items():
         where = '%s.allocations.%s' % (field, consumer)
-        _model.expect_fields(entry, where, {'allocations': 'mapping?', 'consumer_generation': 'int?',
-                                            'project_id': 'text?', 'user_id': 'text?', 'consumer_type': 'text?'},
-                             "a consumer's allocations (a mapping)")
+        _shapes.expect_fields(entry, where, {'allocations': 'mapping?', 'consumer_generation': 'int?',
+                                             'project_id': 'text?', 'user_id': 'text?', 'consumer_type': 'text?'},
+                              "a consumer's allocations (a mapping)")
         for rp, item in (entry.get('allocations') or {}).items():
             item_where = '%s.allocations.%s' % (where, rp)
-            _model.expect_fields(item, item_where, {'resources': 'mapping?', 'generation': 'int?'})
+            _shapes.expect_fields(item, item_where, {'resources': 'mapping?', 'generation': 'int?'})
             for rc, amount in (item.get('resources') or {}).items():
-                _model.expect(amount, 'int', '%s.resources.%s' % (item_where, rc))
+                _shapes.expect(amount, 'int', '%s.resources.%s' % (item_where, rc))
 
 
 def legacy_latest_path(snapshot_dir, root_name):

@@ -15,7 +15,7 @@ Checks
     ``usage_matches_allocations``   each provider's usage equals the sum of the
                                     allocations on it;
     ``usage_within_capacity``       no usage exceeds capacity unless it already
-                                    did before (model.fits);
+                                    did before (inventory_rules.fits);
     ``moved_classes_gone_from_root`` the root holds no inventory of a class the
                                     layout puts on children;
     ``tree_matches_layout``         every layout child exists under the root with
@@ -36,7 +36,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from . import layout as _layout
-from . import model
+from .rules import allocations as allocation_rules
+from .rules import inventory as inventory_rules
 from . import tree as _tree
 
 _MAX_ITEMS = 20
@@ -88,10 +89,10 @@ def consumer_totals_unchanged(before, after, consumers=None, planned=None, also_
     problems = []
     for consumer in consumers:
         if consumer in planned:
-            was = model.consumer_totals(model.strip_allocations(planned[consumer]))
+            was = allocation_rules.consumer_totals(allocation_rules.strip_allocations(planned[consumer]))
         else:
-            was = model.consumer_totals(before.allocations(consumer))
-        now = model.consumer_totals(after.allocations(consumer))
+            was = allocation_rules.consumer_totals(before.allocations(consumer))
+        now = allocation_rules.consumer_totals(after.allocations(consumer))
         if was != now and now != (also_accept or {}).get(consumer):
             problems.append('consumer %s %s %s, now has %s'
                             % (consumer, 'was planned to hold' if consumer in planned else 'had',
@@ -129,9 +130,9 @@ def usage_within_capacity(after, before=None):
                 continue
             if rc not in inv:
                 problems.append('%s has %d %s allocated and no %s inventory' % (name, n, rc, rc))
-            elif not model.fits(inv[rc], before.usage(uuid, rc), n):
+            elif not inventory_rules.fits(inv[rc], before.usage(uuid, rc), n):
                 problems.append('%s uses %d %s, above its capacity %d'
-                                % (name, n, rc, model.capacity(inv[rc])))
+                                % (name, n, rc, inventory_rules.capacity(inv[rc])))
     return _check('usage_within_capacity', problems,
                   'every usage fits its capacity (or was already above it)')
 
@@ -156,7 +157,7 @@ def tree_matches_layout(after, root_uuid, children):
             continue
         if after.parent(uuid) != root_uuid:
             problems.append('child %s has parent %s, not the root' % (child['name'], after.parent(uuid)))
-        want = dict((rc, model.normalize_inventory(rec, rc)) for rc, rec in child['inventories'].items())
+        want = dict((rc, inventory_rules.normalize_inventory(rec, rc)) for rc, rec in child['inventories'].items())
         have = after.inventory(uuid)
         if want != have:
             problems.append('child %s has inventory %s, the layout wants %s'
@@ -249,9 +250,9 @@ def verify_reshape(plan, before, after):
             pool = [c['uuid'] for c in plan['children'] if rc in c['inventories']]
             to = dict((u, (final.get(u) or {}).get('resources', {}).get(rc, 0)) for u in pool)
             expected.setdefault(consumer, {})[rc] = {'how': rec['how'], 'to': to, 'pool': pool}
-    before_totals = dict((c, model.consumer_totals(before.allocations(c))) for c in plan['allocations'])
+    before_totals = dict((c, allocation_rules.consumer_totals(before.allocations(c))) for c in plan['allocations'])
     planned = dict((c, body['allocations']) for c, body in plan['allocations'].items()
-                   if model.consumer_totals(model.strip_allocations(body['allocations'])) != before_totals[c])
+                   if allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])) != before_totals[c])
     return [
         consumer_totals_unchanged(before, after, planned=planned),
         usage_matches_allocations(after),

@@ -44,7 +44,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from .. import discovery as _discovery
-from .. import model
+from ..rules import inventory as inventory_rules
+from ..rules import names as name_rules
 from . import mem_encryption as _mem_encryption
 from . import numa as _numa
 from . import pci as _pci
@@ -146,8 +147,8 @@ def _finish_layout(root_name, opts, children, warnings, nova):
                               % (child['name'], seen[child['name']], child['device']))
         seen[child['name']] = child['device']
         for rc, inv in child['inventories'].items():
-            model.validate_name(rc, 'resource class')
-            model.normalize_inventory(inv, rc)
+            name_rules.validate_name(rc, 'resource class')
+            inventory_rules.normalize_inventory(inv, rc)
     children.sort(key=lambda c: c['name'])
     for child in children:
         child.setdefault('moves_from', {})

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from .. import model
+from ..rules import providers as provider_rules
 
 
 KIND_MEM_ENCRYPTION = 'mem_encryption'
@@ -58,7 +58,7 @@ def mem_encryption_children(root_name, devices):
                 child['takes_all'] = MEM_ENCRYPTION_CONTEXT
                 # the model each guest's <launchSecurity> shows, for the planner's warning
                 child['guest_models'] = dict(
-                    (model.normalize_uuid(u), i.get('mem_encryption'))
+                    (provider_rules.normalize_uuid(u), i.get('mem_encryption'))
                     for u, i in (devices.get('instances') or {}).items() if i.get('mem_encryption'))
         children.append(child)
     return children

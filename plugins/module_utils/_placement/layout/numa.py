@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from .. import discovery as _discovery
-from .. import model
+from ..rules import inventory as inventory_rules
 from .common import KIND_NUMA, merge_options, render_name
 
 
@@ -45,7 +45,7 @@ def option_children(root_name, cells, opts, source, warnings):
     for rc in opts.get('resource_classes') or []:
         if rc not in source:
             continue
-        src = model.normalize_inventory(source[rc], rc)
+        src = inventory_rules.normalize_inventory(source[rc], rc)
         weights = mem_w if rc == 'MEMORY_MB' else cpu_w
         if sum(weights) <= 0:
             warnings.append('NUMA layout: the report gives no %s for any cell, %s stays where it is'

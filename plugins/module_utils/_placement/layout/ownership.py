@@ -12,14 +12,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from .. import discovery as _discovery
-from .. import model
+from ..rules import providers as provider_rules
 from ..errors import PlacementError
 from .common import LayoutError
 
 
 def _consumer_key(value):
     try:
-        return model.normalize_uuid(value)
+        return provider_rules.normalize_uuid(value)
     except PlacementError:
         return None
 

@@ -18,7 +18,8 @@ __metaclass__ = type
 import re
 
 from .. import discovery as _discovery
-from .. import model
+from ..rules import names as name_rules
+from ..rules import providers as provider_rules
 from .. import names as _names
 from .. import novaconf as _novaconf
 from .common import KIND_PCI, KIND_SRIOV, LayoutError, address_fields, inherit_fields, inventory_record, pci_class, render_name
@@ -26,9 +27,9 @@ from .common import KIND_PCI, KIND_SRIOV, LayoutError, address_fields, inherit_f
 
 def _normalize_custom(name):
     name = str(name).upper()
-    if model.is_custom(name) or _names.is_standard_trait(name) or _names.is_standard_resource_class(name):
+    if name_rules.is_custom(name) or _names.is_standard_trait(name) or _names.is_standard_resource_class(name):
         return name
-    return model.CUSTOM_PREFIX + re.sub(r'[^A-Z0-9_]+', '_', name)
+    return name_rules.CUSTOM_PREFIX + re.sub(r'[^A-Z0-9_]+', '_', name)
 
 
 def _tag_true(tags, key):
@@ -47,7 +48,7 @@ def _pci_traits(tags):
 def _pci_rc(tags, vendor_id, product_id):
     if tags.get('resource_class'):
         rc = str(tags['resource_class']).upper()
-        if _names.is_standard_resource_class(rc) or model.is_custom(rc):
+        if _names.is_standard_resource_class(rc) or name_rules.is_custom(rc):
             return rc
         return _normalize_custom(rc)
     return pci_class(vendor_id, product_id)
@@ -174,7 +175,7 @@ def _holders(devs):
     for dev in devs:
         holder = dev.get('instance_uuid')
         if holder:
-            key = model.normalize_uuid(holder)
+            key = provider_rules.normalize_uuid(holder)
             out[key] = out.get(key, 0) + 1
     return out
 

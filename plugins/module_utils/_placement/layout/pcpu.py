@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from .. import model
+from ..rules import providers as provider_rules
 from .common import LayoutError
 
 
@@ -50,9 +50,9 @@ def nova_cpu(devices, nova, opts):
             pinned[uuid] = ('its vCPUs are pinned to host CPUs %s, not all in cpu_dedicated_set %s'
                             % (cpus_text(cpus), cpus_text(dedicated)))
     for uuid in opts.get('pinned') or []:
-        pinned[model.normalize_uuid(uuid)] = True
+        pinned[provider_rules.normalize_uuid(uuid)] = True
     for uuid in opts.get('unpinned') or []:
-        pinned[model.normalize_uuid(uuid)] = False
+        pinned[provider_rules.normalize_uuid(uuid)] = False
     return {
         'dedicated': list(dedicated), 'shared': list(shared) if shared else None,
         'pcpu': {'total': len(dedicated), 'min_unit': 1, 'max_unit': len(dedicated), 'step_size': 1,
