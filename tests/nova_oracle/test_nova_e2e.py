@@ -1,0 +1,379 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rolling role's nova steps end to end against nova 34 (issue 14, items 1 and 5).
+
+In this test process (nova 34.0.0's functional harness, see test_nova_accepts.py):
+
+* nova's API (the harness' ``OSAPIFixture`` app: nova's own WSGI pipeline and os-services code)
+  and Placement 16 (the harness' Placement app and database) are SERVED OVER REAL HTTP on
+  127.0.0.1 with ``wsgiref`` (the functional tests are eventlet monkey-patched, so the server
+  threads are green threads, like the services' own);
+* a compute service ``cmp-e2e`` runs nova's libvirt driver on fakelibvirt with two vGPU-capable
+  GPUs (fakehost.default_gpu_host), as a pre-upgrade nova left it: VGPU on the root and the
+  guests' VGPU allocations on the root;
+* a control endpoint on 127.0.0.1 stops and starts that compute service, and says its version:
+  the node's "service manager", driven by ``tests/nova_oracle/novactl.py`` which the role runs
+  on the node as rolling_reshape_nova_stop_command / _start_command / _version_command.  The
+  service started by the test before the roll stands for the pre-upgrade nova-compute and
+  reports 33.0.0; the one the role starts is nova 34's and reports
+  ``nova.version.version_string()`` (34.0.0, what ``nova-compute --version`` prints).  Starting
+  lifts the pre-upgrade overrides (the node's nova.conf applies in full) and starts a NEW
+  nova-compute service (a new ComputeManager: its start-up ``update_available_resource`` calls
+  the driver's ``update_provider_tree``).
+
+Then ``ansible-playbook`` from the project venv runs playbooks/rolling_reshape.yml on a one-node
+local-connection inventory: discovery from the fake host's sysfs / domain XML / nova.conf, the
+REST backend on the served Placement (``auth_type: admin_token``), nova's compute endpoint
+``rolling_reshape_compute_endpoint`` on the served nova API, ``rolling_reshape_nova_service:
+always``, ``rolling_reshape_nova_force_down: true``.
+
+Auth: nova's harness stubs keystonemiddleware and builds the request context from
+``X-Auth-User`` / ``X-Auth-Project-Id`` / ``X-Roles`` headers, which our modules do not send
+(nova 34 has no noauth2 pipeline any more).  The served nova app sits behind
+:class:`TokenToHeaders`, a stand-in for keystonemiddleware's auth_token: the token the modules
+send with ``admin_token`` auth (``admin``) becomes nova's admin user in the harness' project with
+roles reader,member,admin (as Keystone would expand them); any other token is 401.  Nothing in
+the collection changed for the test.
+
+Cases:
+
+1. the roll succeeds: nova's os-services went enabled/up -> disabled -> down -> up -> enabled
+   (every GET of the node's record and every PUT the role sent are recorded), the restarted
+   nova-compute made ZERO writes to Placement and its start-up pass ran cleanly, the tree is
+   reshaped (VGPU on the two pGPU children, the guests' VGPU allocations moved there, nova's
+   own fresh layout is the same tree), and the report (and the callback) says
+   nova-compute 33.0.0 -> 34.0.0;
+2. a nova-compute that writes to the tree when it comes back (its nova.conf now reserves host
+   memory, so it rewrites the root's MEMORY_MB inventory) FAILS the node: the roll stops naming
+   the provider whose generation moved, and nova-compute is left disabled in nova;
+3. a new nova-compute that is not rolling_reshape_nova_expected_version fails the node before it
+   is enabled: left disabled (running), the reason names both versions.
+"""
+
+import glob
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import traceback
+from wsgiref import simple_server
+
+try:
+    from socketserver import ThreadingMixIn
+except ImportError:  # pragma: no cover - Python 2
+    from SocketServer import ThreadingMixIn
+
+from oslo_config import cfg
+
+import fakehost
+from test_nova_accepts import OracleTestBase
+
+CONF = cfg.CONF
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MAIN_VENV = os.path.join(REPO, '.venv')
+HOST = 'cmp-e2e'
+OLD_VERSION = '33.0.0'
+RUN_ID = 'e2e-nova34'
+
+
+class _Server(ThreadingMixIn, simple_server.WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args):  # the harness' logging captures what matters
+        pass
+
+
+class TokenToHeaders(object):
+    """keystonemiddleware's part in front of the harness' nova API: a token the modules send
+    becomes the headers the harness' stubbed context middleware reads; every GET of the node's
+    os-services record and every PUT is recorded with nova's answer (status, state)."""
+
+    def __init__(self, app, project_id, tokens, seen):
+        self.app = app
+        self.project_id = project_id
+        self.tokens = tokens
+        self.seen = seen
+
+    def __call__(self, environ, start_response):
+        user = self.tokens.get(environ.get('HTTP_X_AUTH_TOKEN'))
+        path = environ.get('PATH_INFO', '')
+        if user is None and path not in ('', '/'):
+            start_response('401 Unauthorized', [('Content-Type', 'application/json')])
+            return [b'{"error": {"message": "The request you have made requires authentication.", "code": 401}}']
+        if user is not None:
+            environ.update({'HTTP_X_AUTH_USER': user[0], 'HTTP_X_USER_ID': user[0],
+                            'HTTP_X_AUTH_PROJECT_ID': self.project_id, 'HTTP_X_ROLES': user[1]})
+        method = environ.get('REQUEST_METHOD')
+        body = b''
+        if method == 'PUT':
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+            body = environ['wsgi.input'].read(length) if length else b''
+            environ['wsgi.input'] = io.BytesIO(body)
+        status = []
+
+        def start(code, headers, exc_info=None):
+            status.append(code)
+            return start_response(code, headers, exc_info)
+
+        chunks = list(self.app(environ, start))
+        if '/os-services' in path and (method == 'PUT' or 'host=%s' % HOST in environ.get('QUERY_STRING', '')):
+            try:
+                answer = json.loads(b''.join(chunks).decode('utf-8'))
+                record = answer['service'] if method == 'PUT' else answer['services'][0]
+                view = (record['status'], record['state'])
+            except (ValueError, KeyError, IndexError):
+                view = None
+            sent = json.loads(body.decode('utf-8') or '{}') if method == 'PUT' else None
+            self.seen.append((method, sent, status[0], view))
+        return chunks
+
+
+class TestRollingReshapeWithNova(OracleTestBase):
+    """ansible-playbook rolls one node whose nova-compute is nova 34's, over real HTTP."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.access(os.path.join(MAIN_VENV, 'bin', 'ansible-playbook'), os.X_OK):
+            self.fail('the project venv (%s) has no ansible-playbook: run make venv first' % MAIN_VENV)
+        self.seen = []
+        self.writes_at_start = None
+        self.writes_after_start = None
+        self.versions = {}
+        self.control_log = []
+        self.on_start = None
+
+    # ------------------------------------------------------------ serving
+    def serve(self, app):
+        server = simple_server.make_server('127.0.0.1', 0, app, server_class=_Server, handler_class=_QuietHandler)
+        thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': 0.1})
+        thread.daemon = True
+        thread.start()
+
+        def stop():
+            server.shutdown()
+            server.server_close()
+        self.addCleanup(stop)
+        return 'http://127.0.0.1:%d' % server.server_address[1]
+
+    def placement_app(self):
+        """The harness' Placement WSGI app (the one its wsgi-intercept serves)."""
+        import wsgi_intercept
+        from urllib.parse import urlparse
+        where = urlparse(self.placement_fixture.endpoint)
+        app_fn, _script = wsgi_intercept._wsgi_intercept[(where.hostname, where.port or 80)]
+        return app_fn()
+
+    def control_app(self, environ, start_response):
+        """POST /stop|start|version/<host>: the node's service manager, in this process."""
+        parts = environ.get('PATH_INFO', '').strip('/').split('/')
+        try:
+            action, host = parts
+            self.control_log.append(action)
+            text = getattr(self, '_control_' + action)(host)
+            code = '200 OK'
+        except Exception as exc:  # the node-side command prints it and fails
+            text = '%s: %s\n%s' % (type(exc).__name__, exc, traceback.format_exc())
+            code = '500 Internal Server Error'
+        start_response(code, [('Content-Type', 'text/plain')])
+        return [text.encode('utf-8')]
+
+    def _control_stop(self, host):
+        compute = self.computes.pop(host)
+        self.compute_rp_uuids.pop(host)
+        self.stopped = (compute.host, self.host_mappings[compute.host].cell_mapping.name,
+                        compute.manager.driver._get_connection())
+        compute.stop()
+        return 'stopped %s' % host
+
+    def _control_start(self, host):
+        name, cell_name, connection = self.stopped
+        self.assertEqual(host, name)
+        # the new nova-compute: the node's nova.conf in full (what restart_new_nova lifts)
+        CONF.clear_override('enabled_mdev_types', group='devices')
+        CONF.clear_override('report_in_placement', group='pci')
+        if self.on_start:
+            self.on_start()
+        self.restart_mark = len(self.stdlog.logger.output)
+        self.recording = []
+        self.start_compute(host, cell_name=cell_name, connection=connection)
+        self.compute = self.computes[host]
+        # the start-up pass (update_available_resource, startup=True) ran inside start_compute
+        self.writes_at_start = list(self.recording)
+        self.writes_after_start = self.recording      # and what nova writes later on
+        from nova import version
+        self.versions[host] = version.version_string()
+        return 'started %s' % host
+
+    def _control_version(self, host):
+        return self.versions[host]
+
+    # ------------------------------------------------------------ the roll
+    def roll(self, **extra):
+        self.build(fakehost.default_gpu_host(name=HOST))
+        self.start_old_nova()
+        self.seed_legacy()
+        self.versions[HOST] = OLD_VERSION
+        self.flat = self.dump()
+        placement_url = self.serve(self.placement_app())
+        nova_url = self.serve(TokenToHeaders(self.api_fixture.app(), self.api_fixture.project_id,
+                                             {'admin': ('admin', 'reader,member,admin')}, self.seen))
+        control_port = int(self.serve(self.control_app).rsplit(':', 1)[1])
+
+        def novactl(action):
+            return [sys.executable, os.path.join(HERE, 'novactl.py'), action, HOST, '--port', str(control_port)]
+
+        out = os.path.join(self.workdir, 'out')
+        os.makedirs(out)
+        inventory = os.path.join(out, 'inventory.json')
+        python = os.path.join(MAIN_VENV, 'bin', 'python')
+        with open(inventory, 'w') as handle:
+            json.dump({'compute': {'hosts': {HOST: {'ansible_connection': 'local',
+                                                    'ansible_python_interpreter': python}}}}, handle)
+        variables = {
+            'placement_backend': {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': placement_url}},
+            'rolling_reshape_compute_endpoint': nova_url + '/v2.1',
+            'rolling_reshape_nova_service': 'always',
+            'rolling_reshape_nova_force_down': True,
+            'rolling_reshape_nova_timeout': 90,
+            'rolling_reshape_nova_stop_command': novactl('stop'),
+            'rolling_reshape_nova_start_command': novactl('start'),
+            'rolling_reshape_nova_version_command': novactl('version'),
+            'rolling_reshape_become': False,
+            'rolling_reshape_sysfs_root': self.built['sysfs_root'],
+            'rolling_reshape_domain_xml_glob': self.built['domain_xml_glob'],
+            'rolling_reshape_nova_conf': self.built['nova_conf'],
+            'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
+            'rolling_reshape_report_dir': os.path.join(out, 'reports'),
+            'rolling_reshape_run_id': RUN_ID,
+        }
+        variables.update(extra)
+        extra_vars = os.path.join(out, 'vars.json')
+        with open(extra_vars, 'w') as handle:
+            json.dump(variables, handle)
+        env = dict(os.environ)
+        for key in [k for k in env if k.startswith(('ANSIBLE_', 'OS_', 'PYTHON'))] + ['VIRTUAL_ENV']:
+            env.pop(key, None)
+        env.update({
+            'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + env.get('PATH', ''),
+            'ANSIBLE_COLLECTIONS_PATH': os.path.join(MAIN_VENV, 'collections'),
+            'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
+            'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0',
+            'ANSIBLE_HOME': os.path.join(out, '.ansible'),
+            'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
+        })
+        proc = subprocess.run(
+            [os.path.join(MAIN_VENV, 'bin', 'ansible-playbook'), '-i', inventory,
+             os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'), '-e', '@' + extra_vars],
+            env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+            timeout=600, check=False)
+        self.output = proc.stdout
+        # ansible-core wraps long error messages: compare with the whitespace collapsed
+        self.said = ' '.join(proc.stdout.split())
+        summaries = glob.glob(os.path.join(out, 'reports', RUN_ID, 'summary.json'))
+        self.summary = None
+        if summaries:
+            with open(summaries[0]) as handle:
+                self.summary = json.load(handle)
+        return proc.returncode
+
+    def node_summary(self):
+        self.assertIsNotNone(self.summary, self.output)
+        return [n for n in self.summary['nodes'] if n['node'] == HOST][0]
+
+    def states(self):
+        """nova's record of the node (status, state) as nova answered the role, repeats merged."""
+        out = []
+        for _kind, _sent, _status, view in self.seen:
+            if view and (not out or out[-1] != view):
+                out.append(view)
+        return out
+
+    def puts(self):
+        return [sent for kind, sent, _status, _view in self.seen if kind == 'PUT']
+
+    def novas_view(self):
+        return self.admin_api.get_services(binary='nova-compute', host=HOST)[0]
+
+    # ------------------------------------------------------------ cases
+    def test_the_roll_takes_nova_compute_out_and_back_and_nova_writes_nothing(self):
+        rc = self.roll(rolling_reshape_nova_expected_version='34.0.0')
+        self.assertEqual(0, rc, self.output)
+        self.assertEqual(['stop', 'start'], [a for a in self.control_log if a != 'version'])
+        # os-services: disabled, stopped and seen down, started and seen up, enabled
+        self.assertEqual([('enabled', 'up'), ('disabled', 'up'), ('disabled', 'down'), ('disabled', 'up'),
+                          ('enabled', 'up')], self.states(), self.seen)
+        puts = self.puts()
+        self.assertEqual(4, len(puts), puts)
+        self.assertEqual('disabled', puts[0]['status'])
+        self.assertIn('placement.upgrade %s' % RUN_ID, puts[0]['disabled_reason'])
+        self.assertEqual([{'forced_down': True}, {'forced_down': False}, {'status': 'enabled'}], puts[1:])
+        self.assertTrue(all(status.startswith('200') for _k, _b, status, _v in self.seen), self.seen)
+        view = self.novas_view()
+        self.assertEqual(('enabled', 'up', False), (view['status'], view['state'], view['forced_down']))
+        # the new nova-compute ran its start-up pass and wrote nothing; afterwards nova wrote only
+        # the root's traits, when the role enabled it (COMPUTE_STATUS_DISABLED off the root)
+        self.assertEqual([], self.writes_at_start)
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertLessEqual(set(self.writes_after_start), {'PUT /resource_providers/%s/traits' % self.root_uuid})
+        # the tree: VGPU off the root, on the two pGPU children, the guests' VGPU moved there
+        after = self.dump()
+        root = after['providers'][HOST]
+        self.assertIn('VGPU', self.flat['providers'][HOST]['inventories'])
+        self.assertNotIn('VGPU', root['inventories'])
+        children = self.tree(after)
+        self.assertEqual({HOST + '_pci_0000_84_00_0', HOST + '_pci_0000_85_00_0'}, set(children))
+        child_uuids = set(after['providers'][name]['uuid'] for name in children)
+        vgpu = {}
+        for name, consumer in self.consumers.items():
+            allocations = after['consumers'][consumer]['allocations']
+            self.assertNotIn('VGPU', allocations[self.root_uuid])
+            vgpu[name] = sum(res.get('VGPU', 0) for rp, res in allocations.items() if rp in child_uuids)
+        self.assertEqual({'instance-00000001': 2, 'instance-00000002': 2, 'instance-00000003': 1}, vgpu)
+        self.assert_same_tree_as_novas(after)
+        # the report (and the progress callback) say which nova-compute ran before and after
+        node = self.node_summary()
+        self.assertEqual('reshaped', node['status'])
+        self.assertEqual({'before': OLD_VERSION, 'after': '34.0.0'}, node['nova_compute'])
+        self.assertIn('[rolling_progress] %s: nova-compute 33.0.0 -> 34.0.0' % HOST, self.said)
+        with open(os.path.join(self.workdir, 'out', 'reports', RUN_ID, 'report.md')) as handle:
+            self.assertIn('nova-compute 33.0.0 -\\> 34.0.0', handle.read())
+
+    def test_a_nova_compute_that_writes_to_the_tree_fails_the_node_left_disabled(self):
+        def new_conf():
+            # the new nova.conf reserves host memory: nova-compute rewrites the root's inventory
+            self.flags(reserved_host_memory_mb=1024)
+        self.on_start = new_conf
+        rc = self.roll()
+        self.assertNotEqual(0, rc, self.output)
+        self.assertIn('The roll stops at %s: %s: the tree changed after the reshape, while nova-compute came back'
+                      % (HOST, HOST), self.said)
+        self.assertIn('%s generation' % HOST, self.said)
+        self.assertIn('(inventory DISK_GB,MEMORY_MB,VCPU -> DISK_GB,MEMORY_MB,VCPU)', self.said)
+        self.assertIn('nova-compute of %s is left disabled in nova' % HOST, self.said)
+        self.assertIn('PUT /resource_providers/%s/inventories' % self.root_uuid, self.writes_at_start)
+        view = self.novas_view()
+        self.assertEqual('disabled', view['status'])
+        self.assertIn('placement.upgrade %s' % RUN_ID, view['disabled_reason'])
+        self.assertNotIn({'status': 'enabled'}, self.puts())
+        node = self.node_summary()
+        self.assertEqual('failed', node['status'])
+        self.assertEqual({'before': OLD_VERSION, 'after': '34.0.0'}, node['nova_compute'])
+
+    def test_a_new_nova_compute_of_another_version_fails_the_node_before_it_is_enabled(self):
+        rc = self.roll(rolling_reshape_nova_expected_version='35')
+        self.assertNotEqual(0, rc, self.output)
+        self.assertIn('%s: the new nova-compute is 34.0.0, not 35 (rolling_reshape_nova_expected_version); it runs, '
+                      'and is left disabled in nova' % HOST, self.said)
+        view = self.novas_view()
+        self.assertEqual(('disabled', 'up'), (view['status'], view['state']))
+        self.assertEqual([], self.writes_at_start)
+        node = self.node_summary()
+        self.assertEqual('failed', node['status'])
+        self.assertEqual({'before': OLD_VERSION, 'after': '34.0.0'}, node['nova_compute'])
