@@ -12,7 +12,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_backends.py --compare run1.json run2.json
 
 Every operation runs through the collection's one backend interface
-(``plugins/module_utils/_placement/backend.py``), against
+(``plugins/module_utils/_placement/backends/base.py``), against
 
 * ``EmbeddedBackend`` on a SQLite file in a temp dir (default options, the ones the
   modules use: WAL, ``synchronous=FULL``), and
@@ -62,10 +62,10 @@ REPO = os.path.dirname(_HERE)
 sys.path.insert(0, os.path.join(REPO, 'tests'))  # placement_server (reused, not copied)
 
 try:
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement import (
-        backend as _backend, errors, retry)
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import base as _backend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, retry
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 except ImportError as _exc:  # pragma: no cover - wrong interpreter
     sys.stderr.write('bench_backends: cannot import the collection (%s).\nRun it with the project venv: '
                      '`make bench` or `.venv/bin/python benchmarks/bench_backends.py`.\n' % _exc)
@@ -524,7 +524,7 @@ class ReshapeNode(Op):
     label = 'reshaper.reshape_node (read, plan, 2 children, snapshot, reshape, verify)'
 
     def prepare(self, be):
-        from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
         self.reshaper = reshaper
         self.share = make_sharing_provider(be)
         self.snapdir = tempfile.mkdtemp(prefix='snap-', dir=self.ctx['workdir'])

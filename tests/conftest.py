@@ -60,7 +60,7 @@ def placement_server(request):
 @pytest.fixture
 def make_rest_backend(placement_server):
     """Factory: RestBackend on the session server with a given noauth2 token and roles."""
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
     made = []
 
@@ -82,7 +82,7 @@ def rest_backend(make_rest_backend):
 
 @pytest.fixture
 def embedded_backend(tmp_path):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
     backend = EmbeddedBackend(str(tmp_path / 'placement.db'))
     try:

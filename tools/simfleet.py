@@ -459,7 +459,7 @@ def pci_held_units(node):
 
 
 def _reshape_now(backend, node, fleet, log):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper
     devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],
                                  hostname=node['provider'], nova_conf=node.get('nova_conf'),
                                  domain_capabilities=node.get('domain_capabilities'))
@@ -551,7 +551,7 @@ def build(out_dir, nodes=12, prefix='', unmapped=(), seed=7, backend=None, clean
     fleet = describe(out_dir, specs, built, prefix=prefix, seed=seed)
     own = backend is None
     if own:
-        from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
         backend = EmbeddedBackend(fleet['embedded_db'])
     else:
         fleet['embedded_db'] = None
@@ -600,7 +600,7 @@ def main(argv=None):
             with open(args.backend_json) as handle:
                 options = json.load(handle)
             options = options.get('backend', options)
-            from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+            from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
             backend = factory.get_backend(options)
             inventory_vars = {'placement_backend': options}
         fleet = build(args.out, nodes=args.nodes, prefix=args.prefix, unmapped=args.unmapped,

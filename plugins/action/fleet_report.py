@@ -31,7 +31,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 
 MODULE = 'placement.upgrade.fleet_report'

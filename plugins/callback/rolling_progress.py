@@ -37,7 +37,7 @@ import time
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.report import (
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.report import (
     format_duration as _duration,
     nova_compute_text as _nova_compute_text,
     nova_compute_versions as _nova_compute_versions,

@@ -89,8 +89,8 @@ compose:
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import fleet_inventory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import inventory as fleet_inventory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConfigurationError,

@@ -41,12 +41,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.factory import (
-    environment_secrets,
-    is_secret_name,
-    secret_values,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.factory import environment_secrets, is_secret_name, secret_values
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConfigurationError,
     PlacementError,

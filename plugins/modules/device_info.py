@@ -258,8 +258,8 @@ ownership:
 '''
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 
 

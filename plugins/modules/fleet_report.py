@@ -371,7 +371,9 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, report, snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     PlacementError,
     ServiceUnavailable,

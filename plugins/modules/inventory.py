@@ -239,7 +239,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput
 

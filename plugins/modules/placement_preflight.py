@@ -150,7 +150,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     protect_secrets,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import microversions
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (

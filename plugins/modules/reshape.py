@@ -412,7 +412,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 
 

@@ -158,7 +158,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
 def _run(module, backend, log):

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
 import simfleet
 from test_fleet_playbook import BIN, PLAYBOOKS, _env, summary

@@ -137,7 +137,7 @@ def test_placement_down_in_the_middle_of_the_roll_still_gives_the_report(tmp_pat
     server = PlacementServer(workdir=str(tmp_path / 'placement'))
     server.start()
     try:
-        from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
         backend = RestBackend(server.adapter())
         try:
             fleet = simfleet.build(str(tmp_path / 'f'), nodes=3, backend=backend,

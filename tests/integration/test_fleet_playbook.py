@@ -20,8 +20,8 @@ import sys
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
 import simfleet
 

@@ -20,7 +20,7 @@ import pytest
 
 from ansible.module_utils.common import warnings as ansible_warnings
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.modules import placement_preflight
 
 from module_runner import patch_module_args
@@ -106,7 +106,7 @@ def test_real_placement_without_the_reshape_right(run, placement_server, unique_
     stock = PlacementServer(reshape_policy=None)
     stock.start()
     try:
-        from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
         with RestBackend(stock.adapter()) as backend:
             backend.create_provider('cn-stock', uuid=str(uuid.uuid4()))
         rc, res = run(dict(stock.module_auth(), providers=['cn-stock']))

@@ -23,13 +23,8 @@ from urllib.request import Request, urlopen
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (
-    provider_tree_state,
-)
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import (
-    IDENTITY_CODE,
-    RestBackend,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import IDENTITY_CODE, RestBackend
 from ansible_collections.placement.upgrade.plugins.modules import reshape
 from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
 

@@ -20,12 +20,10 @@ import uuid as _uuid
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (
-    provider_tree_state,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import Forbidden
 
 from test_reshaper_support import (
@@ -201,7 +199,7 @@ def stock_policy_server():
 
 
 def test_reshape_without_the_service_role_says_so(stock_policy_server, tmp_path):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
     backend = RestBackend(stock_policy_server.adapter(token='admin', roles=('admin',)))
     try:

@@ -21,8 +21,8 @@ from urllib.request import urlopen
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
 pytestmark = pytest.mark.real
 
@@ -86,7 +86,7 @@ def test_from_options_with_the_module_auth_options(placement_server, unique_name
 
 def test_import_does_not_load_openstacksdk():
     code = ('import sys\n'
-            'import ansible_collections.placement.upgrade.plugins.module_utils._placement.rest\n'
+            'import ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest\n'
             'assert "openstack" not in sys.modules, "openstack imported"\n'
             'assert "keystoneauth1" not in sys.modules, "keystoneauth1 imported"\n')
     subprocess.check_call([sys.executable, '-c', code])

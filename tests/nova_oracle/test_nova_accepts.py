@@ -42,10 +42,10 @@ from nova.tests.functional.libvirt import base
 import fakehost
 import mirror
 import simfleet
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
 CONF = cfg.CONF
 PROJECT = '6f70656e-7374-6163-6b20-70726f6a6563'
@@ -417,7 +417,7 @@ class TestPresets(OracleTestBase):
             return real(backend, body)
 
         self.useFixture(fixtures.MonkeyPatch(
-            'ansible_collections.placement.upgrade.plugins.module_utils._placement.rest.RestBackend.reshape',
+            'ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest.RestBackend.reshape',
             counting))
         result, after = self.run_case(fakehost.mixed_host(name='oracle-mixed'))
         self.assertEqual(1, len(posts))

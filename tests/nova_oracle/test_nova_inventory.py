@@ -15,7 +15,7 @@ pre-upgrade way with VGPU seeded on its root, and a plain second compute host.  
 """
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import fleet_inventory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import inventory as fleet_inventory
 import fakehost
 from test_nova_accepts import OracleTestBase
 

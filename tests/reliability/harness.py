@@ -69,12 +69,10 @@ from test_reshaper_support import (  # noqa: E402
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import (  # noqa: E402
-    provider_tree_state,
-)
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
 RESHAPED = 'reshaped'
 UNTOUCHED = 'untouched'
@@ -749,7 +747,7 @@ def connect(*a, **kw):
 
 sqlite3.connect = connect
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 with open(args['report']) as fh:
     report = json.load(fh)
 sys.stdout.write('ready\n')
@@ -986,7 +984,7 @@ def _fleet_verdicts(fleet, store):
     noop, or deferred for a node with a move in flight); ``verified``: ``verify_node``
     (``state: verified``) passes.
     """
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
     out = {}
     for node in fleet['nodes']:
         devices = discovery.discover(node['sysfs_root'], domain_xml_glob=node['domain_xml_glob'],

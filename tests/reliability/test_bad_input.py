@@ -41,8 +41,8 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import (
     allocation,
     allocation_info,

@@ -12,7 +12,9 @@ import os
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, layout, report, snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout, snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 from ansible_collections.placement.upgrade.plugins.modules import fleet_report, reshape
 
 from module_runner import run_module_main

@@ -25,10 +25,10 @@ import uuid as _uuid
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import backend as _backend
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import base as _backend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import DuplicateName
 
 from test_reshaper_support import (

@@ -12,7 +12,7 @@ import os
 import pytest
 
 import fakehost
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 
 GPU_A = '0000:84:00.0'

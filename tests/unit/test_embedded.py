@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, names
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
 
 def U():

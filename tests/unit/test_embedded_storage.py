@@ -17,8 +17,7 @@ import time
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, retry
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import (
-    SCHEMA_VERSION, EmbeddedBackend)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import SCHEMA_VERSION, EmbeddedBackend
 
 
 def _mode(path):

@@ -14,7 +14,9 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import names, report, snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import names
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
 
 ROOT = {'uuid': '33333333-3333-4333-8333-333333333333', 'name': 'cmp/01'}
 OTHER = {'uuid': '44444444-4444-4444-8444-444444444444', 'name': 'cmp_01'}

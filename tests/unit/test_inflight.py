@@ -10,10 +10,10 @@ __metaclass__ = type
 
 import uuid as _uuid
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import inflight
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import inflight
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 
 from test_reshaper_support import (WritesBeforeFirstReshape, comparable, consumers_by_name, make_provider, put,
                                    put_untyped)

@@ -14,7 +14,7 @@ import uuid as _uuid
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadRequest
 
@@ -204,7 +204,7 @@ def test_ownership_overrides():
 
 
 def test_one_file_per_reshape_kind_and_the_package_exposes_the_layout_api():
-    base = 'ansible_collections.placement.upgrade.plugins.module_utils._placement.layout.'
+    base = 'ansible_collections.placement.upgrade.plugins.module_utils._placement.node.layout.'
     kinds = dict((name, importlib.import_module(base + name))
                  for name in ('common', 'vgpu', 'pci', 'pcpu', 'mem_encryption', 'numa', 'ownership'))
     assert layout.nova_gpu_inventories is kinds['vgpu'].nova_gpu_inventories

@@ -18,11 +18,11 @@ import pytest
 import fakehost
 from test_reshaper_support import Wrapper, comparable, make_provider, put
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 
 MEC = 'MEM_ENCRYPTION_CONTEXT'
 

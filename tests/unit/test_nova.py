@@ -398,7 +398,7 @@ def test_a_catalog_without_nova_is_no_compute_adapter():
 def test_an_openstacksdk_connection_with_a_compute_endpoint(placement_server, fake_nova):
     """The REST backend built from module options: admin_token resolves every service to
     Placement's endpoint (no nova); a compute_endpoint_override in the cloud dict is nova."""
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
     backend = RestBackend.from_options(placement_server.module_auth())
     try:

@@ -15,11 +15,11 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 
 from test_reshaper_support import (
     PROJECT,

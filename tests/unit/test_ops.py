@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     BadRequest,
     CannotDeleteParent,

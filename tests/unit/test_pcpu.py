@@ -17,10 +17,10 @@ import pytest
 import fakehost
 from test_reshaper_support import Wrapper, comparable, make_provider, put, report_for
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import novaconf
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 
 
 def test_cpu_spec_syntax_is_novas():
@@ -113,7 +113,7 @@ def test_no_shared_set_with_unpinned_guests_stops(embedded_backend, tmp_path):
 def test_every_kind_in_one_reshape_and_one_rollback(embedded_backend, tmp_path):
     """vGPU children, PCI healing, SEV and PCPU at once: one POST /reshaper, and the
     rollback restores all of it (inventories, allocations, the root's SEV trait)."""
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
     spec = fakehost.mixed_host(name='cn')
     built = fakehost.build_host(str(tmp_path / 'h'), spec, clean=True)
     report = discovery.discover(built['sysfs_root'], domain_xml_glob=built['domain_xml_glob'], hostname='cn',

@@ -13,9 +13,9 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 POOL = 'a0000000-0000-4000-8000-000000000002'

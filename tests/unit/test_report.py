@@ -15,8 +15,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, report, reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 
 import simfleet
 
@@ -245,7 +246,7 @@ def _comparable(tree):
 
 
 def test_apply_plan_predicts_the_real_reshape(fleet, tmp_path):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
     node = fleet['nodes'][0]
     with EmbeddedBackend(fleet['embedded_db']) as backend:
@@ -260,7 +261,7 @@ def test_apply_plan_predicts_the_real_reshape(fleet, tmp_path):
 
 
 def test_collect_record_reads_trees(fleet, tmp_path):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
     first, second = fleet['nodes']
     with EmbeddedBackend(fleet['embedded_db']) as backend:

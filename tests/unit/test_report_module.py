@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import fleet_report
 
 import simfleet

@@ -15,14 +15,10 @@ import stat
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import (
-    discovery,
-    report,
-    reshaper,
-    snapshot,
-)
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper, snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ServiceUnavailable
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.version import COLLECTION_VERSION
 from ansible_collections.placement.upgrade.plugins.modules import fleet_report, reshape

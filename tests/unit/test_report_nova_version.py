@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 
 
 def _data():

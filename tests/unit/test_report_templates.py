@@ -15,7 +15,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory, report, report_render
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report, render as report_render
 from ansible_collections.placement.upgrade.plugins.modules import fleet_report, placement_preflight
 
 from module_runner import run_module_main

@@ -18,10 +18,10 @@ import uuid as _uuid
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import planner
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import snapshot
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConcurrentUpdate,
     Forbidden,

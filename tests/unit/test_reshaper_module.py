@@ -14,8 +14,8 @@ import uuid as _uuid
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import reshape
 
 from module_runner import run_module_main

@@ -22,7 +22,7 @@ if _TOOLS not in sys.path:
 
 import fakehost  # noqa: E402
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules  # noqa: E402
 

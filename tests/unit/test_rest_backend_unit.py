@@ -15,7 +15,7 @@ import pytest
 from keystoneauth1 import exceptions as ks_exc
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import RestBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 
 ENDPOINT = 'https://placement.example.test/placement'
 

@@ -22,8 +22,8 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.placement.upgrade.plugins.module_utils import common
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rest import IDENTITY_CODE
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import IDENTITY_CODE
 from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
 
 from module_runner import patch_module_args, run_module_main
@@ -173,7 +173,7 @@ def dead_keystone():
 
 
 def test_failed_module_names_keystone_masks_only_the_password(dead_keystone, capsys, monkeypatch, syslog_lines):
-    monkeypatch.setattr('ansible_collections.placement.upgrade.plugins.module_utils._placement.rest.RestBackend.backoff', 0)
+    monkeypatch.setattr('ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest.RestBackend.backoff', 0)
     cloud = {'auth_type': 'password',
              'auth': {'auth_url': dead_keystone, 'username': 'placement', 'password': PASSWORD,
                       'project_name': 'service', 'user_domain_name': 'Default', 'project_domain_name': 'Default'}}

@@ -15,8 +15,8 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, planner, reshaper
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, planner, reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
 import simfleet
 

@@ -11,7 +11,9 @@ import copy
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, planner, report, tree, verify
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors, tree
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner, verify
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 CA = 'a0000000-0000-4000-8000-00000000000a'

@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import verify
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import verify
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 CA = 'a0000000-0000-4000-8000-00000000000a'
@@ -177,8 +177,8 @@ def test_state_verified_passes_on_every_node_the_reshape_verified(tmp_path):
     device ownership), and the snapshot's planned totals (PCI healing, VCPU -> PCPU) are
     accepted as the consumers' totals; a deferred node is reported as not in the layout."""
     import simfleet
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement import discovery, reshaper
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
     fleet = simfleet.build(str(tmp_path / 'fleet'), nodes=12)
     snapdir = str(tmp_path / 'snapshots')

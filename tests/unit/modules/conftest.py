@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
 from module_runner import run_module_main
 

@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import inventory as inv_module
 
 CN = '11111111-1111-4111-8111-111111111111'

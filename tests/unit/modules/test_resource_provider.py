@@ -206,7 +206,7 @@ def test_no_backend_configured_is_a_clear_failure(run_module, monkeypatch):
 
 
 def test_unexpected_exception_is_a_clean_failure(run_module, monkeypatch):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement import ops
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
     def boom(*args, **kwargs):
         raise KeyError('generation')

@@ -32,8 +32,8 @@ _CACHE = {}
 
 def _state(node):
     """The node's provider tree and its consumers' allocations, read from the embedded Placement."""
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backend import provider_tree_state
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
     if node['name'] not in _CACHE:
         with EmbeddedBackend(os.path.join(FLEET, 'placement.db')) as backend:

@@ -25,7 +25,7 @@ def _node(host):
 
 
 def _providers(node):
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
     with EmbeddedBackend(os.path.join(FLEET, 'placement.db')) as backend:
         tree = backend.list_providers(in_tree=node['uuid'])

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pick a backend from options.
+
+``embedded_db`` (a file path) selects the embedded SQLite placement;
+otherwise the openstack.cloud-style options (``cloud``, ``auth``,
+``auth_type``, ``region_name``, ``validate_certs``, ``ca_cert``,
+``client_cert``, ``client_key``, ``interface``, ``api_timeout``) or the
+``OS_CLOUD`` / ``OS_AUTH_URL`` environment select the REST backend.
+The REST module (and so openstacksdk) is imported only when it is chosen.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ..errors import ConfigurationError
+
+AUTH_OPTIONS = ('cloud', 'auth', 'auth_type', 'region_name', 'validate_certs', 'ca_cert',
+                'client_cert', 'client_key', 'interface', 'api_timeout')
+
+
+#: a key naming a secret (lower case, ``-`` read as ``_``): keystoneauth's password, token,
+#: application_credential_secret, passcode (TOTP), client_secret / access_token /
+#: refresh_token (OIDC), consumer_secret / access_secret (OAuth1), an OIDC ``code``, ...
+_SECRET_NAME = re.compile(r'pass(?!ive)|secret|token|private_key|api_key|(?:^|_)(?:t?otp|code)$')
+#: ... unless it only names or locates one (application_credential_id/_name,
+#: access_token_endpoint, access_token_type, ...)
+_NOT_SECRET_SUFFIXES = ('_id', '_name', '_type', '_url', '_uri', '_endpoint', '_file', '_path',
+                        '_method', '_methods', '_scope', '_format', '_version')
+
+
+def is_secret_name(name):
+    """True when an ``auth`` / ``cloud`` key (at any depth) or an ``OS_*`` variable holds a secret."""
+    if not isinstance(name, str):
+        return False
+    key = name.lower().replace('-', '_')
+    if key.startswith('os_'):
+        key = key[3:]
+    return bool(_SECRET_NAME.search(key)) and not key.endswith(_NOT_SECRET_SUFFIXES)
+
+
+def secret_values(value, secret=False):
+    """Every secret leaf value (as text) in ``value``: dicts and lists walked at any depth."""
+    found = set()
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            found.update(secret_values(sub, secret or is_secret_name(key)))
+    elif isinstance(value, (list, tuple)):
+        for sub in value:
+            found.update(secret_values(sub, secret))
+    elif secret and value is not None and not isinstance(value, bool):
+        text = str(value)
+        if text:
+            found.add(text)
+    return found
+
+
+def environment_secrets(environ=None):
+    """The values of the ``OS_*`` variables that hold a secret (OS_PASSWORD, OS_TOKEN, ...)."""
+    environ = os.environ if environ is None else environ
+    return set(value for name, value in environ.items()
+               if name.upper().startswith('OS_') and value and is_secret_name(name))
+
+
+#: where openstacksdk (and so openstack.cloud) looks for clouds.yaml when OS_CLIENT_CONFIG_FILE
+#: names none (openstack/config/loader.py CONFIG_SEARCH_PATH, in its order)
+CLOUDS_YAML_PATHS = ('clouds.yaml', '~/.config/openstack/clouds.yaml', '/etc/openstack/clouds.yaml')
+
+
+def clouds_yaml_files(environ=None):
+    """The clouds.yaml files openstacksdk would read: ``OS_CLIENT_CONFIG_FILE`` (what AWX's
+    OpenStack credential sets) and the standard places, those that exist."""
+    environ = os.environ if environ is None else environ
+    found = []
+    named = environ.get('OS_CLIENT_CONFIG_FILE')
+    if named and os.path.isfile(os.path.expanduser(named)):
+        found.append(os.path.expanduser(named))
+    for path in CLOUDS_YAML_PATHS:
+        path = os.path.expanduser(path)
+        if os.path.isfile(path) and path not in found:
+            found.append(path)
+    return found
+
+
+def wants_rest(options, environ=None):
+    """Whether the options mean a real Placement: as openstack.cloud decides, a ``cloud`` or
+    ``auth`` option, ``OS_CLOUD`` / ``OS_AUTH_URL``, or a clouds.yaml openstacksdk reads
+    (``OS_CLIENT_CONFIG_FILE`` or a standard place: with ONE cloud in it, that cloud is used)."""
+    environ = os.environ if environ is None else environ
+    if options.get('embedded_db'):
+        return False
+    if options.get('cloud') or options.get('auth'):
+        return True
+    if environ.get('OS_CLOUD') or environ.get('OS_AUTH_URL'):
+        return True
+    return bool(clouds_yaml_files(environ))
+
+
+def get_backend(options, environ=None, create=True, log=None):
+    """Return an open Backend for ``options`` (a dict; unknown keys are ignored).
+
+    ``log``: optional callable taking one message (the REST backend writes its retries).
+
+    ``create=False`` refuses to create a new embedded database: callers that only
+    read, or that act on providers which must already exist, pass it so a wrong
+    ``embedded_db`` path fails clearly instead of answering from an empty placement.
+    """
+    options = dict(options or {})
+    if options.get('embedded_db'):
+        from .embedded import EmbeddedBackend
+        return EmbeddedBackend(options['embedded_db'], create=create)
+    if wants_rest(options, environ):
+        from .rest import RestBackend
+        return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS), log=log)
+    raise ConfigurationError(
+        'No placement to talk to: set embedded_db to the path of an embedded placement '
+        'database, or cloud/auth for a real Placement API (or, as for openstack.cloud, OS_CLOUD, '
+        'OS_AUTH_URL and the other OS_* variables, or a clouds.yaml named by OS_CLIENT_CONFIG_FILE '
+        'or in %s).' % ', '.join(CLOUDS_YAML_PATHS))

@@ -1,0 +1,210 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Moves in flight on a compute node: every form nova uses, and why each defers the node.
+
+A node is reshaped only when no guest is moving on it: nova's own start-up reshape
+fails (ReshapeFailed) on a node whose moved classes are held by a consumer no domain
+on the host is, and the allocations of a move are rewritten by nova-compute when the
+move is confirmed, reverted or cleaned up.  The forms, as nova writes them:
+
+``migration``
+    Since Queens every cold/live migration and resize swaps the source node's
+    allocations to a consumer named after the MIGRATION record's uuid; the instance
+    holds the destination's.  Placement reports that consumer's type as ``MIGRATION``
+    only when the writer set it; nova 34 writes no consumer_type, so in a real cloud
+    it reads ``unknown``.  Found (a) in nova's ``os-migrations`` (when a compute
+    endpoint is configured), (b) by consumer_type MIGRATION, or (c) as a consumer on
+    the node that no guest domain on the host is.  (c) may also be an ORPHAN (an
+    allocation whose instance is gone): the reason says both and how to tell them
+    apart.  A resize to the same host is the case where the instance and its
+    migration consumer both hold allocations on this node.
+``two trees``
+    An instance holding allocations on this node and on another compute node's tree:
+    an evacuation (the failed source keeps them until its nova-compute comes back) or
+    the pre-Queens model of a migration.
+
+Providers that share (MISC_SHARES_VIA_AGGREGATE, e.g. a DISK_GB pool) are not another
+compute tree.  :func:`find` returns the reasons; the planner defers the node on any.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+MIGRATION_TYPE = 'MIGRATION'
+
+#: statuses of nova's migration records that are over (nova's objects.migration and
+#: MigrationList.get_in_progress_by_host_and_node): every other status is a move in flight
+DONE_STATUSES = frozenset(('confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled',
+                           'done'))
+
+
+def in_progress(migration):
+    """Whether a migration record (os-migrations shape) is still in flight."""
+    return str((migration or {}).get('status') or '').lower() not in DONE_STATUSES
+
+
+def _amounts(allocs, rps):
+    out = {}
+    for rp in rps:
+        for rc, n in ((allocs.get(rp) or {}).get('resources') or {}).items():
+            if n:
+                out[rc] = out.get(rc, 0) + n
+    return out
+
+
+def _text(amounts):
+    return ', '.join('%s %d' % (rc, n) for rc, n in sorted(amounts.items())) or 'nothing'
+
+
+def _describe_migration(mig):
+    kind = mig.get('migration_type') or 'migration'
+    src = mig.get('source_node') or mig.get('source_compute') or '?'
+    dst = mig.get('dest_node') or mig.get('dest_compute') or '?'
+    where = 'to the same host' if src == dst else 'from %s to %s' % (src, dst)
+    return '%s %s of instance %s (status %s, %s)' % (
+        kind, mig.get('uuid') or mig.get('id') or '?', mig.get('instance_uuid') or '?',
+        mig.get('status') or '?', where)
+
+
+def _what_to_do(mig=None):
+    what = ('wait for it to finish, or confirm or revert it (openstack server resize confirm|revert '
+            '<instance>; a live migration: openstack server migration abort / wait), then rerun the '
+            'roll for this node')
+    if mig is not None and (mig.get('migration_type') or '') == 'evacuation':
+        what = ('start the source\'s nova-compute again (it removes the evacuated instance\'s source '
+                'allocations) or mark the evacuation done, then rerun the roll for this node')
+    return what
+
+
+def orphan_command(root_uuid):
+    """nova's command that deletes the orphaned allocations of a node (run it first without
+    ``--delete`` to see what it would remove)."""
+    return 'nova-manage placement audit --resource_provider %s --verbose --delete' % (root_uuid or '<root provider uuid>')
+
+
+def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,
+         explained=(), two_trees_ok=False, root_uuid=None, orphans=None):
+    """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
+
+    ``state``: the node's tree read (providers and every consumer's FULL allocations).
+    ``tree_rps``: uuids of the providers of the tree.  ``foreign``: ``{rp: {"name",
+    "traits", "root_provider_uuid"}}`` of the providers outside the tree the consumers use.
+    ``touched``: the classes this reshape moves or rewrites on the tree; a consumer no
+    domain owns defers the node only when it holds one of them (otherwise the reshape
+    does not move it, and it is named in ``remarks`` instead).
+    ``instances``: uuids of the guest domains on the host (None: unknown, check (c) off).
+    ``migrations``: nova's in-progress migration records (os-migrations, microversion
+    2.59 keys ``uuid``, ``instance_uuid``, ``status``, ``migration_type``,
+    ``source_node``, ``dest_node``), None when nova was not asked.
+    ``explained``: consumers the operator placed explicitly (ownership overrides): not
+    suspected of being a migration.
+    ``root_uuid``: the root provider's uuid (named in the commands the reasons give).
+    ``two_trees_ok``: the operator allows allocations on two trees (``allow_foreign_allocations``):
+    they are carried along unchanged and named in ``remarks``.
+    ``orphans``: consumers nova confirmed are neither an instance nor a migration in flight
+    (None: nova was not asked); such a consumer is named as an orphaned allocation, with the
+    command that deletes it, instead of "a migration or an orphan".
+
+    Returns ``(reasons, remarks, consumers)``: the consumers named in the reasons.
+    """
+    foreign = foreign or {}
+    tree_rps = set(tree_rps)
+    touched = set(touched)
+    owned = None if instances is None else set(str(u).lower() for u in instances)
+    explained = set(str(u).lower() for u in explained or ())
+    orphaned = set(str(u).lower() for u in orphans or ())
+    by_uuid = {}
+    for mig in migrations or []:
+        if isinstance(mig, dict) and in_progress(mig) and mig.get('uuid'):
+            by_uuid[str(mig['uuid']).lower()] = mig
+    reasons, remarks, named = [], [], []
+    seen = set()
+    for consumer in sorted(state.get('allocations') or {}):
+        body = state['allocations'][consumer] or {}
+        allocs = body.get('allocations') or {}
+        here = _amounts(allocs, [rp for rp in allocs if rp in tree_rps])
+        if not here:
+            continue
+        key = str(consumer).lower()
+        mig = by_uuid.get(key)
+        if mig is not None:
+            reasons.append('%s holds the %s allocations on this node (%s): %s'
+                           % (_describe_migration(mig),
+                              'source' if (mig.get('source_node') or '') == root_name else 'move\'s',
+                              _text(here), _what_to_do(mig)))
+            named.append(consumer)
+            seen.add(key)
+            continue
+        if (body.get('consumer_type') or '').upper() == MIGRATION_TYPE:
+            reasons.append('consumer %s is a migration (consumer_type MIGRATION) holding the source '
+                           'allocations of a move on this node (%s): %s'
+                           % (consumer, _text(here), _what_to_do()))
+            named.append(consumer)
+            seen.add(key)
+            continue
+        other = []
+        for rp in sorted(allocs):
+            if rp in tree_rps:
+                continue
+            info = foreign.get(rp)
+            if info is not None and SHARING_TRAIT in (info.get('traits') or []):
+                continue
+            other.append('%s%s' % (rp, ' (%s)' % info['name'] if info and info.get('name') else ''))
+        if other:
+            text = ('instance %s holds allocations on this node (%s) and on %s, outside this tree: an '
+                    'evacuation, or a migration in nova\'s pre-Queens model (both ends on the '
+                    'instance)' % (consumer, _text(here), ', '.join(other)))
+            if two_trees_ok:
+                remarks.append('allow_foreign_allocations: %s (carried along unchanged)' % text)
+            else:
+                reasons.append(text + '. Wait until it is over (after an evacuation, the source\'s '
+                               'nova-compute removes its allocations when it starts again; openstack '
+                               'server migration list --server %s shows a migration), then rerun the '
+                               'roll for this node' % consumer)
+                named.append(consumer)
+            seen.add(key)
+            continue
+        if owned is None or key in owned or key in explained:
+            continue
+        hits = dict((rc, n) for rc, n in here.items() if rc in touched)
+        if key in orphaned:
+            text = ('consumer %s holds %s on this node, and nova has no instance and no migration in '
+                    'flight with that uuid: an orphaned allocation (its instance or migration is gone). '
+                    'Delete it with `%s` (without --delete it only lists)'
+                    % (consumer, _text(here), orphan_command(root_uuid)))
+            if hits:
+                reasons.append(text + ', then rerun the roll for this node')
+                named.append(consumer)
+            else:
+                remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
+            continue
+        text = ('consumer %s holds %s on this node but no guest domain on the host is this consumer: '
+                'either a migration in flight (nova\'s migration record holds the source node\'s '
+                'allocations until the move is confirmed or reverted; a resize to the same host '
+                'looks the same) or an orphaned allocation (its instance is gone). Tell them apart '
+                'with `openstack server migration list --host %s` (a migration with uuid %s) '
+                'and `nova-manage placement audit --resource_provider %s --verbose` (an '
+                'orphan; heal it with --delete)'
+                % (consumer, _text(here), root_name, consumer, root_uuid or '<root provider uuid>'))
+        if hits:
+            hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
+                    else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')
+            reasons.append(text + '. Wait for the migration or remove the orphan, then rerun the roll '
+                           'for this node (or name the consumer in %s)' % hint)
+            named.append(consumer)
+        else:
+            remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
+    for mig in sorted(by_uuid.values(), key=lambda m: str(m.get('uuid'))):
+        if str(mig['uuid']).lower() in seen:
+            continue
+        ends = set(filter(None, (mig.get('source_node'), mig.get('dest_node'))))
+        if root_name in ends:
+            reasons.append('nova reports %s in flight on this node: %s'
+                           % (_describe_migration(mig), _what_to_do(mig)))
+            named.append(str(mig['uuid']))
+    return reasons, remarks, sorted(set(named))

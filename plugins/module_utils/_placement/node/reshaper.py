@@ -1,0 +1,661 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Apply a reshape plan to a compute node, roll it back, or verify a node.
+
+:func:`reshape_node`
+    read the tree (with every consumer's full allocations) -> plan; in check mode
+    stop there.  Otherwise: ensure the custom resource classes, create the
+    missing children (with their traits, through :func:`ops.create_new_provider`),
+    re-plan (on the state read plus the new, empty children; after anything else,
+    such as traits added to an existing child, on a full re-read), write a
+    snapshot, and send ONE ``POST /reshaper``
+    carrying every touched provider's inventory and every touched consumer's full
+    allocations with the generations read.  A ``placement.concurrent_update``
+    re-reads, re-plans and re-snapshots, at most ``attempts`` times; the result
+    says how many retries it took.  Then the tree is read again and verified.
+:func:`rollback_node`
+    restore a snapshot with one reverse reshape (children left empty, or deleted
+    with ``remove_children``), then verify the tree against the snapshot.
+:func:`verify_node`
+    the checks of :mod:`.verify` on the tree as it is now.
+
+Every function returns the module's result keys: ``changed``, ``status``,
+``plan``, ``diff``, ``retries``, ``verification``, ``verified``, ``snapshot``,
+``moved``, ``deferred_reason``, ``warnings``, ``msg``.
+
+Plain Python: no Ansible import here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import time
+
+from . import layout as _layout
+from ..rules import allocations as allocation_rules
+from .. import resources as ops
+from . import planner
+from . import snapshot as _snapshot
+from . import verify as _verify
+from ..backends.base import provider_tree_state
+from ..errors import ConcurrentUpdate, Forbidden, NotFound, PlacementError, ServiceUnavailable
+from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
+
+STATUS_RESHAPED = 'reshaped'
+STATUS_NOOP = 'noop'
+STATUS_DEFERRED = 'deferred'
+STATUS_ROLLED_BACK = 'rolled_back'
+STATUS_VERIFIED = 'verified'
+
+SERVICE_ROLE_HINT = ('POST /reshaper is refused by policy: the credentials need the "service" role '
+                     '(Placement\'s default policy grants placement:reshaper:reshape to role:service '
+                     'only), or a policy file granting that rule to them')
+
+#: Seconds between the re-reads that settle a reshape whose answer was lost (about 15 s in all:
+#: long enough for a Placement behind a load balancer to come back, short enough for a roll).
+SETTLE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def resolve_root(backend, ref):
+    """The compute node's ROOT provider, by name or uuid."""
+    prov = ops.resolve_provider(backend, ref, 'Compute node root provider')
+    if prov.get('parent_provider_uuid'):
+        root = prov.get('root_provider_uuid')
+        raise planner.PlanError('provider %s (%s) is not a root provider; its tree\'s root is %s'
+                                % (prov['name'], prov['uuid'], root))
+    return prov
+
+
+def read_node(backend, root_uuid):
+    """(state, foreign): the tree in full, and what the consumers use outside it.
+
+    ``foreign`` is ``{rp: {"name", "traits", "root_provider_uuid"}}`` for every
+    provider outside the tree holding an allocation of a consumer of the tree
+    (None name and no traits for one that vanished meanwhile).
+    """
+    state = provider_tree_state(backend, root_uuid)
+    foreign = {}
+    for body in state['allocations'].values():
+        for rp in body.get('allocations') or {}:
+            if rp in state['providers'] or rp in foreign:
+                continue
+            try:
+                prov = backend.get_provider(rp)
+                traits = sorted(backend.get_provider_traits(rp)['traits'])
+                foreign[rp] = {'name': prov['name'], 'traits': traits,
+                               'root_provider_uuid': prov.get('root_provider_uuid')}
+            except NotFound:
+                foreign[rp] = {'name': None, 'traits': [], 'root_provider_uuid': None}
+    return state, foreign
+
+
+def _with_new_providers(state, records):
+    """``state`` (a :func:`.backend.provider_tree_state`) plus providers just created.
+
+    ``records`` maps uuid -> the record of a provider created after ``state`` was read
+    (generation, no inventory, usages or aggregates, the traits it was given), shaped
+    as the tree read shapes a provider.  Nothing else in the state changes: a new
+    provider has no allocations.
+    """
+    providers = dict(state['providers'])
+    for uuid, rec in records.items():
+        providers[uuid] = {
+            'uuid': rec['uuid'],
+            'name': rec['name'],
+            'generation': rec['generation'],
+            'parent_provider_uuid': rec['parent_provider_uuid'],
+            'root_provider_uuid': rec['root_provider_uuid'],
+            'inventories': dict(rec['inventories']),
+            'usages': dict(rec['usages']),
+            'traits': sorted(rec['traits']),
+            'aggregates': sorted(rec['aggregates']),
+        }
+    return {'providers': providers, 'allocations': state['allocations']}
+
+
+def _reshape(backend, body):
+    try:
+        backend.reshape(body)
+    except Forbidden as exc:
+        if 'role:service' in exc.detail:
+            raise  # the REST backend already explains the policy
+        raise Forbidden('%s (%s)' % (SERVICE_ROLE_HINT, exc.detail), code=exc.code,
+                        title=exc.title, request_id=exc.request_id)
+
+
+# -- a reshape whose answer was lost -----------------------------------------------------
+SETTLED_APPLIED = 'applied'
+SETTLED_NOT_APPLIED = 'not_applied'
+SETTLED_CHANGED = 'changed_since'
+SETTLED_UNKNOWN = 'unknown'
+
+
+def _body_landed(body, state, read_allocations):
+    """True when every provider and consumer of the reshape body holds what the body sent."""
+    for rp, entry in body['inventories'].items():
+        prov = state['providers'].get(rp)
+        if prov is None or planner.norm_inventories(prov['inventories']) != \
+                planner.norm_inventories(entry['inventories']):
+            return False
+    for consumer, sent in body['allocations'].items():
+        now = state['allocations'].get(consumer)
+        if now is None:
+            now = read_allocations(consumer)
+        if allocation_rules.strip_allocations(now.get('allocations') or {}) != \
+                allocation_rules.strip_allocations(sent.get('allocations') or {}):
+            return False
+    return True
+
+
+def settle_reshape(backend, root_uuid, body, delays=SETTLE_DELAYS, log=None):
+    """Find out whether a ``POST /reshaper`` whose answer was lost was applied.
+
+    A dropped connection, a 502 from a proxy or a client timeout can come after
+    Placement committed the reshape, or before it even saw it.  The node is read
+    again (each read retried after the next of ``delays`` while Placement does not
+    answer) and compared with the body that was sent:
+
+    * every provider and consumer of the body holds what it sent -> ``applied``;
+    * every provider of the body is still at the generation the body names, so the
+      reshape did not commit (it bumps each of them): the first of them is FENCED,
+      its generation bumped by re-writing its own aggregates (a no-op that Placement
+      counts as a write), so the request, should it still be in flight, can never
+      commit later -> ``not_applied``.  A fence that loses a generation race means
+      something committed meanwhile: read again;
+    * neither (a generation moved, the content is not the body's): another writer
+      touched the node, and the body can no longer commit either -> ``changed_since``;
+      the caller re-reads and re-plans, which tells whether the layout is in place;
+    * Placement never answered the reads -> ``unknown``.
+
+    Returns ``(verdict, state)`` (``state`` None when unknown).
+    """
+    read_errors = (ServiceUnavailable,)
+    for attempt, delay in enumerate((0.0,) + tuple(delays)):
+        if delay:
+            time.sleep(delay)
+        try:
+            state = provider_tree_state(backend, root_uuid)
+            if _body_landed(body, state, backend.get_allocations):
+                return SETTLED_APPLIED, state
+            same = [rp for rp, entry in body['inventories'].items()
+                    if rp in state['providers']
+                    and state['providers'][rp]['generation'] == entry['resource_provider_generation']]
+            if len(same) != len(body['inventories']):
+                return SETTLED_CHANGED, state
+            fence = same[0]
+            backend.set_aggregates(fence, state['providers'][fence]['generation'],
+                                   state['providers'][fence]['aggregates'])
+            _log(log, 'settle: fenced provider %s (generation %s -> %s) so the lost reshape can '
+                      'never commit later' % (fence, state['providers'][fence]['generation'],
+                                              state['providers'][fence]['generation'] + 1))
+            return SETTLED_NOT_APPLIED, state
+        except ConcurrentUpdate:
+            _log(log, 'settle: a write landed while settling (attempt %d); reading again' % (attempt + 1))
+        except read_errors as exc:
+            _log(log, 'settle: Placement did not answer the re-read (attempt %d): %s' % (attempt + 1, exc.detail))
+    return SETTLED_UNKNOWN, None
+
+
+class ReshapeOutcomeUnknown(ServiceUnavailable):
+    """``POST /reshaper`` got no answer and the node could not be read back to settle it."""
+
+
+# -- what a reshape that did not happen leaves behind ---------------------------------
+def remove_created_children(backend, root_uuid, created, log=None):
+    """Compare-and-delete the children this run created; ``(removed, left)``.
+
+    ``created`` lists ``{"name", "uuid", "generation"}`` as the run last saw each child.
+    A child is deleted only while it is exactly as the run left it: still a child of
+    the root, at that generation (so no inventory, allocation, trait or aggregate was
+    put on it since: each of those bumps it).  Placement's DELETE takes no generation,
+    so the window between that read and the DELETE is the one its API leaves; a DELETE
+    that finds allocations is refused by Placement itself.  Whatever is not deleted is
+    returned in ``left`` with the reason.
+    """
+    removed, left = [], []
+    for child in created:
+        item = {'name': child['name'], 'uuid': child['uuid']}
+        try:
+            try:
+                prov = backend.get_provider(child['uuid'])
+            except NotFound:
+                removed.append(item)
+                continue
+            if prov.get('parent_provider_uuid') != root_uuid:
+                item['why'] = 'it is no longer a child of the root'
+            elif prov['generation'] != child['generation']:
+                item['why'] = ('it was written to since this run created it (generation %s, was %s)'
+                               % (prov['generation'], child['generation']))
+            else:
+                backend.delete_provider(child['uuid'])
+                removed.append(item)
+                _log(log, 'removed child provider %s (%s), created by this run, empty'
+                     % (child['name'], child['uuid']))
+                continue
+        except PlacementError as exc:
+            item['why'] = 'removing it failed: %s' % exc.detail
+        left.append(item)
+    return removed, left
+
+
+def _left_behind(removed, left):
+    """One sentence on the children a failed or deferred reshape created (None when none)."""
+    parts = []
+    if removed:
+        parts.append('the %d child provider(s) this run had created (%s) were removed again'
+                     % (len(removed), ', '.join(c['name'] for c in removed)))
+    if left:
+        parts.append('child provider(s) created by this run are LEFT in Placement, empty of '
+                     'allocations: %s; once they hold nothing, delete each with `openstack resource '
+                     'provider delete <uuid>`, or leave them: a rerun reuses them'
+                     % '; '.join('%s (%s): %s' % (c['name'], c['uuid'], c['why']) for c in left))
+    return '; '.join(parts) or None
+
+
+def _set_root_traits(backend, change, attempts, log):
+    """The root's traits after the reshape, as nova sets them in the same pass
+    (HW_CPU_X86_AMD_SEV leaves the root with MEM_ENCRYPTION_CONTEXT).  Traits are not
+    part of ``POST /reshaper``; this is a generation-checked PUT with bounded retry."""
+    if not change:
+        return
+    ops.ensure_provider(backend, name=change['name'], uuid=change['uuid'], traits=change['after'],
+                        traits_exclusive=True, attempts=attempts, log=log)
+    _log(log, 'root %s traits: %s -> %s'
+         % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
+
+
+def _result(status, changed, **kwargs):
+    result = {
+        'changed': changed,
+        'status': status,
+        'plan': None,
+        'diff': {'before': {}, 'after': {}},
+        'retries': 0,
+        'verification': [],
+        'verified': None,
+        'snapshot': None,
+        'moved': {'consumers': 0, 'allocations': 0},
+        'deferred_reason': None,
+        'warnings': [],
+    }
+    result.update(kwargs)
+    return result
+
+
+def _log(log, message):
+    if log is not None:
+        log(message)
+
+
+def _plan_summary(plan):
+    keep = ('status', 'root', 'policy', 'layout_classes', 'moved_classes', 'children',
+            'create_children', 'inventory_changes', 'assignments', 'moved', 'warnings')
+    summary = dict((k, plan.get(k)) for k in keep)
+    # the consumers' totals after this reshape: a rollback accepts a consumer holding either
+    # the snapshot's totals or these (PCI healing and VCPU -> PCPU change them on purpose)
+    summary['planned_totals'] = dict(
+        (c, allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])))
+        for c, body in (plan.get('allocations') or {}).items())
+    return summary
+
+
+def prepare_snapshot_dir(snapshot_dir):
+    if not snapshot_dir:
+        raise _snapshot.SnapshotError('snapshot_dir is required to reshape (and to roll back): the '
+                                      'node\'s tree and allocations are saved there before the reshape')
+    try:
+        if not os.path.isdir(snapshot_dir):
+            os.makedirs(snapshot_dir, 0o700)
+    except OSError as exc:
+        raise _snapshot.SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
+    if not os.access(snapshot_dir, os.W_OK | os.X_OK):
+        raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
+
+
+def _send_settled(backend, root_uuid, body, ctx, delays, log, unknown_hint):
+    """``POST /reshaper`` with ``body``; a lost answer is settled (:func:`settle_reshape`).
+
+    Returns when the body is applied (``ctx['applied']``; ``ctx['settled']`` says how it was
+    known when the answer was lost).  Not applied or overtaken raise ConcurrentUpdate, so
+    the caller's retry re-reads and re-plans; unknown raises :class:`ReshapeOutcomeUnknown`
+    ending with ``unknown_hint``.
+    """
+    try:
+        _reshape(backend, body)
+    except ServiceUnavailable as exc:
+        _log(log, 'POST /reshaper got no answer (%s); reading the node back to settle it' % exc.detail)
+        verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
+        ctx['verdict'] = verdict
+        if verdict == SETTLED_UNKNOWN:
+            raise ReshapeOutcomeUnknown(
+                'POST /reshaper got no answer (%s) and Placement did not answer the re-reads meant to '
+                'settle it: whether it was applied is UNKNOWN. Nothing was written after it; the snapshot '
+                'taken just before it is %s. When Placement answers again, %s.'
+                % (exc.detail, ctx['snapshot'], unknown_hint))
+        if verdict != SETTLED_APPLIED:
+            ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it %s'
+                              % (exc.detail, 'was not applied' if verdict == SETTLED_NOT_APPLIED
+                                 else 'was overtaken by another write'))
+            raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'])
+        ctx['settled'] = 'the answer to POST /reshaper was lost (%s); a re-read showed it was applied' % exc.detail
+        _log(log, ctx['settled'])
+    ctx['applied'] = True
+
+
+def _failed(backend, root_prov, ctx, exc, log):
+    """The error a failed reshape raises: ``exc`` with what the run left behind said.
+
+    Before ``POST /reshaper`` was applied, the children the run created are removed
+    (compare-and-delete) and the message says nothing was reshaped, plus what was
+    removed or left.  After it (the root's traits failed), the node IS reshaped and the
+    message says so.  When the outcome is unknown, nothing is removed: the children
+    may hold the moved inventory.
+    """
+    if ctx['applied']:
+        note = ('POST /reshaper WAS applied: %s is reshaped (snapshot %s), but what followed it failed; '
+                'a rerun completes it' % (root_prov['name'], ctx['snapshot']))
+    elif isinstance(exc, ReshapeOutcomeUnknown):
+        note = None
+    else:
+        note = 'Nothing was reshaped'
+        if ctx['created_children']:
+            removed, left = remove_created_children(backend, root_prov['uuid'], ctx['created_children'], log)
+            note += '; ' + _left_behind(removed, left)
+    if isinstance(exc, PlacementError):
+        if note:
+            exc.detail = '%s. %s' % (exc.detail.rstrip('.'), note)
+            exc.args = (exc.detail,)
+        return exc
+    err = PlacementError('Unexpected error (%s) during the reshape of %s: %s. %s'
+                         % (type(exc).__name__, root_prov['name'], exc, note or ''), title='Unexpected error')
+    err.__cause__ = exc
+    return err
+
+
+def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
+                 ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
+                 check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
+                 migrations=None, settle_delays=SETTLE_DELAYS, orphan_lookup=None):
+    """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
+
+    ``orphan_lookup``: callable taking the consumers on the node that no guest domain of the
+    device report is (nor a migration record) and returning those nova knows neither as an
+    instance nor as a migration: they are named as orphaned allocations (inflight.py).
+
+    ``migrations``: nova's in-progress migration records (os-migrations), when nova was
+    asked; a node with a move in flight is deferred (inflight.py).
+
+    ``run_id`` (the roll's id) is stored in the snapshot, so the run's report can tell
+    this node was reshaped by it even when nothing else recorded it.
+
+    A ``POST /reshaper`` whose answer is lost is settled (:func:`settle_reshape`):
+    applied -> verified and reported as usual; not applied -> re-planned and sent
+    again like after a generation conflict; unknown -> :class:`ReshapeOutcomeUnknown`
+    saying what to do.  When the reshape does not happen (any failure before it was
+    applied, or a move in flight seen after the children were made), the children this
+    run created are removed again (:func:`remove_created_children`) and the message
+    says so, or lists exactly what was left.
+    """
+    root_prov = resolve_root(backend, root)
+    root_uuid = root_prov['uuid']
+    if not check_mode:
+        prepare_snapshot_dir(snapshot_dir)
+    ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
+           'prepared': False, 'first_diff': None, 'sent_plan': None, 'sent_state': None, 'applied': False, 'settled': None,
+           'overtaken': False}
+
+    known = set(str(i).lower() for i in (devices or {}).get('instances') or ()) \
+        | set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
+    asked = {}
+
+    def orphans_in(state):
+        if orphan_lookup is None:
+            return None
+        fresh = [c for c in state['allocations'] if str(c).lower() not in known and c not in asked]
+        if fresh:
+            found = orphan_lookup(fresh)
+            for consumer in fresh:
+                asked[consumer] = consumer in found
+        return set(c for c, is_orphan in asked.items() if is_orphan)
+
+    def plan_now():
+        state, foreign = read_node(backend, root_uuid)
+        plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                         ownership_overrides=ownership,
+                                         allow_foreign_allocations=allow_foreign_allocations,
+                                         foreign=foreign, migrations=migrations, orphans=orphans_in(state))
+        return state, foreign, plan
+
+    def send(plan, state):
+        ctx['sent_plan'], ctx['sent_state'] = plan, state
+        try:
+            _send_settled(backend, root_uuid, planner.reshape_body(plan), ctx, settle_delays, log,
+                          unknown_hint='run the reshape again: it reads the node and either finds the '
+                                       'layout in place and verifies it, or reshapes it. Do not roll back '
+                                       'or delete the new children before that')
+        finally:
+            ctx['overtaken'] = ctx['overtaken'] or ctx.get('verdict') == SETTLED_CHANGED
+
+    def step():
+        ctx['attempt'] += 1
+        state, foreign, plan = plan_now()
+        ctx['before'] = state
+        if ctx['first_diff'] is None:
+            ctx['first_diff'] = plan['diff']
+        if plan['status'] != planner.STATUS_PLANNED or check_mode:
+            return plan
+        prepared = False
+        # records of the children created here, exactly as a tree read would return them
+        # (None once anything was found or written that this step did not read)
+        new_records = {}
+        for rc in plan['ensure']['resource_classes']:
+            if backend.ensure_resource_class(rc):
+                _log(log, 'created custom resource class %s' % rc)
+        for child in plan['create_children']:
+            want = next(c for c in plan['children'] if c['uuid'] == child['uuid'])
+            made = ops.create_new_provider(backend, child['name'], child['uuid'], root_uuid,
+                                           traits=want['traits'], attempts=attempts, log=log)
+            if new_records is not None and made['predicted']:
+                new_records[child['uuid']] = made['provider']
+            else:
+                new_records = None
+            if made['changed']:
+                ctx['created'].append(child['name'])
+                ctx['created_children'].append({'name': child['name'], 'uuid': made['provider']['uuid'],
+                                                'generation': made['provider']['generation']})
+                _log(log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
+            prepared = True
+        created_now = set(c['uuid'] for c in plan['create_children'])
+        for item in plan['set_traits']:
+            if item['uuid'] in created_now:
+                continue
+            ops.ensure_provider(backend, name=item['name'], uuid=item['uuid'], traits=item['traits'],
+                                attempts=attempts, log=log)
+            new_records = None
+            prepared = True
+        if prepared:
+            ctx['prepared'] = True
+            if new_records is not None:
+                # Only new, empty children were added: plan again on the state read above plus
+                # those children instead of reading the whole tree again.  Anything that changed
+                # meanwhile changed a generation the reshape names, so it fails with
+                # concurrent_update and the retry starts over from a full read.
+                state = _with_new_providers(state, new_records)
+                plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                                 ownership_overrides=ownership,
+                                                 allow_foreign_allocations=allow_foreign_allocations,
+                                                 foreign=foreign, migrations=migrations,
+                                                 orphans=orphans_in(state))
+            else:
+                state, foreign, plan = plan_now()
+            ctx['before'] = state
+            if plan['status'] != planner.STATUS_PLANNED:
+                return plan
+            if plan['create_children']:
+                raise planner.PlanError('children %s still missing after they were created'
+                                        % ', '.join(c['name'] for c in plan['create_children']))
+        ctx['snapshot'] = _snapshot.write_snapshot(
+            snapshot_dir, root_prov, state, foreign=foreign,
+            layout_children=[c['name'] for c in plan['children']],
+            created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'],
+            run_id=run_id)
+        send(plan, state)
+        _set_root_traits(backend, plan['root_traits'], attempts, log)
+        return plan
+
+    try:
+        plan, retries = with_conflict_retry(step, attempts=attempts, log=log,
+                                            what='reshape of %s' % root_prov['name'], backoff=backoff)
+    except Exception as exc:  # pylint: disable=broad-except
+        raise _failed(backend, root_prov, ctx, exc, log)
+    if plan['status'] == planner.STATUS_NOOP and ctx['overtaken'] and ctx['sent_plan']:
+        # the lost reshape was overtaken by another write, and the node now has the layout:
+        # the reshape this run sent is what put it there; verify it as sent
+        plan, ctx['before'] = ctx['sent_plan'], ctx['sent_state']
+        ctx['settled'] += '; the node has the layout now, so it was applied'
+    status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
+              planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
+    diff = plan['diff']
+    if ctx['prepared'] and plan['status'] == planner.STATUS_NOOP:
+        # only children / traits were missing: they were created, nothing to reshape
+        status = STATUS_RESHAPED
+        diff = ctx['first_diff']
+    applied = status == STATUS_RESHAPED and not check_mode
+    result = _result(status, status == STATUS_RESHAPED, plan=plan, diff=diff,
+                     retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
+                     deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']))
+    if ctx['settled']:
+        result['warnings'].append(ctx['settled'])
+    if status == STATUS_DEFERRED:
+        result['msg'] = planner.summary(plan)
+        if ctx['created_children']:
+            # a move started between the first read and the reshape: the children made for
+            # it are removed again (compare-and-delete); the rerun makes them anew
+            removed, left = remove_created_children(backend, root_uuid, ctx['created_children'], log)
+            note = _left_behind(removed, left)
+            result['changed'] = bool(left)
+            result['warnings'].append(note)
+            result['msg'] += '. The move was seen after children were created: ' + note
+        return result
+    if status == STATUS_NOOP:
+        result['msg'] = planner.summary(plan)
+        return result
+    if not applied:
+        result['msg'] = 'check mode: %s' % planner.summary(plan)
+        return result
+    after = provider_tree_state(backend, root_uuid)
+    checks = _verify.verify_reshape(plan, ctx['before'], after)
+    result['verification'] = checks
+    result['verified'] = _verify.passed(checks)
+    what = planner.summary(plan, created=ctx['created'])
+    if plan['status'] == planner.STATUS_NOOP:
+        what = ('node %s: created the missing children (%s) or traits; nothing to move'
+                % (root_prov['name'], ', '.join(ctx['created']) or 'none'))
+    result['msg'] = '%s%s; verification %s' % (
+        what,
+        ' after %d retr%s on generation conflicts' % (retries, 'y' if retries == 1 else 'ies') if retries else '',
+        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    return result
+
+
+def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_children=False,
+                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05,
+                  settle_delays=SETTLE_DELAYS):
+    """Restore the node's snapshot with one reverse reshape, then verify it."""
+    root_prov = resolve_root(backend, root)
+    path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
+    snap = _snapshot.load_snapshot(path)
+    if snap['root']['uuid'] != root_prov['uuid']:
+        raise _snapshot.SnapshotError('snapshot %s is of provider %s (%s), not of %s (%s)'
+                                      % (path, snap['root']['name'], snap['root']['uuid'],
+                                         root_prov['name'], root_prov['uuid']))
+
+    ctx = {'snapshot': path, 'applied': False, 'settled': None}
+
+    def step():
+        state, _foreign = read_node(backend, root_prov['uuid'])
+        rplan = planner.plan_rollback(state, snap, remove_children=remove_children)
+        if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
+            body = planner.rollback_body(rplan)
+            if body is not None:
+                _send_settled(backend, root_prov['uuid'], body, ctx, settle_delays, log,
+                              unknown_hint='run the rollback again: it reads the node and either finds '
+                                           'it back at the snapshot or rolls it back')
+            _set_root_traits(backend, rplan['root_traits'], attempts, log)
+        return rplan
+
+    rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
+                                         what='rollback of %s' % root_prov['name'], backoff=backoff)
+    if ctx['settled']:
+        rplan['warnings'] = list(rplan['warnings']) + [ctx['settled']]
+    changed = rplan['status'] == planner.STATUS_PLANNED
+    result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
+                     diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
+                     warnings=list(rplan['warnings']))
+    if check_mode:
+        result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
+                         if changed else '%s already matches %s' % (root_prov['name'], path))
+        return result
+    removed = []
+    for item in rplan['remove_children']:
+        ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
+        removed.append(item['uuid'])
+        _log(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
+    after, _foreign = read_node(backend, root_prov['uuid'])
+    removable = [c['uuid'] for c in rplan['remove_children']]
+    checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
+    result['verification'] = checks
+    result['verified'] = _verify.passed(checks)
+    result['msg'] = '%s %s to %s; verification %s' % (
+        'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
+        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    return result
+
+
+def verify_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
+                ownership=None, snapshot_dir=None, snapshot_file=None):
+    """Run the verification checks on the node as it is (``state: verified``)."""
+    root_prov = resolve_root(backend, root)
+    root_uuid = root_prov['uuid']
+    state, foreign = read_node(backend, root_uuid)
+    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
+    baseline = None
+    planned_totals = None
+    snap_path = None
+    if snapshot_file or snapshot_dir:
+        try:
+            snap_path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
+            snap = _snapshot.load_snapshot(snap_path)
+            baseline = snap['state']
+            planned_totals = (snap.get('plan') or {}).get('planned_totals')
+        except _snapshot.SnapshotError:
+            if snapshot_file:
+                raise
+            snap_path = None
+    try:
+        plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                         ownership_overrides=ownership, allow_foreign_allocations=True,
+                                         foreign=foreign, defer_in_flight=False)
+    except planner.PlanError as exc:
+        checks = [
+            _verify.usage_matches_allocations(state),
+            _verify.usage_within_capacity(state, baseline),
+            {'check': 'layout_applied', 'passed': False,
+             'detail': 'the node does not have the layout and cannot be planned: %s' % exc.detail},
+        ]
+        plan = None
+    else:
+        checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline,
+                                        planned_totals=planned_totals)
+    ok = _verify.passed(checks)
+    result = _result(STATUS_VERIFIED, False, plan=plan, verification=checks, verified=ok,
+                     snapshot=snap_path, warnings=list((plan or {}).get('warnings') or []))
+    result['msg'] = '%s: verification %s' % (
+        root_prov['name'], 'passed' if ok else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    return result
