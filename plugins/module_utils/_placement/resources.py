@@ -36,9 +36,9 @@ from .rules import allocations as allocation_rules
 from .rules import inventory as inventory_rules
 from .rules import names as name_rules
 from .rules import providers as provider_rules
+from .rules.providers import REPARENT_MICROVERSION
 
 #: Re-parenting or un-parenting a provider (PUT /resource_providers/{u}) needs this.
-REPARENT_MICROVERSION = (1, 37)
 
 
 def _microversion(backend):
