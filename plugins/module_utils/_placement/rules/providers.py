@@ -18,9 +18,9 @@ import uuid as _uuid
 
 from ..errors import BadRequest, CannotDeleteParent, ProviderInUse
 
-#: Placement's limit on a provider name (POST/PUT_RP_SCHEMA: maxLength 200).
 #: PUT /resource_providers/{uuid} may change (or clear) a parent from 1.37 on.
 REPARENT_MICROVERSION = (1, 37)
+#: Placement's limit on a provider name (POST/PUT_RP_SCHEMA: maxLength 200).
 NAME_MAX = 200
 #: A provider as Placement shows it (GET /resource_providers/{u} without links).
 PROVIDER_FIELDS = ('uuid', 'name', 'generation', 'parent_provider_uuid', 'root_provider_uuid')
