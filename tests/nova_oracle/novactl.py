@@ -19,11 +19,8 @@ from __future__ import absolute_import, division, print_function
 import argparse
 import sys
 
-try:
-    from urllib.error import HTTPError, URLError
-    from urllib.request import Request, urlopen
-except ImportError:  # pragma: no cover - Python 2
-    from urllib2 import HTTPError, Request, URLError, urlopen
+from urllib.error import HTTPError, URLError
+from urllib.request import Request, urlopen
 
 
 def main(argv=None):

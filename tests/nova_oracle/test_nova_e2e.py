@@ -61,10 +61,7 @@ import threading
 import traceback
 from wsgiref import simple_server
 
-try:
-    from socketserver import ThreadingMixIn
-except ImportError:  # pragma: no cover - Python 2
-    from SocketServer import ThreadingMixIn
+from socketserver import ThreadingMixIn
 
 from oslo_config import cfg
 
