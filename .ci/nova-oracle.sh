@@ -28,4 +28,5 @@ if [[ ! -f $stamp || $reqs -nt $stamp ]]; then
   echo "$venv/collections" > "$purelib/placement_upgrade_collection.pth"
   touch "$stamp"
 fi
-exec "$venv/bin/python" -m pytest -p no:cacheprovider -o addopts="" -q -W ignore::DeprecationWarning tests/nova_oracle "$@"
+# every test gets at most 15 minutes (the slowest, the e2e roll, takes ~1-2)
+exec "$venv/bin/python" -m pytest -p no:cacheprovider -o addopts="" -q -W ignore::DeprecationWarning --timeout 900 tests/nova_oracle "$@"

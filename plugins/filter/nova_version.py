@@ -58,7 +58,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 
 
 def nova_version(value, expected=None):

@@ -91,7 +91,7 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import inventory as fleet_inventory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConfigurationError,
     PlacementError,

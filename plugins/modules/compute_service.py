@@ -225,8 +225,8 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 
 

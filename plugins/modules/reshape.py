@@ -411,7 +411,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     placement_module_kwargs,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 

@@ -122,7 +122,7 @@ class OracleTestBase(base.ServersTestBase):
 
     def nova_adapter(self, backend, **who):
         """OUR compute adapter on the harness' nova API (wsgi-intercept), on the backend's session."""
-        from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+        from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
         return nova.compute_adapter(backend, endpoint_override=self.api_fixture.api.base_url,
                                     additional_headers=self.compute_headers(**who))
 

@@ -25,7 +25,7 @@ from unittest import mock
 
 import fakehost
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from test_nova_accepts import CONF, OracleTestBase
 
 SOURCE = 'oracle-migsrc'

@@ -17,7 +17,7 @@ nova through ``nova.orphaned``:
 
 import uuid as _uuid
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 import fakehost
 from test_nova_accepts import OracleTestBase
 

@@ -21,7 +21,7 @@ Inside nova's functional harness (see test_nova_accepts.py), one compute host:
 import datetime
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 from test_nova_accepts import OracleTestBase
 
 HOST = 'oracle-svc'

@@ -111,7 +111,7 @@ def hypervisors(adapter, retries=3, backoff=0.25):
     "hypervisor_type"}]``.  Errors are :mod:`.errors` types naming nova's endpoint
     (nova.py maps them as for os-migrations).
     """
-    from .. import nova as _nova
+    from ..nova import compute as _nova
     found = []
     params = {}
     for _page in range(_nova.MAX_PAGES):

@@ -26,7 +26,7 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.modules import reshape
 
 from module_runner import run_module_main

@@ -20,7 +20,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 
 import simfleet
 
-TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'tools')
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), 'tools')
 
 
 @pytest.fixture(scope='module')

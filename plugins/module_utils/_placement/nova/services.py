@@ -31,8 +31,8 @@ __metaclass__ = type
 import re
 import time
 
-from . import errors
-from . import nova as _nova
+from .. import errors
+from . import compute as _nova
 
 MICROVERSION = '2.53'
 PATH = '/os-services'

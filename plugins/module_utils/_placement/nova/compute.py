@@ -44,9 +44,9 @@ try:
 except ImportError:  # pragma: no cover - Python 2
     from urlparse import parse_qs, urlparse
 
-from . import errors, resources as ops
-from .rules import providers as provider_rules
-from .node.inflight import in_progress
+from .. import errors, resources as ops
+from ..rules import providers as provider_rules
+from ..node.inflight import in_progress
 
 #: the compute microversion whose os-migrations records carry ``uuid`` (and paging)
 MICROVERSION = '2.59'
@@ -158,7 +158,7 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
     ks = _ks_exceptions()
     if ks is None or not isinstance(exc, ks.ClientException):
         return None
-    from .backends import rest as _rest
+    from ..backends import rest as _rest
     if _rest._names_url(exc, auth_url, endpoint):  # pylint: disable=protected-access
         err = _rest.identity_error(exc, auth_url, ks)
         err.method, err.path = 'GET', path

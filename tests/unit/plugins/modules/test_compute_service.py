@@ -12,7 +12,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.modules import compute_service
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 
 ENABLED = {'id': 'c0ffee00-0000-4000-8000-000000000001', 'host': 'cmp-01', 'binary': 'nova-compute',
            'status': 'enabled', 'state': 'up', 'disabled_reason': None, 'forced_down': False}

@@ -15,7 +15,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.placement.upgrade.plugins.filter.nova_version import nova_version
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import nova_services
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 from ansible_collections.placement.upgrade.plugins.modules import compute_service
 
 
