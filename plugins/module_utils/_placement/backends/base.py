@@ -38,6 +38,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
+
 
 class Backend(object):
     """Abstract Placement backend. Subclasses implement every method."""
@@ -218,7 +220,32 @@ class Backend(object):
         raise NotImplementedError
 
 
-def provider_tree_state(backend, root_uuid, with_allocations=True):
+def _unwritten_since(known_body, seen, providers):
+    """``known_body`` (a consumer's full allocations read earlier) when the consumer was not written since.
+
+    ``seen`` is what the per-provider allocation reads of the tree show of the consumer now:
+    ``{"generations": set of consumer generations, "on_tree": {rp: {RC: n}}}``.  Every write of a
+    consumer's allocations bumps its consumer generation (and one that leaves it with none deletes
+    it), so the same generation on every provider and the same amounts on the tree mean the
+    consumer's allocations, outside the tree included, are still ``known_body``'s.  Returns a copy
+    with the tree providers' generations as read now, or None when it must be read again.
+    """
+    if not isinstance(known_body, dict) or known_body.get('consumer_generation') is None:
+        return None
+    if seen['generations'] != set([known_body['consumer_generation']]):
+        return None
+    allocs = known_body.get('allocations') or {}
+    on_tree = dict((rp, dict((entry or {}).get('resources') or {})) for rp, entry in allocs.items() if rp in providers)
+    if on_tree != seen['on_tree']:
+        return None
+    body = copy.deepcopy(known_body)
+    for rp, entry in body['allocations'].items():
+        if rp in providers and isinstance(entry, dict) and 'generation' in entry:
+            entry['generation'] = providers[rp]['generation']
+    return body
+
+
+def provider_tree_state(backend, root_uuid, with_allocations=True, known=None):
     """Read one provider tree in full, backend-neutral.
 
     Returns ``{"providers": {uuid: {provider..., "inventories": {...},
@@ -232,9 +259,19 @@ def provider_tree_state(backend, root_uuid, with_allocations=True):
     inventory record, so ``GET .../usages`` answers ``{}``): that request is not
     sent.  Its allocations are still read, so an allocation that should not exist
     shows up against its empty usages.
+
+    ``known``: a state read earlier (this function's shape, e.g. the state a reshape was
+    computed from, or a snapshot's).  A consumer whose per-provider reads show the same
+    consumer generation and the same amounts on the tree as in ``known`` was not written
+    since: its full allocations are taken from ``known`` instead of ``GET /allocations/{c}``
+    (the providers of the tree are still read in full).  Only consumers written since are read.
+    Such a body names the tree's providers at the generations read now, and a provider
+    outside the tree (a sharing pool) at the generation ``known`` saw: nothing writes from a
+    state read this way (a reshape's body is always computed from a read without ``known``).
     """
     providers = {}
     consumers = set()
+    seen = {}
     for prov in backend.list_providers(in_tree=root_uuid):
         uuid = prov['uuid']
         entry = dict(prov)
@@ -245,8 +282,18 @@ def provider_tree_state(backend, root_uuid, with_allocations=True):
         entry['aggregates'] = sorted(backend.get_aggregates(uuid)['aggregates'])
         providers[uuid] = entry
         if with_allocations:
-            consumers.update(backend.get_provider_allocations(uuid)['allocations'])
+            held = backend.get_provider_allocations(uuid)['allocations']
+            consumers.update(held)
+            if known is not None:
+                for consumer, entry in held.items():
+                    mine = seen.setdefault(consumer, {'generations': set(), 'on_tree': {}})
+                    mine['generations'].add((entry or {}).get('consumer_generation'))
+                    mine['on_tree'][uuid] = dict((entry or {}).get('resources') or {})
     allocations = {}
+    known_bodies = (known or {}).get('allocations') or {}
     for consumer in sorted(consumers):
-        allocations[consumer] = backend.get_allocations(consumer)
+        body = None
+        if consumer in known_bodies:
+            body = _unwritten_since(known_bodies[consumer], seen[consumer], providers)
+        allocations[consumer] = body if body is not None else backend.get_allocations(consumer)
     return {'providers': providers, 'allocations': allocations}

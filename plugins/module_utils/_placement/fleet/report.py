@@ -1046,8 +1046,11 @@ def _applied(status, result, mode):
     return False
 
 
-def _read_tree(backend, node, provider, out, warnings, read_error):
+def _read_tree(backend, node, provider, out, warnings, read_error, known=None):
     """(state, foreign names) of the node's tree, or (None, {}) with ``out["unread"]`` saying why.
+
+    ``known``: a state read earlier (the node's snapshot): consumers not written since are
+    taken from it, not read again (:func:`.backend.provider_tree_state`).
 
     :class:`ServiceUnavailable` is raised (the caller stops reading for the run);
     any other Placement error only marks this node unread.
@@ -1067,7 +1070,7 @@ def _read_tree(backend, node, provider, out, warnings, read_error):
             out['unread'] = 'root provider %s not found in Placement' % provider
             return None, {}
         root_uuid = prov.get('root_provider_uuid') or prov['uuid']
-        state, foreign = reshaper.read_node(backend, root_uuid)
+        state, foreign = reshaper.read_node(backend, root_uuid, known=known)
     except ServiceUnavailable:
         raise
     except PlacementError as exc:
@@ -1076,6 +1079,16 @@ def _read_tree(backend, node, provider, out, warnings, read_error):
         return None, {}
     names = dict((rp, info['name']) for rp, info in foreign.items() if info.get('name'))
     return state, names
+
+
+def _known_state(path):
+    """The state saved in a snapshot file, to spare re-reading its consumers (None when unreadable:
+    the warning comes from :func:`_snapshot_before`)."""
+    try:
+        state = _snapshot.load_snapshot(path).get('state')
+    except _snapshot.SnapshotError:
+        return None
+    return state if isinstance(state, dict) else None
 
 
 def _snapshot_before(path, node, out, warnings):
@@ -1145,7 +1158,10 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
         if found:
             run_snapshot = found[0][0]
             out['snapshot'] = run_snapshot
-    state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error)
+    known = None
+    if out['snapshot'] and (applied or run_snapshot) and status != 'planned':
+        known = _known_state(out['snapshot'])
+    state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error, known=known)
     out['names'].update(foreign_names)
     before, after = state, state
     if status == 'planned' and state is not None:
@@ -1206,7 +1222,8 @@ def derive_record(backend, node, provider, snapshots, read_error=None):
     for rp, info in (doc.get('foreign') or {}).items():
         if isinstance(info, dict) and info.get('name'):
             out['names'][rp] = info['name']
-    state, foreign_names = _read_tree(backend, node, provider, out, warnings, read_error)
+    state, foreign_names = _read_tree(backend, node, provider, out, warnings, read_error,
+                                      known=doc.get('state') if isinstance(doc.get('state'), dict) else None)
     out['names'].update(foreign_names)
     before = _without_created(doc['state'], doc.get('created_children') or [])
     if state is not None and not trees_differ(normalize_tree(before), normalize_tree(state)):

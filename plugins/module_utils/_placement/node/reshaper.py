@@ -13,7 +13,9 @@
     carrying every touched provider's inventory and every touched consumer's full
     allocations with the generations read.  A ``placement.concurrent_update``
     re-reads, re-plans and re-snapshots, at most ``attempts`` times; the result
-    says how many retries it took.  Then the tree is read again and verified.
+    says how many retries it took.  Then the tree is read again and verified
+    (only the consumers written since the read the reshape was computed from are
+    read again: the others' full allocations are taken from that read).
 :func:`rollback_node`
     restore a snapshot with one reverse reshape (children left empty, or deleted
     with ``remove_children``), then verify the tree against the snapshot.
@@ -69,14 +71,17 @@ def resolve_root(backend, ref):
     return prov
 
 
-def read_node(backend, root_uuid):
+def read_node(backend, root_uuid, known=None):
     """(state, foreign): the tree in full, and what the consumers use outside it.
+
+    ``known``: a state read earlier (see :func:`.backend.provider_tree_state`): the full
+    allocations of consumers not written since are taken from it instead of read again.
 
     ``foreign`` is ``{rp: {"name", "traits", "root_provider_uuid"}}`` for every
     provider outside the tree holding an allocation of a consumer of the tree
     (None name and no traits for one that vanished meanwhile).
     """
-    state = provider_tree_state(backend, root_uuid)
+    state = provider_tree_state(backend, root_uuid, known=known)
     foreign = {}
     for body in state['allocations'].values():
         for rp in body.get('allocations') or {}:
@@ -546,7 +551,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     if not applied:
         result['msg'] = 'check mode: %s' % planner.summary(plan)
         return result
-    after = provider_tree_state(backend, root_uuid)
+    # the consumers the reshape did not write are taken from the state it was computed from
+    after = provider_tree_state(backend, root_uuid, known=ctx['before'])
     checks = _verify.verify_reshape(plan, ctx['before'], after)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
@@ -605,7 +611,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
         removed.append(item['uuid'])
         _log(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
-    after, _foreign = read_node(backend, root_prov['uuid'])
+    after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
     removable = [c['uuid'] for c in rplan['remove_children']]
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks
@@ -622,21 +628,25 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
     """Run the verification checks on the node as it is (``state: verified``)."""
     root_prov = resolve_root(backend, root)
     root_uuid = root_prov['uuid']
-    state, foreign = read_node(backend, root_uuid)
-    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
     baseline = None
     planned_totals = None
     snap_path = None
+    snap_error = None
     if snapshot_file or snapshot_dir:
         try:
             snap_path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
             snap = _snapshot.load_snapshot(snap_path)
             baseline = snap['state']
             planned_totals = (snap.get('plan') or {}).get('planned_totals')
-        except _snapshot.SnapshotError:
+        except _snapshot.SnapshotError as exc:
             if snapshot_file:
-                raise
+                snap_error = exc
             snap_path = None
+    # the snapshot's consumers that were not written since it was taken are not read again
+    state, foreign = read_node(backend, root_uuid, known=baseline if snap_error is None else None)
+    if snap_error is not None:
+        raise snap_error  # pylint: disable=raising-bad-type
+    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
     try:
         plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
                                          ownership_overrides=ownership, allow_foreign_allocations=True,

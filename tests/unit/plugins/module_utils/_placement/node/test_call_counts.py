@@ -313,3 +313,84 @@ def test_write_to_a_new_child_falls_back_to_reading_it(embedded_backend, tmp_pat
     touched = saved['providers'][racer.touched[0]]
     assert 'HW_CPU_X86_AVX2' in touched['traits']           # kept: traits are added, not replaced
     assert set(embedded_backend.get_provider_traits(racer.touched[0])['traits']) == set(touched['traits'])
+
+
+def _node_with_bystanders(backend, tmp_path, name, bystanders):
+    """A flat-VGPU node (three VGPU consumers) plus ``bystanders`` consumers holding no moved class
+    (VCPU and MEMORY_MB on the root, DISK_GB on the sharing pool)."""
+    from test_reshaper_support import flat_gpu_node, gpu_report
+
+    report = gpu_report(tmp_path / ('host-' + name), name)
+    built = flat_gpu_node(backend, name, report)
+    for _i in range(bystanders):
+        put(backend, str(_uuid.uuid4()), {built['root']: {'resources': {'VCPU': 1, 'MEMORY_MB': 512}},
+                                          built['pool']: {'resources': {'DISK_GB': 1}}})
+    built['report'] = report
+    built['snapdir'] = str(tmp_path / ('snap-' + name))
+    return built
+
+
+def _phase_counts(backend, built, name):
+    """Backend calls of one node's pass, per phase: the reshape's read (up to POST /reshaper), its
+    verification (after it), ``verify_node`` with the snapshot, and the report record."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report as fleet_report
+
+    counting = CountingBackend(backend)
+    result = reshaper.reshape_node(counting, name, built['report'], snapshot_dir=built['snapdir'], backoff=0)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    assert result['moved']['consumers'] == 3
+    cut = counting.sequence.index('reshape') + 1
+    counts = {'reshape': cut, 'verification': len(counting.sequence) - cut}
+    counting.reset()
+    checked = reshaper.verify_node(counting, name, built['report'], snapshot_dir=built['snapdir'])
+    assert checked['verified'] is True, checked['msg']
+    counts['verify_node'] = counting.total
+    counting.reset()
+    record, _warnings = fleet_report.collect_record(counting, {'node': name, 'provider': name, 'status': 'reshaped',
+                                                               'reshape': result})
+    assert record['status'] == 'reshaped' and record['touched'] is True
+    assert len(record['after']['allocations']) == len(record['before']['allocations'])
+    counts['report'] = counting.total
+    return counts
+
+
+def test_calls_do_not_grow_with_consumers_holding_no_moved_class(embedded_backend, tmp_path):
+    """N=20 and N=60 consumers, the same 3 holding VGPU: verification, verify_node and the report
+    cost the same; only the reshape's own read reads each consumer (once: inflight.find and the
+    snapshot need every consumer's full allocations)."""
+    small = _phase_counts(embedded_backend, _node_with_bystanders(embedded_backend, tmp_path, 'compute-01', 17),
+                          'compute-01')
+    large = _phase_counts(embedded_backend, _node_with_bystanders(embedded_backend, tmp_path, 'compute-02', 57),
+                          'compute-02')
+    assert large['verification'] == small['verification']
+    assert large['verify_node'] == small['verify_node']
+    assert large['report'] == small['report']
+    assert large['reshape'] - small['reshape'] == 40
+
+
+def test_known_state_rereads_exactly_the_consumers_written_since(embedded_backend, node):
+    """``provider_tree_state(known=...)`` equals a full fresh read; it re-reads every consumer written
+    since ``known`` (even one whose amounts on the tree did not change) and no other."""
+    known = _backend.provider_tree_state(embedded_backend, node['root'])
+    same, elsewhere, untouched = sorted(node['consumers'])
+    held = dict((c, embedded_backend.get_allocations(c)['allocations']) for c in (same, elsewhere))
+    # rewritten with the same amounts (its consumer generation moves on)
+    put(embedded_backend, same, dict((rp, {'resources': e['resources']}) for rp, e in held[same].items()))
+    # only its DISK_GB on the sharing pool, outside the tree, changes
+    moved = dict((rp, {'resources': dict(e['resources'])}) for rp, e in held[elsewhere].items())
+    moved[node['pool']]['resources']['DISK_GB'] += 1
+    put(embedded_backend, elsewhere, moved)
+    counting = CountingBackend(embedded_backend)
+    state = _backend.provider_tree_state(counting, node['root'], known=known)
+    fresh = full_read(embedded_backend, node['root'])
+    # a body taken from ``known`` names the sharing pool (outside the tree) at the generation known
+    # had; the writes above bumped it.  Everything else is what a fresh read gives.
+    assert state['allocations'][untouched]['allocations'][node['pool']]['generation'] < \
+        fresh['allocations'][untouched]['allocations'][node['pool']]['generation']
+    state['allocations'][untouched]['allocations'][node['pool']]['generation'] = \
+        fresh['allocations'][untouched]['allocations'][node['pool']]['generation']
+    assert json.loads(json.dumps(state)) == fresh
+    assert counting.calls['get_allocations'] == 2
+    assert state['allocations'][elsewhere]['allocations'][node['pool']]['resources']['DISK_GB'] == \
+        held[elsewhere][node['pool']]['resources']['DISK_GB'] + 1
+    assert state['allocations'][untouched]['consumer_generation'] == known['allocations'][untouched]['consumer_generation']
