@@ -162,7 +162,7 @@ def run_one(be, workdir, consumers, vgpu):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     parser.add_argument('--consumers', default='10,100,1000')
     parser.add_argument('--vgpu', type=int, default=10)
     parser.add_argument('--json')
