@@ -313,7 +313,7 @@ class OpenBackend(Op):
 
 _FRESH_SNIPPET = '''
 import json, os
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 be = factory.get_backend(json.loads(os.environ['BENCH_BACKEND_OPTIONS']))
 be.list_providers(name='bench-none')
 be.close()

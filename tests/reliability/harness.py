@@ -746,7 +746,7 @@ def connect(*a, **kw):
 
 
 sqlite3.connect = connect
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 with open(args['report']) as fh:
     report = json.load(fh)
