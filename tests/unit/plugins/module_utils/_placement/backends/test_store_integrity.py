@@ -15,7 +15,7 @@ import sqlite3
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import store
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.sqlite import store
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.modules import inventory as inv_module
 from ansible_collections.placement.upgrade.plugins.modules import (

@@ -203,8 +203,8 @@ def test_ownership_overrides():
         layout.merge_ownership({}, {I3: {'0000:84:00.0': -1}})
 
 
-def test_one_file_per_reshape_kind_and_the_package_exposes_the_layout_api():
-    base = 'ansible_collections.placement.upgrade.plugins.module_utils._placement.node.layout.'
+def test_one_file_per_reshape_kind_and_layout_exposes_the_layout_api():
+    base = 'ansible_collections.placement.upgrade.plugins.module_utils._placement.node.kinds.'
     kinds = dict((name, importlib.import_module(base + name))
                  for name in ('common', 'vgpu', 'pci', 'pcpu', 'mem_encryption', 'numa', 'ownership'))
     assert layout.nova_gpu_inventories is kinds['vgpu'].nova_gpu_inventories

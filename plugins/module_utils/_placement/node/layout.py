@@ -43,14 +43,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from .. import discovery as _discovery
-from ...rules import inventory as inventory_rules
-from ...rules import names as name_rules
-from . import mem_encryption as _mem_encryption
-from . import numa as _numa
-from . import pci as _pci
-from . import vgpu as _vgpu
-from .common import (
+from . import discovery as _discovery
+from ..rules import inventory as inventory_rules
+from ..rules import names as name_rules
+from .kinds import mem_encryption as _mem_encryption
+from .kinds import numa as _numa
+from .kinds import pci as _pci
+from .kinds import vgpu as _vgpu
+from .kinds.common import (
     DEFAULT_OPTIONS,
     KIND_GPU,
     KIND_NUMA,
@@ -64,12 +64,12 @@ from .common import (
     merge_options,
     pci_class,
 )
-from .mem_encryption import KIND_MEM_ENCRYPTION, MEM_ENCRYPTION_CONTEXT, SEV_TRAIT, mem_encryption_children, taker
-from .numa import numa_child_names, split_proportional
-from .ownership import merge_ownership, owned_units, ownership_from_devices
-from .pci import nova_pci_devices, nova_pci_providers
-from .pcpu import nova_cpu
-from .vgpu import nova_gpu_inventories
+from .kinds.mem_encryption import KIND_MEM_ENCRYPTION, MEM_ENCRYPTION_CONTEXT, SEV_TRAIT, mem_encryption_children, taker
+from .kinds.numa import numa_child_names, split_proportional
+from .kinds.ownership import merge_ownership, owned_units, ownership_from_devices
+from .kinds.pci import nova_pci_devices, nova_pci_providers
+from .kinds.pcpu import nova_cpu
+from .kinds.vgpu import nova_gpu_inventories
 
 __all__ = [
     'DEFAULT_OPTIONS', 'KINDS', 'KIND_GPU', 'KIND_MEM_ENCRYPTION', 'KIND_NUMA', 'KIND_PCI', 'KIND_PCPU',

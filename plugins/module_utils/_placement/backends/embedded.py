@@ -58,13 +58,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ..base import Backend
-from .allocations import AllocationsMixin
-from .inventories import InventoriesMixin
-from .providers import ProvidersMixin
-from .reshaper import ReshaperMixin
-from .store import DEFAULT_BUSY_TIMEOUT, MICROVERSION, SCHEMA_VERSION, Store
-from .traits_aggregates import TraitsAggregatesMixin
+from .base import Backend
+from .sqlite.allocations import AllocationsMixin
+from .sqlite.inventories import InventoriesMixin
+from .sqlite.providers import ProvidersMixin
+from .sqlite.reshaper import ReshaperMixin
+from .sqlite.store import DEFAULT_BUSY_TIMEOUT, MICROVERSION, SCHEMA_VERSION, Store
+from .sqlite.traits_aggregates import TraitsAggregatesMixin
 
 
 class EmbeddedBackend(ProvidersMixin, InventoriesMixin, TraitsAggregatesMixin, AllocationsMixin,
