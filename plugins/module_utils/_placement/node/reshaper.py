@@ -37,6 +37,7 @@ import os
 import time
 
 from . import layout as _layout
+from . import moves as _moves
 from ..rules import allocations as allocation_rules
 from .. import resources as ops
 from . import planner
@@ -380,11 +381,34 @@ def _failed(backend, root_prov, ctx, exc, log):
     return err
 
 
+def _planner(backend, devices, layout_options, policy, ownership, moves, consumers):
+    """The front door of the plan: the device report (discovery), or explicit move records
+    (moves.py, issue 16).  Returns ``plan(state, **kwargs)``; both end in :func:`planner.plan_reshape`."""
+    if moves is not None:
+        def lookup(ref):
+            return ops.find_provider(backend, ref)
+
+        def from_moves(state, root_uuid, **kwargs):
+            return _moves.plan_from_moves(state, root_uuid, moves, consumers=consumers, policy=policy,
+                                          lookup=lookup, **kwargs)
+        return from_moves
+
+    def from_devices(state, root_uuid, **kwargs):
+        return planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
+                                         ownership_overrides=ownership, **kwargs)
+    return from_devices
+
+
 def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
                  ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
-                 migrations=None, settle_delays=SETTLE_DELAYS, orphan_lookup=None):
+                 migrations=None, settle_delays=SETTLE_DELAYS, orphan_lookup=None, moves=None,
+                 consumers=None):
     """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
+
+    ``moves`` (explicit move records, moves.py) stand instead of ``devices``: the layout and
+    the ownership come from them (and ``consumers``, the split of a class over several
+    targets); everything after the plan is the same.
 
     ``orphan_lookup``: callable taking the consumers on the node that no guest domain of the
     device report is (nor a migration record) and returning those nova knows neither as an
@@ -406,6 +430,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     """
     root_prov = resolve_root(backend, root)
     root_uuid = root_prov['uuid']
+    plan_on = _planner(backend, devices, layout_options, policy, ownership, moves, consumers)
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
     ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
@@ -428,10 +453,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
 
     def plan_now():
         state, foreign = read_node(backend, root_uuid)
-        plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
-                                         ownership_overrides=ownership,
-                                         allow_foreign_allocations=allow_foreign_allocations,
-                                         foreign=foreign, migrations=migrations, orphans=orphans_in(state))
+        plan = plan_on(state, root_uuid, allow_foreign_allocations=allow_foreign_allocations,
+                       foreign=foreign, migrations=migrations, orphans=orphans_in(state))
         return state, foreign, plan
 
     def send(plan, state):
@@ -489,11 +512,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                 # meanwhile changed a generation the reshape names, so it fails with
                 # concurrent_update and the retry starts over from a full read.
                 state = _with_new_providers(state, new_records)
-                plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
-                                                 ownership_overrides=ownership,
-                                                 allow_foreign_allocations=allow_foreign_allocations,
-                                                 foreign=foreign, migrations=migrations,
-                                                 orphans=orphans_in(state))
+                plan = plan_on(state, root_uuid, allow_foreign_allocations=allow_foreign_allocations,
+                               foreign=foreign, migrations=migrations, orphans=orphans_in(state))
             else:
                 state, foreign, plan = plan_now()
             ctx['before'] = state
@@ -624,8 +644,10 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
 
 
 def verify_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
-                ownership=None, snapshot_dir=None, snapshot_file=None):
-    """Run the verification checks on the node as it is (``state: verified``)."""
+                ownership=None, snapshot_dir=None, snapshot_file=None, moves=None, consumers=None):
+    """Run the verification checks on the node as it is (``state: verified``).
+
+    With ``moves`` (moves.py) the same checks are fed the layout and ownership of the records."""
     root_prov = resolve_root(backend, root)
     root_uuid = root_prov['uuid']
     baseline = None
@@ -646,11 +668,14 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
     state, foreign = read_node(backend, root_uuid, known=baseline if snap_error is None else None)
     if snap_error is not None:
         raise snap_error  # pylint: disable=raising-bad-type
-    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
     try:
-        plan = planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
-                                         ownership_overrides=ownership, allow_foreign_allocations=True,
-                                         foreign=foreign, defer_in_flight=False)
+        if moves is not None:
+            _lay, owners = _moves.layout_from_moves(state, root_uuid, moves, consumers=consumers, policy=policy,
+                                                    lookup=lambda ref: ops.find_provider(backend, ref))
+        else:
+            owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
+        plan = _planner(backend, devices, layout_options, policy, ownership, moves, consumers)(
+            state, root_uuid, allow_foreign_allocations=True, foreign=foreign, defer_in_flight=False)
     except planner.PlanError as exc:
         checks = [
             _verify.usage_matches_allocations(state),
