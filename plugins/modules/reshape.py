@@ -484,28 +484,39 @@ def _run(module, backend, log):
     return result
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            root_provider=dict(type='str', required=True, aliases=['compute_node']),
-            devices=dict(type='dict'),
-            layout=dict(type='dict', default={}),
-            ownership_policy=dict(type='str', default='strict', choices=['strict', 'pack']),
-            ownership=dict(type='dict', default={}),
-            allow_foreign_allocations=dict(type='bool', default=False),
-            nova_migrations=dict(type='str', default='auto', choices=['auto', 'always', 'never']),
-            compute_host=dict(type='str'),
-            migrations=dict(type='list', elements='dict'),
-            state=dict(type='str', default='reshaped', choices=['reshaped', 'rolled_back', 'verified']),
-            snapshot_dir=dict(type='path'),
-            snapshot=dict(type='path'),
-            remove_children=dict(type='bool', default=False),
-            run_id=dict(type='str', default=''),
-        ),
-        **placement_module_kwargs(required_if=[('state', 'reshaped', ('devices',)),
-                                               ('state', 'verified', ('devices',))])
+def argument_spec():
+    """The module's options (with the backend / auth ones); the in-process action uses it too."""
+    return placement_argument_spec(
+        root_provider=dict(type='str', required=True, aliases=['compute_node']),
+        devices=dict(type='dict'),
+        layout=dict(type='dict', default={}),
+        ownership_policy=dict(type='str', default='strict', choices=['strict', 'pack']),
+        ownership=dict(type='dict', default={}),
+        allow_foreign_allocations=dict(type='bool', default=False),
+        nova_migrations=dict(type='str', default='auto', choices=['auto', 'always', 'never']),
+        compute_host=dict(type='str'),
+        migrations=dict(type='list', elements='dict'),
+        state=dict(type='str', default='reshaped', choices=['reshaped', 'rolled_back', 'verified']),
+        snapshot_dir=dict(type='path'),
+        snapshot=dict(type='path'),
+        remove_children=dict(type='bool', default=False),
+        run_id=dict(type='str', default=''),
     )
+
+
+def module_kwargs():
+    """The rules between the options (AnsibleModule's keyword arguments besides the spec)."""
+    return placement_module_kwargs(required_if=[('state', 'reshaped', ('devices',)),
+                                                ('state', 'verified', ('devices',))])
+
+
+def run(module):
+    """Run the module's work on ``module`` (an AnsibleModule, or the in-process stand-in)."""
     run_module(module, _run, creates_store=False)
+
+
+def main():
+    run(new_module(argument_spec=argument_spec(), **module_kwargs()))
 
 
 if __name__ == '__main__':
