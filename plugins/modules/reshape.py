@@ -21,6 +21,11 @@ description:
     M(placement.upgrade.device_info)); each consumer's moved allocation goes to the child of
     the device it uses (an instance with two mdevs on GPU A and one on GPU B gets 2 on A and 1
     on B).
+  - Where the layout cannot be discovered (an offline node, a driver that reports nothing, a
+    custom resource class), O(moves) gives the reshape as explicit move records instead of
+    O(devices) (and O(consumers) says where a consumer's units go when a class is split over
+    several targets); the plan, dry run, snapshot, reshape, verification and rollback are the
+    same. See C(docs/explicit-moves.md) in the collection.
   - Before the reshape, the node's tree and the full allocations of its consumers are saved
     as a JSON snapshot in O(snapshot_dir); O(state=rolled_back) restores it.
   - After a reshape or a rollback the tree is read again and verified; a failed check fails
@@ -47,7 +52,61 @@ options:
     description:
       - The device report of the node, as returned in RV(placement.upgrade.device_info#module:devices)
         (the whole registered result is accepted too).
-      - Required for O(state=reshaped) and O(state=verified).
+      - Required for O(state=reshaped) and O(state=verified), unless O(moves) is given.
+      - Mutually exclusive with O(moves).
+    type: dict
+  moves:
+    description:
+      - The reshape as explicit move records, instead of the device report O(devices) (mutually
+        exclusive with it); for a node whose layout cannot be discovered. O(layout) and
+        O(ownership) are not used with it.
+      - Each record moves units of one or more resource classes off the node's root provider
+        onto a target provider; a class moves off the root whole (the records of a class add up
+        to the root's total of it).
+      - Each target gets the root's inventory record of the class with C(total) set to the
+        units moved to it and C(max_unit) no larger than that.
+      - A consumer's units of a class that goes to one target go there; a class split over
+        several targets needs O(consumers), or O(ownership_policy=pack); otherwise the task fails
+        naming the consumers.
+      - Once the reshape is done, the same records describe the node (the root holds none of the
+        moved classes, each target holds what the records say), so a rerun changes nothing and
+        O(state=verified) checks the tree against them.
+    type: list
+    elements: dict
+    suboptions:
+      from_resource_provider:
+        description:
+          - Name or UUID of the provider the resources move off; the node's root provider
+            (O(root_provider)).
+        type: str
+        required: true
+      to_resource_provider:
+        description:
+          - Name or UUID of the provider the resources move to, in the node's tree (not the root).
+          - A name no provider has is created as a child of the root (with a deterministic UUID);
+            a provider of another tree, or a UUID no provider has, is refused.
+        type: str
+        required: true
+      moved_resources:
+        description:
+          - "Units moved, per resource class: C({VGPU: 4}). A class is a standard one or
+            C(CUSTOM_*) (created when missing)."
+        type: dict
+        required: true
+      traits:
+        description:
+          - Traits the target gets (added to those it has; C(CUSTOM_*) ones are created when
+            missing).
+        type: list
+        elements: str
+  consumers:
+    description:
+      - "With O(moves): where each consumer's units go when a class is split over several
+        targets, as C({consumer uuid: {target name or uuid: {RESOURCE_CLASS: units}}})."
+      - The units of a class must add up to what the consumer holds of it on the root, the
+        targets must be targets of that class in O(moves), and the targets' capacity holds them.
+      - A consumer left out is packed with O(ownership_policy=pack), and named in the failure
+        with V(strict).
     type: dict
   layout:
     description:
@@ -71,7 +130,8 @@ options:
     description:
       - V(strict) fails the task, changing nothing, when a consumer's moved allocation cannot
         be matched to devices it owns (no guest/mdev known for it, or owned units that do not
-        add up); the message names the consumers.
+        add up), or, with O(moves), to the targets of a split class (not in O(consumers)); the
+        message names the consumers.
       - V(pack) places what ownership cannot, first-fit over the children sorted by name,
         respecting capacity, C(min_unit), C(max_unit) and C(step_size).
     type: str
@@ -250,6 +310,25 @@ EXAMPLES = r'''
     snapshot_dir: /var/lib/placement-upgrade/snapshots
   delegate_to: localhost
 
+- name: Reshape a node whose layout cannot be discovered, from explicit move records
+  placement.upgrade.reshape:
+    cloud: overcloud
+    root_provider: compute-09
+    moves:
+      - from_resource_provider: compute-09
+        to_resource_provider: compute-09_gpu0
+        moved_resources: {VGPU: 4}
+        traits: [OWNER_NOVA]
+      - from_resource_provider: compute-09
+        to_resource_provider: compute-09_gpu1
+        moved_resources: {VGPU: 4}
+        traits: [OWNER_NOVA]
+    consumers:
+      0b9b2d4e-6f59-4cbb-9f3c-3e1c3f0c2a11: {compute-09_gpu0: {VGPU: 1}, compute-09_gpu1: {VGPU: 1}}
+      7c1e4a52-2d8f-4a7e-b8a3-5f2d9e6c4b20: {compute-09_gpu1: {VGPU: 2}}
+    snapshot_dir: /var/lib/placement-upgrade/snapshots
+  delegate_to: localhost
+
 - name: Roll the node back to its last snapshot and delete the children
   placement.upgrade.reshape:
     cloud: overcloud
@@ -284,7 +363,8 @@ plan:
       exists), C(create_children), C(set_traits), C(providers) (the final inventory of every
       provider of the tree), C(inventory_changes), C(allocations) (the full final allocations
       of every consumer it moves), C(assignments) (per consumer and class, where the units go
-      and why), C(moved), C(deferred_reason), C(warnings) (the remarks), C(orphans) and C(diff).
+      and why), C(moved), C(deferred_reason), C(warnings) (the remarks), C(orphans) and C(diff);
+      with O(moves), also C(moves) (the records as checked, each with C(from), C(to), C(resources) and C(traits)).
     - C(orphans) lists the consumers on the node that nova knows neither as an instance nor as a
       migration in flight (asked when nova answered for the node's migrations), each with its
       allocations and the C(nova-manage placement audit ... --delete) command that deletes them;
@@ -427,6 +507,16 @@ def _devices(params):
     return devices
 
 
+def _moves(params):
+    """``(devices, moves, consumers)``: the device report, or the explicit move records."""
+    if params.get('moves') is not None:
+        return None, params['moves'], params.get('consumers')
+    if params.get('consumers') is not None:
+        raise ConfigurationError('consumers is only used with moves (the split of a class over the '
+                                 'targets of explicit move records)')
+    return _devices(params), None, None
+
+
 def _orphan_lookup(backend, found, log):
     """When nova answered for the node's migrations, ask it which unexplained consumers are orphans."""
     if found['source'] != nova.SOURCE_NOVA:
@@ -455,12 +545,14 @@ def _run(module, backend, log):
             snapshot_file=params['snapshot'], remove_children=params['remove_children'],
             check_mode=module.check_mode, attempts=attempts, log=keep)
     elif state == 'verified':
+        devices, moves, consumers = _moves(params)
         result = reshaper.verify_node(
-            backend, params['root_provider'], _devices(params), layout_options=params['layout'],
+            backend, params['root_provider'], devices, layout_options=params['layout'],
             policy=params['ownership_policy'], ownership=params['ownership'],
-            snapshot_dir=params['snapshot_dir'], snapshot_file=params['snapshot'])
+            snapshot_dir=params['snapshot_dir'], snapshot_file=params['snapshot'],
+            moves=moves, consumers=consumers)
     else:
-        devices = _devices(params)
+        devices, moves, consumers = _moves(params)
         found = nova.node_migrations(backend, params['root_provider'], mode=params['nova_migrations'],
                                      host=params['compute_host'], given=params['migrations'], log=keep)
         result = reshaper.reshape_node(
@@ -469,7 +561,8 @@ def _run(module, backend, log):
             allow_foreign_allocations=params['allow_foreign_allocations'],
             migrations=None if found['source'] == nova.SOURCE_NONE else found['records'],
             snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
-            attempts=attempts, log=keep, run_id=params['run_id'], orphan_lookup=_orphan_lookup(backend, found, keep))
+            attempts=attempts, log=keep, run_id=params['run_id'], orphan_lookup=_orphan_lookup(backend, found, keep),
+            moves=moves, consumers=consumers)
     result = dict(result)
     result['migrations'] = found
     result['remarks'] = list(result.pop('warnings', None) or [])
@@ -489,6 +582,13 @@ def argument_spec():
     return placement_argument_spec(
         root_provider=dict(type='str', required=True, aliases=['compute_node']),
         devices=dict(type='dict'),
+        moves=dict(type='list', elements='dict', options=dict(
+            from_resource_provider=dict(type='str', required=True),
+            to_resource_provider=dict(type='str', required=True),
+            moved_resources=dict(type='dict', required=True),
+            traits=dict(type='list', elements='str'),
+        )),
+        consumers=dict(type='dict'),
         layout=dict(type='dict', default={}),
         ownership_policy=dict(type='str', default='strict', choices=['strict', 'pack']),
         ownership=dict(type='dict', default={}),
@@ -506,8 +606,10 @@ def argument_spec():
 
 def module_kwargs():
     """The rules between the options (AnsibleModule's keyword arguments besides the spec)."""
-    return placement_module_kwargs(required_if=[('state', 'reshaped', ('devices',)),
-                                                ('state', 'verified', ('devices',))])
+    return placement_module_kwargs(required_if=[('state', 'reshaped', ('devices', 'moves'), True),
+                                                ('state', 'verified', ('devices', 'moves'), True)],
+                                   mutually_exclusive=[('devices', 'moves')],
+                                   required_by={'consumers': ('moves',)})
 
 
 def run(module):
