@@ -110,7 +110,7 @@ def test_split_through_the_module_on_the_real_placement_equals_the_embedded(plac
 
 
 def test_undecided_split_on_the_real_placement_names_the_consumers(placement_server, rest_backend, unique_name,
-                                                                    tmp_path, capsys):
+                                                                   tmp_path, capsys):
     name = unique_name('cn')
     report = gpu_report(tmp_path / 'host', name)
     real = flat_gpu_node(rest_backend, name, report)
