@@ -270,12 +270,10 @@ def layout_from_moves(state, root_uuid, moves, consumers=None, policy=planner.PO
             'moves_from': {}, 'traits_exact': False, 'heal': False, 'takes_all': None,
             'records': list(target['paths']),
         })
-    warnings = []
-    if done:
-        warnings.append('%s already moved as the records say (the root has none, the targets hold it)'
-                        % ', '.join(done))
+    # (classes in ``done`` are already where the records say: the planner finds nothing to do for
+    # them, as the discovery path on a node that has its layout)
     layout = {'root_name': root['name'], 'options': _layout.merge_options(None), 'children': children,
-              'classes': sorted(by_class), 'warnings': warnings, 'remove': [], 'root_traits_remove': [],
+              'classes': sorted(by_class), 'warnings': [], 'remove': [], 'root_traits_remove': [],
               'nova': None, 'cpu': None, 'moves': [dict((k, r[k]) for k in ('from', 'to', 'resources', 'traits'))
                                                    for r in records]}
     return layout, ownership
