@@ -318,3 +318,25 @@ def test_moves_equal_to_discovery_give_the_discovery_plan_and_reshape_body(embed
     assert _without_generations(spy.reshape_calls[0]) == _without_generations(spy.reshape_calls[1])
     assert set(spy.reshape_calls[1]['inventories']) == {node['root'], layout.child_uuid(node['root'], A),
                                                         layout.child_uuid(node['root'], B)}
+
+
+def test_an_existing_child_is_a_target_and_keeps_its_other_inventory(embedded_backend, node):
+    backend = embedded_backend
+    backend.ensure_resource_class('CUSTOM_NIC')
+    backend.ensure_trait('CUSTOM_CARD')
+    existing = make_provider(backend, 'compute-01_card', {'CUSTOM_NIC': {'total': 2}}, traits=['CUSTOM_CARD'],
+                             parent=node['root'])
+    records = [{'from_resource_provider': node['root'], 'to_resource_provider': existing,
+                'moved_resources': {'VGPU': 16}, 'traits': ['OWNER_NOVA']}]
+    result = reshaper.reshape_node(backend, 'compute-01', None, moves=records, snapshot_dir=node['snapdir'])
+    assert result['verified'] is True, result['verification']
+    assert result['plan']['create_children'] == []
+    inv = backend.get_inventories(existing)['inventories']
+    assert sorted(inv) == ['CUSTOM_NIC', 'VGPU'] and inv['CUSTOM_NIC']['total'] == 2 and inv['VGPU']['total'] == 16
+    assert backend.get_provider_traits(existing)['traits'] == ['CUSTOM_CARD', 'OWNER_NOVA']
+    for consumer, vgpus in node['consumers'].items():
+        assert vgpu_on(backend, consumer) == {existing: vgpus}
+    # the records now describe the node: a rerun is a no-op, verification passes
+    again = reshaper.reshape_node(backend, 'compute-01', None, moves=records, snapshot_dir=node['snapdir'])
+    assert again['status'] == 'noop'
+    assert reshaper.verify_node(backend, 'compute-01', None, moves=records)['verified'] is True
