@@ -96,6 +96,25 @@ options:
       - Without either, no memory encryption providers are planned (a warning says so when the
         kernel enables AMD SEV).
     type: path
+  record_to:
+    description:
+      - Also write the result (RV(devices) and RV(ownership)) as JSON to this file where the module
+        runs (mode 0600, written atomically; its directory must exist), for a later run with
+        O(replay_from), for example a rehearsal on the controller without the nodes
+        (see C(docs/rehearse.md)).
+      - The file is written in check mode too (discovery only reads; the recording is the run's
+        output, as the fleet report is). The module still never reports a change.
+    type: path
+  replay_from:
+    description:
+      - Do not probe the node; return the result recorded in this file instead (a file written
+        with O(record_to), or the registered result of a device_info task saved as JSON or
+        YAML, or the device report alone).
+      - RV(ownership) is computed again from the recorded report.
+      - When O(hostname) is given it must be the recorded host name, so that a recording is never
+        replayed for another node.
+      - Cannot be used with O(record_to) or O(use_virsh); the other probing options are ignored.
+    type: path
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -132,6 +151,17 @@ EXAMPLES = r'''
 - name: Show which GPU each instance's vGPUs live on
   ansible.builtin.debug:
     var: node_devices.ownership
+
+- name: Record what was discovered, for a rehearsal later
+  placement.upgrade.device_info:
+    record_to: /var/tmp/devices-compute-01.json
+
+- name: Replay a recording instead of probing (on the controller)
+  placement.upgrade.device_info:
+    replay_from: /srv/rehearsal/devices/compute-01.json
+    hostname: compute-01
+  delegate_to: localhost
+  register: node_devices
 
 - name: Read a fake node built with tools/fakehost.py
   placement.upgrade.device_info:
@@ -261,6 +291,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import ne
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import recording
 
 
 def _virsh_domains(module):
@@ -303,10 +334,14 @@ def main():
             hostname=dict(type='str'),
             nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
             domain_capabilities=dict(type='path'),
+            record_to=dict(type='path'),
+            replay_from=dict(type='path'),
         ),
         supports_check_mode=True,
     )
     params = module.params
+    if params['replay_from']:
+        _replay(module)
     domain_xmls = _virsh_domains(module) if params['use_virsh'] else None
     domcaps = params['domain_capabilities']
     if not domcaps and params['use_virsh']:
@@ -328,6 +363,27 @@ def main():
         module.fail_json(msg=exc.detail if not exc.status else str(exc), path=getattr(exc, 'path', None))
     except Exception as exc:  # pylint: disable=broad-except
         # never a traceback: say what broke, and where, for a bug report
+        module.fail_json(msg=unexpected_error(exc))
+    result = dict(devices=report, ownership=discovery.ownership(report))
+    if params['record_to']:
+        try:
+            recording.record(params['record_to'], result)
+        except PlacementError as exc:
+            module.fail_json(msg=str(exc), path=getattr(exc, 'path', None))
+    module.exit_json(changed=False, **result)
+
+
+def _replay(module):
+    """Exit with the recorded result of ``replay_from`` (never probes)."""
+    params = module.params
+    for other in ('record_to', 'use_virsh'):
+        if params[other]:
+            module.fail_json(msg='replay_from cannot be used with %s' % other)
+    try:
+        report = recording.replay(params['replay_from'], hostname=params['hostname'])
+    except PlacementError as exc:
+        module.fail_json(msg=str(exc), path=getattr(exc, 'path', None))
+    except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg=unexpected_error(exc))
     module.exit_json(changed=False, devices=report, ownership=discovery.ownership(report))
 
