@@ -17,7 +17,7 @@ description:
   - Reads the provider trees of the chosen compute nodes from the Placement the task talks to
     (the production Placement, through the backend and auth options) and writes them into a
     NEW embedded store file, a faithful copy a rehearsal of the rolling reshape runs against
-    (see the P(placement.upgrade.rehearse#playbook) playbook and C(docs/rehearse.md)).
+    (see C(playbooks/rehearse.yml) and C(docs/rehearse.md)).
   - "Copied: every provider of each chosen tree with its uuid, name and parent, its inventories
     (every field), traits and aggregates; every consumer holding an allocation on those trees
     with its FULL allocations (also on providers outside the trees), its project, user and consumer

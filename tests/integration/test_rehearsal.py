@@ -1,0 +1,186 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rehearse the upgrade (issue 16), end to end with the real Placement on 127.0.0.1.
+
+* export: the fleet's trees, their consumers and the sharing pool are copied from the real
+  Placement into an embedded store; production is only read (no write request reaches it,
+  no generation moves);
+* rehearse: playbooks/rehearse.yml exports and rolls through the nodes on the copy;
+* compare: a plan against production (playbooks/plan.yml) is the plan the rehearsal executed
+  (playbooks/compare_plan.yml, placement.upgrade.plan_compare);
+* the real roll then leaves production exactly as the rehearsal left the copy (provider uuids,
+  names, parents, inventories, traits, aggregates, every consumer's allocations with their
+  amounts, project, user and type; not generations);
+* production changing between the rehearsal and the real run (a new guest) is listed by the
+  comparison.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import uuid as _uuid
+
+import pytest
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare, export
+
+import simfleet
+from test_fleet_playbook import playbook, statuses, trees
+
+pytestmark = [pytest.mark.slow, pytest.mark.real]
+
+WRITES = ('create_', 'update_', 'delete_', 'set_', 'ensure_', 'put_', 'post_', 'reshape')
+
+
+class CountingBackend(object):
+    """A backend proxy counting the calls of every method that writes."""
+
+    def __init__(self, backend):
+        self._backend = backend
+        self.writes = []
+
+    def __getattr__(self, name):
+        attr = getattr(self._backend, name)
+        if callable(attr) and name.startswith(WRITES):
+            def counted(*args, **kwargs):
+                self.writes.append(name)
+                return attr(*args, **kwargs)
+            return counted
+        return attr
+
+
+def state(backend, names):
+    """What an export reads of ``names`` (trees, their consumers, sharing and other providers),
+    without generations: what production and the copy must agree on."""
+    data = export.read_export(backend, names)
+    providers = dict((u, dict((k, v) for k, v in p.items() if k != 'why')) for u, p in data['providers'].items())
+    allocations = {}
+    for consumer, body in data['allocations'].items():
+        allocations[consumer] = {
+            'allocations': dict((rp, entry['resources']) for rp, entry in body['allocations'].items()),
+            'project_id': body.get('project_id'), 'user_id': body.get('user_id'),
+            'consumer_type': body.get('consumer_type')}
+    return {'providers': providers, 'allocations': allocations}
+
+
+def requests(server, offset):
+    """{method: count} of the requests Placement logged after ``offset`` (placement.requestlog)."""
+    with open(server.log_path, 'rb') as handle:
+        handle.seek(offset)
+        text = handle.read().decode('utf-8', 'replace')
+    found = {}
+    for method in re.findall(r'"(GET|HEAD|POST|PUT|PATCH|DELETE) /[^"]*"', text):
+        found[method] = found.get(method, 0) + 1
+    return found
+
+
+def log_size(server):
+    """Where the server's log ends now (None for a server this session did not start: no log)."""
+    return os.path.getsize(server.log_path) if server.log_path else None
+
+
+def _dirs(tmp_path, name):
+    base = str(tmp_path / name)
+    return base, {'rolling_reshape_report_dir': os.path.join(base, 'reports'),
+                  'rolling_reshape_snapshot_dir': os.path.join(base, 'snapshots')}
+
+
+def test_export_rehearse_compare_then_the_real_roll_ends_as_the_rehearsal(tmp_path, placement_server, rest_backend,
+                                                                          unique_name):
+    prefix = unique_name('r') + '-'
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5, prefix=prefix, backend=rest_backend,
+                           inventory_vars={'placement_backend': placement_server.module_auth()})
+    names = [n['provider'] for n in fleet['nodes']]
+    before = trees(fleet, rest_backend)
+    seen = log_size(placement_server)
+
+    # 1. the export core only reads its source: no write method called, nothing logged, no generation moved
+    counting = CountingBackend(rest_backend)
+    data = export.read_export(counting, names)
+    copy = str(tmp_path / 'core-copy.db')
+    export.write_export(data, copy)
+    assert counting.writes == []
+    summary = export.summarize(data)
+    assert summary['compute_nodes'] == names
+    assert summary['sharing_providers'] == [fleet['pool']['name']]
+    with EmbeddedBackend(copy, create=False) as store:
+        assert state(store, names) == state(rest_backend, names)
+    # the migrating node's consumer is untyped in production (nova's migration record): so in the copy
+    migrating = [n for n in fleet['nodes'] if n['kind'] == 'migrating'][0]
+    with EmbeddedBackend(copy, create=False) as store:
+        assert store.get_allocations(migrating['migration_consumer'])['consumer_type'] == 'unknown'
+
+    # 2. rehearse: export + roll on the copy, through the playbook; production untouched
+    rehearsal, rehearsal_dirs = _dirs(tmp_path, 'rehearsal')
+    rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal,
+                                                         rolling_reshape_serial='100%'))
+    assert rc == 0, out
+    assert 'Exported 5 compute node(s)' in out
+    assert trees(fleet, rest_backend) == before, 'the rehearsal changed production'
+    if seen is not None:
+        logged = requests(placement_server, seen)
+        assert logged.get('GET', 0) > 100, logged                  # the log sees every request ...
+        assert set(logged) == {'GET'}, 'a write request reached production: %s' % logged   # ... and only reads
+    assert statuses({'out_dir': rehearsal}) == fleet['expected']
+    store_path = os.path.join(rehearsal, 'placement.db')
+    with EmbeddedBackend(store_path, create=False) as store:
+        rehearsed = state(store, names)
+    assert rehearsed != state(rest_backend, names), 'the rehearsal reshaped nothing'
+
+    # 3. at the moment of the real run: the plan against production equals the rehearsal
+    plan, plan_dirs = _dirs(tmp_path, 'plan')
+    rc, out = playbook(fleet, 'plan.yml', extra=dict(plan_dirs, rolling_reshape_serial='100%'))
+    assert rc == 0, out
+    assert trees(fleet, rest_backend) == before
+    rc, out = playbook(fleet, 'compare_plan.yml', extra={
+        'rehearsal_report': os.path.join(rehearsal, 'reports', 'latest'),
+        'plan_report': os.path.join(plan, 'reports', 'latest')})
+    assert rc == 0, out
+    assert 'The plan against production is the plan the rehearsal executed, on every node' in out
+
+    # 4. the real roll: production ends exactly as the rehearsal ended
+    real, real_dirs = _dirs(tmp_path, 'real')
+    rc, out = playbook(fleet, 'rolling_reshape.yml', forks=1, extra=dict(real_dirs, rolling_reshape_serial='100%'))
+    assert rc == 0, out
+    assert statuses({'out_dir': real}) == fleet['expected']
+    assert state(rest_backend, names) == rehearsed
+
+
+def test_production_changing_after_the_rehearsal_is_listed(tmp_path, placement_server, rest_backend, unique_name):
+    prefix = unique_name('c') + '-'
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=3, prefix=prefix, backend=rest_backend,
+                           inventory_vars={'placement_backend': placement_server.module_auth()})
+    rehearsal, rehearsal_dirs = _dirs(tmp_path, 'rehearsal')
+    rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal))
+    assert rc == 0, out
+
+    # a new guest lands on the first node after the rehearsal
+    node = fleet['nodes'][0]
+    guest = str(_uuid.uuid4())
+    rest_backend.put_allocations(guest, {
+        'allocations': {node['uuid']: {'resources': {'VCPU': 1, 'MEMORY_MB': 512}}},
+        'project_id': simfleet.PROJECT_ID, 'user_id': simfleet.USER_ID,
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+
+    plan, plan_dirs = _dirs(tmp_path, 'plan')
+    rc, out = playbook(fleet, 'plan.yml', extra=plan_dirs)
+    assert rc == 0, out
+    rc, out = playbook(fleet, 'compare_plan.yml', extra={
+        'rehearsal_report': os.path.join(rehearsal, 'reports', 'latest'),
+        'plan_report': os.path.join(plan, 'reports', 'latest')})
+    assert rc != 0, out
+    assert 'The plan against production differs from the rehearsal on 1 node(s): %s' % node['name'] in out
+    assert '%s: before consumer %s: rehearsal null, production {"%s": {"MEMORY_MB": 512, "VCPU": 1}}' % (
+        node['name'], guest, node['provider']) in out
+
+    # the same, from the core: only the new guest differs, before and after the pass
+    result = compare.compare_runs(compare.load_run(os.path.join(rehearsal, 'reports', 'latest'))[0],
+                                  compare.load_run(os.path.join(plan, 'reports', 'latest'))[0])
+    assert not result['equal']
+    assert sorted((d['node'], d['what'], d['item']) for d in result['differences']) == [
+        (node['name'], 'after', 'consumer %s' % guest), (node['name'], 'before', 'consumer %s' % guest)]
