@@ -144,9 +144,9 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet
 
 def _run(module, backend, log):
     params = module.params
-    dest = os.path.abspath(os.path.expanduser(params['dest']))
+    dest = os.path.abspath(params['dest'])          # (both options are type path: ~ expanded)
     source = params.get('embedded_db')
-    if source and os.path.abspath(os.path.expanduser(source)) == dest:
+    if source and os.path.realpath(source) == os.path.realpath(dest):
         raise ConfigurationError('dest: %s is the source store (embedded_db); export into another file' % dest)
     export.check_dest(dest, params['force'])
     data = export.read_export(backend, params['compute_nodes'])

@@ -184,3 +184,23 @@ def test_production_changing_after_the_rehearsal_is_listed(tmp_path, placement_s
     assert not result['equal']
     assert sorted((d['node'], d['what'], d['item']) for d in result['differences']) == [
         (node['name'], 'after', 'consumer %s' % guest), (node['name'], 'before', 'consumer %s' % guest)]
+
+
+def test_the_rehearsal_refuses_to_roll_on_anything_but_the_copy(tmp_path):
+    # production's backend given as placement_backend in the extra vars would be the roll's too
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=3)
+    before = trees(fleet)
+    rehearsal, rehearsal_dirs = _dirs(tmp_path, 'rehearsal')
+    for extra in ({'placement_backend': {'embedded_db': fleet['embedded_db']}},
+                  {'rolling_reshape_pre_tasks': os.path.join(os.path.dirname(fleet['inventory']), 'hook.yml')}):
+        rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal, **extra))
+        assert rc != 0, out
+        assert 'The rehearsal must run on the copy %s only' % os.path.join(rehearsal, 'placement.db') in out
+        assert 'Roll through the compute nodes' not in out
+    assert trees(fleet) == before
+    # --check: a fresh copy, and a plan on it
+    rc, out = playbook(fleet, 'rehearse.yml', check=True, extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal))
+    assert rc == 0, out
+    assert statuses({'out_dir': rehearsal}) == dict((n, 'planned' if s == 'reshaped' else s)
+                                                    for n, s in fleet['expected'].items())
+    assert trees(fleet) == before
