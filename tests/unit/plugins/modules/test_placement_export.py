@@ -90,3 +90,10 @@ def test_documentation_names_every_option():
         assert set(doc['options']) == options
         yaml.safe_load(module.EXAMPLES)
         yaml.safe_load(module.RETURN)
+
+
+def test_export_from_a_missing_store_fails_and_creates_nothing(run_module, tmp_path):
+    source = str(tmp_path / 'nope.db')
+    rc, out = run_module(placement_export, {'embedded_db': source, 'dest': str(tmp_path / 'copy.db')})
+    assert rc == 1 and 'does not exist' in out['msg']
+    assert os.listdir(str(tmp_path)) == []
