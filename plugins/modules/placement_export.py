@@ -27,8 +27,9 @@ description:
     inventories, traits and aggregates, so that every allocation fits."
   - A provider outside the chosen trees is copied without the allocations of other consumers.
     Generations are the copy's own.
-  - The source is only read. Finding the sharing providers reads the traits of every provider of
-    the source (one request per provider).
+  - The source is only read, with GET requests - each tree, its providers' inventories, traits,
+    aggregates and allocations, each consumer's allocations, and one request for the sharing
+    providers of the trees' aggregates.
   - The store is built under a temporary name next to O(dest) and renamed into place when
     complete; a failed export leaves no partial store.
 options:

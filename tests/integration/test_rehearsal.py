@@ -26,6 +26,7 @@ import uuid as _uuid
 
 import pytest
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import Backend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare, export
 
@@ -98,6 +99,11 @@ def test_export_rehearse_compare_then_the_real_roll_ends_as_the_rehearsal(tmp_pa
     names = [n['provider'] for n in fleet['nodes']]
     before = trees(fleet, rest_backend)
     seen = log_size(placement_server)
+
+    # the sharing providers: one request on the real Placement, the same as reading every provider
+    aggregates = [fleet['pool']['aggregate']]
+    assert [p['uuid'] for p in rest_backend.sharing_providers(aggregates)] == [fleet['pool']['uuid']]
+    assert [p['uuid'] for p in Backend.sharing_providers(rest_backend, aggregates)] == [fleet['pool']['uuid']]
 
     # 1. the export core only reads its source: no write method called, nothing logged, no generation moved
     counting = CountingBackend(rest_backend)

@@ -40,6 +40,9 @@ __metaclass__ = type
 
 import copy
 
+#: the trait of a provider sharing its inventory with the members of its aggregates
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+
 
 class Backend(object):
     """Abstract Placement backend. Subclasses implement every method."""
@@ -76,6 +79,25 @@ class Backend(object):
     def get_provider(self, uuid):
         """GET /resource_providers/{uuid} -> provider, or raise NotFound."""
         raise NotImplementedError
+
+    def sharing_providers(self, aggregates):
+        """The providers sharing with the members of ``aggregates`` -> [provider].
+
+        GET /resource_providers?member_of=in:A,B&required=MISC_SHARES_VIA_AGGREGATE: the
+        providers with that trait in any of the aggregates.  This generic version reads
+        every provider's traits (and a sharing one's aggregates); a backend that can ask
+        Placement in one request overrides it.  Empty ``aggregates`` -> ``[]``.
+        """
+        aggregates = set(aggregates or ())
+        if not aggregates:
+            return []
+        found = []
+        for prov in self.list_providers():
+            if SHARING_TRAIT not in self.get_provider_traits(prov['uuid'])['traits']:
+                continue
+            if aggregates & set(self.get_aggregates(prov['uuid'])['aggregates']):
+                found.append(prov)
+        return found
 
     def create_provider(self, name, uuid=None, parent_provider_uuid=None):
         """POST /resource_providers -> provider (generation 0).

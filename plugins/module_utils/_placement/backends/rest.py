@@ -51,7 +51,7 @@ except ImportError:  # pragma: no cover - Python 2
     from urllib import quote as _quote
 
 from .. import errors
-from .base import Backend
+from .base import SHARING_TRAIT, Backend
 from .factory import secret_values
 from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
 from ..rules.allocations import CONSUMER_TYPE_MICROVERSION, names_consumer_type
@@ -627,6 +627,15 @@ class RestBackend(Backend):
 
     def get_provider(self, uuid):
         return _strip_links(self._call('GET', '/resource_providers/%s' % _seg(uuid), retry=True))
+
+    def sharing_providers(self, aggregates):
+        aggregates = sorted(set(aggregates or ()))
+        if not aggregates:
+            return []
+        # member_of (1.3, in: form) and required (1.18): one request, whatever the cloud's size
+        params = {'member_of': 'in:' + ','.join(aggregates), 'required': SHARING_TRAIT}
+        body = self._call('GET', '/resource_providers', params=params, retry=True)
+        return [_strip_links(p) for p in body['resource_providers']]
 
     def create_provider(self, name, uuid=None, parent_provider_uuid=None):
         body = {'name': name}

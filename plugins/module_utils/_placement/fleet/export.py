@@ -35,9 +35,6 @@ from ..backends.base import provider_tree_state
 from ..errors import ConfigurationError, LocalFileError, NotFound
 from ..rules import providers as provider_rules
 
-#: the trait of a provider sharing its inventory with the members of its aggregates
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
-
 #: a consumer written before consumer types (nova's migration records) reads back as this
 UNKNOWN_CONSUMER_TYPE = 'unknown'
 
@@ -122,22 +119,15 @@ def read_export(backend, compute_nodes=None):
             entry['why'] = 'tree'
             providers[uuid] = entry
         allocations.update(state['allocations'])
-    # the sharing providers of the trees' aggregates: Placement's interface has no member_of
-    # filter here, so every other provider's traits are read (its aggregates only if it shares)
+    # the sharing providers of the trees' aggregates (one request on the real Placement)
     aggregates = set()
     for prov in providers.values():
         aggregates.update(prov['aggregates'])
-    if aggregates:
-        for prov in backend.list_providers():
-            if prov['uuid'] in providers:
-                continue
-            if SHARING_TRAIT not in backend.get_provider_traits(prov['uuid'])['traits']:
-                continue
-            if aggregates & set(backend.get_aggregates(prov['uuid'])['aggregates']):
-                for above in _ancestors(backend, prov['uuid'], providers):
-                    entry = _provider_entry(backend, above)
-                    entry['why'] = 'sharing' if above['uuid'] == prov['uuid'] else 'allocations'
-                    providers[above['uuid']] = entry
+    for prov in sorted(backend.sharing_providers(aggregates), key=lambda p: p['uuid']):
+        for above in _ancestors(backend, prov['uuid'], providers):
+            entry = _provider_entry(backend, above)
+            entry['why'] = 'sharing' if above['uuid'] == prov['uuid'] else 'allocations'
+            providers[above['uuid']] = entry
     # every other provider the consumers hold allocations on, with the providers above it
     for body in allocations.values():
         for rp in sorted((body.get('allocations') or {})):
