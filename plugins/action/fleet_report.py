@@ -29,10 +29,10 @@ import os
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
+from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
 MODULE = 'placement.upgrade.fleet_report'
 TEMPLATE_OPTIONS = ('html_template', 'markdown_template')
@@ -43,7 +43,13 @@ def _unexpected(exc):
     return 'Unexpected error (%s): %s' % (type(exc).__name__, exc)
 
 
-class ActionModule(ActionBase):
+class ActionModule(in_process.InProcessAction):
+
+    MODULE = MODULE
+
+    def _module_file(self):
+        from ansible_collections.placement.upgrade.plugins.modules import fleet_report
+        return fleet_report
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -67,7 +73,7 @@ class ActionModule(ActionBase):
         render = render and not self._play_context.check_mode
         if render:
             args['return_report'] = True
-        module_result = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
+        module_result = self._run_module(args, task_vars)
         data = module_result.pop('report', None)
         result.update(module_result)
         if not render or result.get('failed') or data is None:
@@ -94,8 +100,7 @@ class ActionModule(ActionBase):
                     log.append(message)
                     result.setdefault('warnings', []).append(message)
         else:
-            written = self._execute_module(module_name=MODULE, task_vars=task_vars,
-                                           module_args={'dest': dest, 'files': files, 'latest_link': latest})
+            written = self._run_module({'dest': dest, 'files': files, 'latest_link': latest}, task_vars)
             for message in written.get('log') or []:
                 log.append(message)
             result.setdefault('warnings', []).extend(written.get('warnings') or [])

@@ -47,6 +47,8 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.placement.upgrade.plugins.plugin_utils import preload
+
 _PERCENT = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*%\s*$')
 _INT = re.compile(r'^\s*\d+\s*$')
 _FORMS = 'a number (1), a percentage ("10%") or a list of them ([1, "10%"], or the text "1,10%")'
@@ -82,7 +84,12 @@ def _parse_list(text):
 
 
 def batches(value):
-    """``serial`` from an int, a percentage, a list, or a string holding any of them."""
+    """``serial`` from an int, a percentage, a list, or a string holding any of them.
+
+    ansible-playbook templates ``serial`` in its own process, before the play's first batch:
+    the node pass's controller code is imported there once (plugin_utils/preload.py).
+    """
+    preload.warm()
     if isinstance(value, (list, tuple)):
         items = list(value)
     elif isinstance(value, str):

@@ -137,7 +137,13 @@ def auth_argument_spec(args=None):
 
 def placement_argument_spec(**options):
     """The shared options plus the module's own ``options`` (a module option wins)."""
-    spec = auth_argument_spec()
+    return placement_argument_spec_for(None, **options)
+
+
+def placement_argument_spec_for(args, **options):
+    """:func:`placement_argument_spec` for the task arguments ``args`` (None: those Ansible
+    loaded for this process); an action running the module in process passes them."""
+    spec = auth_argument_spec(args)
     spec.update(options)
     return spec
 

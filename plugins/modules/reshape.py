@@ -37,7 +37,10 @@ description:
     reading the node back; applied is reported as reshaped, not applied is fenced and sent again,
     and when Placement cannot be read the task fails saying the outcome is unknown and what to do.
   - Runs where Placement is reached (use C(delegate_to) the controller); it does not touch
-    the compute node itself.
+    the compute node itself. Delegated to the controller itself (the local connection, no
+    become, no task C(environment), the controller's own Python as interpreter) the action
+    plugin runs the module's code inside ansible-playbook's worker instead of starting a module
+    process, with the same options, checks, result, check and diff mode.
   - See C(docs/reshape.md) in the collection for the plan, the ownership rules, verification
     and rollback, with a worked example.
 options:
@@ -487,7 +490,7 @@ error:
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
     new_module,
-    placement_argument_spec,
+    placement_argument_spec_for,
     placement_module_kwargs,
     run_module,
 )
@@ -577,9 +580,11 @@ def _run(module, backend, log):
     return result
 
 
-def argument_spec():
-    """The module's options (with the backend / auth ones); the in-process action uses it too."""
-    return placement_argument_spec(
+def argument_spec(args=None):
+    """The module's options (with the backend / auth ones) for the task arguments ``args``
+    (None: those of this run); the in-process action (plugins/action/reshape.py) uses it too."""
+    return placement_argument_spec_for(
+        args,
         root_provider=dict(type='str', required=True, aliases=['compute_node']),
         devices=dict(type='dict'),
         moves=dict(type='list', elements='dict', options=dict(
@@ -612,13 +617,13 @@ def module_kwargs():
                                    required_by={'consumers': ('moves',)})
 
 
-def run(module):
+def execute(module):
     """Run the module's work on ``module`` (an AnsibleModule, or the in-process stand-in)."""
     run_module(module, _run, creates_store=False)
 
 
 def main():
-    run(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
 
 
 if __name__ == '__main__':

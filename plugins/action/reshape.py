@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The action plugin of placement.upgrade.reshape: on the controller, the module runs in process.
+
+The roles delegate the reshape to the controller.  There, the module's own code (its argument
+spec, its run) is run inside this action (``module_utils/in_process.py``): the same validation,
+result, check and diff mode, without packing the module and starting a Python for each node.
+Anywhere else (another host, become, a task ``environment``, another Python interpreter) the
+module runs as usual.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
+
+MODULE = 'placement.upgrade.reshape'
+
+
+class ActionModule(in_process.RunModuleAction):
+
+    MODULE = MODULE
+
+    def _module_file(self):
+        from ansible_collections.placement.upgrade.plugins.modules import reshape
+        return reshape

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Import, once in ansible-playbook's own process, the code every node's pass runs on the controller.
+
+Ansible's collection loader compiles a collection's Python from source each time a process
+imports it (it keeps no bytecode), and every task runs in a new worker process forked from
+ansible-playbook.  The reshape and the node's record run in process on the controller
+(plugin_utils/in_process.py): without this, every node's worker would compile the collection's
+Placement core again (about 0.1 s a task, as much as the work).  Imported here, in the
+parent, the workers inherit it.
+
+:func:`warm` is called by plugins loaded in the parent process during a roll: the
+``placement.upgrade.batches`` filter (the rolling playbooks' ``serial``) and the
+``placement.upgrade.rolling_progress`` callback.  It never fails: a roll without it is slower,
+not different.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib
+
+#: The controller-side code of a node's pass (the modules run in process, their actions).
+MODULES = (
+    'ansible_collections.placement.upgrade.plugins.modules.reshape',
+    'ansible_collections.placement.upgrade.plugins.modules.fleet_report',
+    'ansible_collections.placement.upgrade.plugins.action.reshape',
+    'ansible_collections.placement.upgrade.plugins.action.fleet_report',
+)
+
+_DONE = []
+
+
+def warm():
+    """Import :data:`MODULES` (once); return the names that could not be imported."""
+    if _DONE:
+        return _DONE[0]
+    missing = []
+    for name in MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # pylint: disable=broad-except
+            missing.append(name)
+    _DONE.append(missing)
+    return missing
