@@ -15,8 +15,9 @@ version_added: 0.1.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Stores what the roll recorded for some nodes, then renders the report of the whole run from
-    every node stored so far in O(dest), so the report is complete after each batch and stays
-    complete when the roll stops at a failing node.
+    every node stored so far in O(dest), so the report is complete whenever it is rendered and
+    stays complete when the roll stops at a failing node. With O(summarize=false) it only stores
+    (the rolling role stores each node's record in the node's pass, and renders once at the end).
   - For each new record the node's provider tree is read from Placement; the tree before is
     the snapshot the reshape wrote (reshaped nodes, and failed nodes whose reshape was applied
     before the failure), the plan applied to the tree (check mode), or the tree as it is
@@ -41,7 +42,10 @@ description:
     (C(templates/fleet_report/) in the collection) or the operator's (O(html_template),
     O(markdown_template)). The action plugin of this module renders them on the controller,
     where ansible-core provides Jinja2, whatever Python the module runs with; the module
-    gathers the data (it reads Placement) and stores the node records.
+    gathers the data (it reads Placement) and stores the node records. When the task runs on
+    the controller itself (the local connection, no become, no task C(environment), the
+    controller's own Python as interpreter) the module's code runs inside the action plugin,
+    without a module process.
 options:
   dest:
     description:
@@ -101,6 +105,17 @@ options:
   render:
     description:
       - Render the report files after storing O(records).
+    type: bool
+    default: true
+  summarize:
+    description:
+      - With V(false), only store O(records) (each read with its tree) in O(dest) and return
+        RV(stored); no other stored record is read, no report is built or rendered, and the
+        summary keys are not returned. The cost then does not grow with the records already
+        stored; the rolling role stores each node's record with it, in the node's own pass, and
+        renders the report once at the end of the run.
+      - Records of another run already in O(dest) are refused as with V(true) (the node's own
+        stored record, or one stored record, is read for its run id).
     type: bool
     default: true
   html_template:
@@ -261,7 +276,7 @@ summary:
       C(touched), C(derived), C(unread), C(reason), C(duration), C(moved), C(snapshot),
       C(rollback) (the rollback command of a node this run reshaped), C(retries), C(created)
       and C(verification_failed).
-  returned: success
+  returned: success, unless O(summarize=false)
   type: dict
   sample:
     totals: {nodes: 12, touched: 8, consumers_moved: 21, allocations_moved: 24, providers_created: 16,
@@ -274,12 +289,12 @@ summary_line:
     - One line with the fleet totals.
     - "With O(mode=plan) it reads C(<n> nodes (plan): X would reshape, Y already done, Z deferred,
       W would stop the roll; ...)."
-  returned: success
+  returned: success, unless O(summarize=false)
   type: str
   sample: "12 nodes: 8 reshaped, 2 skipped, 2 deferred, 0 failed; 24 allocations of 21 consumers moved; 18.2 s"
 deferred_nodes:
   description: Deferred nodes with the reason.
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: dict
   sample: [{node: compute-11, reason: "migration in flight: ..."}]
@@ -287,7 +302,7 @@ failed_nodes:
   description:
     - Failed nodes with the reason (the node the roll stopped at), and C(touched), true when the
       node failed after its reshape was applied.
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: dict
   sample: [{node: compute-07, reason: "post task failed (task: Restart nova-compute)", touched: true}]
@@ -295,19 +310,19 @@ would_stop:
   description:
     - With O(mode=plan), the nodes that would stop a real roll (the failed ones), with the
       reason; always empty with O(mode=apply).
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: dict
   sample: [{node: compute-03, reason: "strict ownership: consumer 5f1e... holds VGPU no guest explains"}]
 touched_nodes:
   description: The nodes whose provider tree this run changed (reshaped, rolled back, or failed after the reshape).
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: str
   sample: [compute-01, compute-02]
 unread_nodes:
   description: The nodes whose provider tree could not be read from Placement, with why.
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: dict
   sample: [{node: compute-04, reason: "cannot use Placement: Placement could not be reached ..."}]
@@ -318,7 +333,7 @@ next_steps:
     - The rerun command for the deferred nodes, the fix-then-rerun command of a node that
       stopped (or would stop) the roll, the rerun command of the nodes not reached, and the
       rollback command of the nodes this run reshaped.
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: str
   sample:
@@ -328,7 +343,7 @@ next_steps:
       -i INVENTORY placement.upgrade.rollback -e rollback_nodes=compute-01,compute-02"
 unreached_nodes:
   description: Nodes of O(hosts) without a record (the roll did not reach them).
-  returned: success
+  returned: success, unless O(summarize=false)
   type: list
   elements: str
   sample: []
@@ -367,7 +382,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
     format_error,
     new_module,
-    placement_argument_spec,
+    placement_argument_spec_for,
     placement_module_kwargs,
     run_module,
 )
@@ -568,6 +583,43 @@ def run(module, log):
     return result
 
 
+def store(module, log):
+    """summarize=false: collect and store the given records; nothing else is read or built."""
+    params = module.params
+    dest = params['dest']
+    bad = []
+    records = _given_records(params['records'], bad)
+    for item in bad:
+        log('node record skipped: %s' % item['problem'])
+    run_id = report.check_run(report.load_some_records(dest, [r.get('node') or r.get('provider') for r in records]),
+                              params['run_id'], dest)
+    reader = _Reader(params, log)
+    collected = []
+    try:
+        if records:
+            reader.open()
+        for record in records:
+            node = record.get('node') or record.get('provider')
+            try:
+                rec, warnings = reader.collect(report.collect_record, record, mode=params['mode'],
+                                               snapshot_dir=params['snapshot_dir'], run_id=run_id)
+            except Exception as exc:  # pylint: disable=broad-except
+                rec, warnings = _as_given(record, exc), []
+                bad.append({'node': str(node), 'file': None, 'problem': report.shape_text(exc)})
+                log('%s: the record could not be collected (%s); stored with its plain fields'
+                    % (node, report.shape_text(exc)))
+            for warning in warnings:
+                log(warning)
+            rec['run_id'] = run_id
+            collected.append(rec)
+    finally:
+        reader.close()
+    stored = [] if module.check_mode else [report.save_record(dest, rec) for rec in collected]
+    line = 'stored %d node record(s) in %s' % (len(stored), dest) if not module.check_mode else \
+        'check mode: %d node record(s) not stored' % len(collected)
+    return dict(changed=bool(stored), stored=stored, bad_records=bad, paths=report.report_paths(dest), msg=line)
+
+
 def _link(dest, params, log):
     if params['latest_link']:
         try:
@@ -595,34 +647,48 @@ def _action(module, _backend, log):
     try:
         if module.params['files'] is not None:
             return write_files(module, warn)
+        if not module.params['summarize']:
+            return store(module, warn)
         return run(module, warn)
     except (OSError, IOError) as exc:
         raise report.ReportError('Cannot write the report in %s: %s' % (module.params['dest'], exc))
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            dest=dict(type='path', required=True),
-            records=dict(type='list', elements='raw', default=[]),
-            hosts=dict(type='list', elements='str', default=[]),
-            mode=dict(type='str', choices=['apply', 'plan'], default='apply'),
-            title=dict(type='str', default='Rolling reshape report'),
-            run_id=dict(type='str', default=''),
-            read_trees=dict(type='bool', default=True),
-            render=dict(type='bool', default=True),
-            latest_link=dict(type='bool', default=True),
-            snapshot_dir=dict(type='path'),
-            providers=dict(type='dict', default={}),
-            context=dict(type='dict', default={}),
-            html_template=dict(type='path'),
-            markdown_template=dict(type='path'),
-            return_report=dict(type='bool', default=False),
-            files=dict(type='dict'),
-        ),
-        **placement_module_kwargs()
+def argument_spec(args=None):
+    """The module's options for the task arguments ``args`` (None: this run's); the action uses it too."""
+    return placement_argument_spec_for(
+        args,
+        dest=dict(type='path', required=True),
+        records=dict(type='list', elements='raw', default=[]),
+        hosts=dict(type='list', elements='str', default=[]),
+        mode=dict(type='str', choices=['apply', 'plan'], default='apply'),
+        title=dict(type='str', default='Rolling reshape report'),
+        run_id=dict(type='str', default=''),
+        read_trees=dict(type='bool', default=True),
+        render=dict(type='bool', default=True),
+        summarize=dict(type='bool', default=True),
+        latest_link=dict(type='bool', default=True),
+        snapshot_dir=dict(type='path'),
+        providers=dict(type='dict', default={}),
+        context=dict(type='dict', default={}),
+        html_template=dict(type='path'),
+        markdown_template=dict(type='path'),
+        return_report=dict(type='bool', default=False),
+        files=dict(type='dict'),
     )
+
+
+def module_kwargs():
+    return placement_module_kwargs()
+
+
+def execute(module):
+    """Run the module's work on ``module`` (an AnsibleModule, or the action's in-process stand-in)."""
     run_module(module, _action, open_backend=False)
+
+
+def main():
+    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
 
 
 if __name__ == '__main__':

@@ -968,6 +968,31 @@ def load_records(dest):
     return records, problems
 
 
+def load_some_records(dest, nodes):
+    """The stored records of ``nodes`` under ``dest/nodes``, or else one stored record: enough to
+    tell the run the folder holds (every record stored there agrees on it) without reading all."""
+    folder = os.path.join(dest, 'nodes')
+    if not os.path.isdir(folder):
+        return []
+    paths = [record_path(dest, node) for node in nodes if node]
+    found = [path for path in paths if os.path.exists(path)]
+    if not found:
+        for name in sorted(os.listdir(folder)):
+            if name.endswith('.json') and not name.startswith('.'):
+                found = [os.path.join(folder, name)]
+                break
+    records = []
+    for path in found:
+        try:
+            with open(path) as handle:
+                record = json.load(handle)
+        except (OSError, IOError, ValueError):
+            continue  # the full report names unreadable files
+        if isinstance(record, dict) and _record_key(record) is not None:
+            records.append(record)
+    return records
+
+
 def record_run_ids(records):
     """{run id: [nodes]} of stored records (``''`` for a record without one)."""
     runs = {}

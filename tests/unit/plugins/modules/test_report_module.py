@@ -127,3 +127,44 @@ def test_unwritable_destination_fails_cleanly(run, tmp_path):
     assert rc == 1 and res['failed'] is True
     assert res['msg'].startswith('Cannot write the report in %s' % (blocker / 'run'))
     assert 'exception' not in res
+
+
+def test_store_only_stores_the_node_and_reads_no_other_record(run, rolled, tmp_path):
+    """summarize=false (the role, once per node): the record is stored with its tree; no report is
+    built, and a badly shaped record of another node already stored is not even read."""
+    fleet, results = rolled
+    dest = str(tmp_path / 'run-2')
+    os.makedirs(os.path.join(dest, 'nodes'))
+    with open(os.path.join(dest, 'nodes', 'compute-05.json'), 'w') as handle:
+        handle.write('{not json')
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'run_id': 'run-2', 'summarize': False,
+                   'records': [_record('compute-01', results['compute-01'], status='reshaped')]})
+    assert rc == 0, res
+    assert res['changed'] is True and res['bad_records'] == []
+    assert res['stored'] == [os.path.join(dest, 'nodes', 'compute-01.json')]
+    for key in ('summary', 'summary_line', 'failed_nodes', 'unreached_nodes'):
+        assert key not in res
+    assert not os.path.exists(res['paths']['html']), 'store-only renders nothing'
+    # the full render afterwards reads it (and names the unreadable file)
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'run_id': 'run-2',
+                   'hosts': ['compute-01', 'compute-05']})
+    assert rc == 0, res
+    statuses = dict((n['node'], n['status']) for n in res['summary']['nodes'])
+    assert statuses['compute-01'] == 'reshaped'
+    assert [item['file'] for item in res['bad_records']] == [os.path.join(dest, 'nodes', 'compute-05.json')]
+
+
+def test_store_only_refuses_another_runs_folder_and_check_mode_writes_nothing(run, rolled, tmp_path):
+    fleet, results = rolled
+    dest = str(tmp_path / 'run-3')
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'run_id': 'run-3', 'summarize': False,
+                   'records': [_record('compute-02', results['compute-02'])]}, check=True)
+    assert rc == 0 and res['changed'] is False and res['stored'] == [] and not os.path.exists(dest)
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'run_id': 'run-3', 'summarize': False,
+                   'records': [_record('compute-02', results['compute-02'])]})
+    assert rc == 0 and res['stored']
+    # another node of another run in the same folder: refused, nothing written
+    rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'run_id': 'run-4', 'summarize': False,
+                   'records': [_record('compute-03', results['compute-03'])]})
+    assert rc == 1 and 'another run' in res['msg'] and 'run-3' in res['msg']
+    assert sorted(os.listdir(os.path.join(dest, 'nodes'))) == ['compute-02.json']

@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rolling playbook against Ansible's floor (issue 13 targets 1, 2 and 5).
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/bench_fleet.py [--nodes 12,200,1000] [--serial 1,10] [--json FILE]
+
+For every fleet size N and batch size S, two fresh simulated fleets of N nodes are built
+(tools/simfleet.py: local-connection hosts with fake sysfs and libvirt XML, the embedded
+Placement seeded flat) and rolled in the same run, one after the other:
+
+* ``floor``: benchmarks/floor/floor.yml, the cheapest play doing the node's work: ONE module
+  run per node (discover, plan, snapshot, reshape, verify, record; the collection's own core)
+  at serial S, and the run's report rendered once at the end;
+* ``roll``: playbooks/rolling_reshape.yml at serial S (pre-flight, the role, the report), the
+  rolling_progress callback on, no hooks, no nova steps: what an operator runs.
+
+Both use forks = S, and the controller's Python keeps its bytecode (__pycache__), as an
+installed ansible-core and collection do.  Printed per (N, S): seconds per node of each, their ratio, the roll's
+total time, the peak RSS of the ansible-playbook process (the controller: facts of every host
+live there), and whether both ended with the same status per node (they must).
+
+A measurement tool, not a test: nothing here passes or fails on timing.  The fleet build (not
+counted) takes about 1 s per 20 nodes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(_HERE)
+sys.path.insert(0, os.path.join(REPO, 'tools'))
+
+import simfleet  # noqa: E402
+
+CFG = """\
+[defaults]
+forks = {forks}
+{callbacks}
+retry_files_enabled = false
+host_key_checking = false
+interpreter_python = auto_silent
+nocows = true
+library = {library}
+callback_plugins = {callbacks_dir}
+"""
+
+
+def _ansible_playbook():
+    candidate = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    return candidate if os.path.exists(candidate) else shutil.which('ansible-playbook')
+
+
+def _collections(out):
+    parent = os.path.join(out, 'collections', 'ansible_collections', 'placement')
+    os.makedirs(parent)
+    os.symlink(REPO, os.path.join(parent, 'upgrade'))
+    return os.path.join(out, 'collections')
+
+
+def _peak_rss_mb(before):
+    """Peak RSS (MB) of the largest child that ended since ``before`` was read (Linux: KB)."""
+    now = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return now / 1024.0 if now > before else None
+
+
+def run_one(kind, nodes, serial, base, keep, profile=False):
+    out = os.path.join(base, '%s-%d-s%d' % (kind, nodes, serial))
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    fleet = simfleet.build(out, nodes=nodes)
+    run_id = 'bench-%s-%d-%d' % (kind, nodes, serial)
+    with open(os.path.join(out, 'ansible.cfg'), 'w') as handle:
+        handle.write(CFG.format(
+            forks=max(serial, 1),
+            callbacks='callbacks_enabled = %s' % ', '.join(
+                (['placement.upgrade.rolling_progress'] if kind == 'roll' else []) + (['task_times'] if profile else [])),
+            library=os.path.join(_HERE, 'floor', 'library'), callbacks_dir=os.path.join(_HERE, 'callbacks')))
+    env = dict(os.environ)
+    env.update({
+        'ANSIBLE_CONFIG': os.path.join(out, 'ansible.cfg'),
+        'ANSIBLE_COLLECTIONS_PATH': _collections(out),
+        'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
+        'ANSIBLE_HOME': os.path.join(out, '.ansible'),
+    })
+    env.pop('ANSIBLE_CALLBACKS_ENABLED', None)
+    times_path = os.path.join(out, 'task-times.json')
+    env['BENCH_TASK_TIMES'] = times_path
+    # the controller keeps its bytecode, as an installed ansible-core and collection do (a module
+    # packed by AnsiballZ is compiled in each run whatever this says)
+    env.pop('PYTHONDONTWRITEBYTECODE', None)
+    if kind == 'floor':
+        extra = {'bench_serial': serial, 'bench_out': out, 'bench_run_id': run_id}
+        playbook = os.path.join(_HERE, 'floor', 'floor.yml')
+    else:
+        extra = {'rolling_reshape_hosts': 'compute', 'rolling_reshape_serial': serial,
+                 'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
+                 'rolling_reshape_report_dir': os.path.join(out, 'reports'),
+                 'preflight_run_id': run_id}
+        playbook = os.path.join(REPO, 'playbooks', 'rolling_reshape.yml')
+    cmd = [_ansible_playbook(), '-i', fleet['inventory'], playbook, '-e', json.dumps(extra)]
+    rss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.time()
+    with open(os.path.join(out, 'ansible-output.txt'), 'w') as log:
+        proc = subprocess.run(cmd, env=env, cwd=out, stdout=log, stderr=subprocess.STDOUT, check=False)
+    seconds = time.time() - started
+    summary_path = os.path.join(out, 'reports', run_id, 'summary.json')
+    statuses = {}
+    if os.path.exists(summary_path):
+        with open(summary_path) as handle:
+            statuses = dict((n['node'], n['status']) for n in json.load(handle)['nodes'])
+    task_times = []
+    if profile and os.path.exists(times_path):
+        with open(times_path) as handle:
+            task_times = json.load(handle)
+    result = dict(kind=kind, nodes=nodes, serial=serial, rc=proc.returncode, seconds=seconds,
+                  per_node=seconds / nodes, peak_rss_mb=_peak_rss_mb(rss_before), statuses=statuses,
+                  out=out, task_times=task_times)
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--nodes', default='12,200', help='fleet sizes, comma-separated (default 12,200)')
+    parser.add_argument('--serial', default='1,10', help='batch sizes, comma-separated (default 1,10)')
+    parser.add_argument('--out', default=os.path.join(REPO, 'out', 'bench-fleet'))
+    parser.add_argument('--keep', action='store_true', help='keep the fleets and the ansible output')
+    parser.add_argument('--json', help='also write the figures to this file')
+    parser.add_argument('--profile', action='store_true',
+                        help='also print where the time goes: seconds per task (summed over the nodes)')
+    args = parser.parse_args(argv)
+    rows = []
+    print('%6s %6s | %12s %12s %6s | %10s %12s %12s | %s' % (
+        'nodes', 'serial', 'floor s/node', 'roll s/node', 'ratio', 'roll total', 'floor RSS MB',
+        'roll RSS MB', 'same outcome'))
+    for nodes in [int(n) for n in args.nodes.split(',')]:
+        for serial in [int(s) for s in args.serial.split(',')]:
+            floor = run_one('floor', nodes, serial, args.out, args.keep, args.profile)
+            roll = run_one('roll', nodes, serial, args.out, args.keep, args.profile)
+            same = floor['statuses'] == roll['statuses'] and len(roll['statuses']) == nodes
+            print('%6d %6d | %12.3f %12.3f %6.2f | %8.1f m %12s %12s | %s%s' % (
+                nodes, serial, floor['per_node'], roll['per_node'], roll['per_node'] / floor['per_node'],
+                roll['seconds'] / 60.0,
+                '%.0f' % floor['peak_rss_mb'] if floor['peak_rss_mb'] else '?',
+                '%.0f' % roll['peak_rss_mb'] if roll['peak_rss_mb'] else '?',
+                'yes' if same else 'NO', '' if floor['rc'] == roll['rc'] == 0 else
+                ' (rc floor %d, roll %d: see --keep output)' % (floor['rc'], roll['rc'])))
+            for item in (floor, roll) if args.profile else ():
+                for seconds, runs, name in item['task_times'][:12]:
+                    print('        %-5s %8.2f s %5d x  %s' % (item['kind'], seconds, runs, name[:90]))
+            sys.stdout.flush()
+            rows.append(dict(floor=floor, roll=roll, same_outcome=same))
+    if args.json:
+        with open(args.json, 'w') as handle:
+            json.dump(rows, handle, indent=1, sort_keys=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
