@@ -483,6 +483,26 @@ def _hosts_without_record(hosts, have):
     return out
 
 
+def _collect(reader, records, params, run_id, bad, log):
+    """Each given record with its trees (:func:`report.collect_record`); one bad record does not
+    sink the others: it is kept with its plain fields and listed in ``bad``."""
+    collected = []
+    for record in records:
+        node = record.get('node') or record.get('provider')
+        try:
+            rec, warnings = reader.collect(report.collect_record, record, mode=params['mode'],
+                                           snapshot_dir=params['snapshot_dir'], run_id=run_id)
+        except Exception as exc:  # pylint: disable=broad-except
+            rec, warnings = _as_given(record, exc), []
+            bad.append({'node': str(node), 'file': None, 'problem': report.shape_text(exc)})
+            log('%s: the record could not be collected (%s); stored with its plain fields'
+                % (node, report.shape_text(exc)))
+        for warning in warnings:
+            log(warning)
+        collected.append(rec)
+    return collected
+
+
 def run(module, log):
     params = module.params
     dest = params['dest']
@@ -517,20 +537,7 @@ def run(module, log):
             log('snapshot_dir is not searched without a run_id: a snapshot tells its run by its run id')
         if records or derive:
             reader.open()
-        for record in records:
-            node = record.get('node') or record.get('provider')
-            try:
-                rec, warnings = reader.collect(report.collect_record, record, mode=mode,
-                                               snapshot_dir=params['snapshot_dir'], run_id=run_id)
-            except Exception as exc:  # pylint: disable=broad-except
-                # one bad record must not sink the report
-                rec, warnings = _as_given(record, exc), []
-                bad.append({'node': str(node), 'file': None, 'problem': report.shape_text(exc)})
-                log('%s: the record could not be collected (%s); stored with its plain fields'
-                    % (node, report.shape_text(exc)))
-            for warning in warnings:
-                log(warning)
-            collected.append(rec)
+        collected = _collect(reader, records, params, run_id, bad, log)
         for host, (provider, found) in sorted(derive.items(), key=lambda kv: params['hosts'].index(kv[0])):
             try:
                 rec, warnings = reader.collect(report.derive_record, host, provider, found)
@@ -598,22 +605,11 @@ def store(module, log):
     try:
         if records:
             reader.open()
-        for record in records:
-            node = record.get('node') or record.get('provider')
-            try:
-                rec, warnings = reader.collect(report.collect_record, record, mode=params['mode'],
-                                               snapshot_dir=params['snapshot_dir'], run_id=run_id)
-            except Exception as exc:  # pylint: disable=broad-except
-                rec, warnings = _as_given(record, exc), []
-                bad.append({'node': str(node), 'file': None, 'problem': report.shape_text(exc)})
-                log('%s: the record could not be collected (%s); stored with its plain fields'
-                    % (node, report.shape_text(exc)))
-            for warning in warnings:
-                log(warning)
-            rec['run_id'] = run_id
-            collected.append(rec)
+        collected = _collect(reader, records, params, run_id, bad, log)
     finally:
         reader.close()
+    for rec in collected:
+        rec['run_id'] = run_id
     stored = [] if module.check_mode else [report.save_record(dest, rec) for rec in collected]
     line = 'stored %d node record(s) in %s' % (len(stored), dest) if not module.check_mode else \
         'check mode: %d node record(s) not stored' % len(collected)
