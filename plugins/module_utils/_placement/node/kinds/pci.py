@@ -195,6 +195,21 @@ def _vf_product(pf, warnings):
     return product
 
 
+def _device_child(kind, root_name, dev, address, rc, total, opts):
+    """The child of one device (an SR-IOV PF: its VFs; a PCI device: itself) in the option layout."""
+    fields = dict(address_fields(address), root=root_name, vendor_id=dev.get('vendor_id', ''),
+                  product_id=dev.get('product_id', ''), numa_node=dev.get('numa_node', -1))
+    return {
+        'name': render_name(kind, opts['name_template'], fields),
+        'kind': kind,
+        'device': fields['address'],
+        'inventories': {rc: inventory_record(total, opts)},
+        'traits': sorted(set(opts.get('traits') or [])),
+        'inherit': inherit_fields(opts),
+        'numa_node': dev.get('numa_node', -1),
+    }
+
+
 def sriov_option_children(root_name, pfs, opts, warnings):
     out = []
     for pf in pfs:
@@ -211,17 +226,7 @@ def sriov_option_children(root_name, pfs, opts, warnings):
             rc = 'SRIOV_NET_VF'
         else:
             rc = pci_class(pf.get('vendor_id'), _vf_product(pf, warnings))
-        fields = dict(address_fields(address), root=root_name, vendor_id=pf.get('vendor_id', ''),
-                      product_id=pf.get('product_id', ''), numa_node=pf.get('numa_node', -1))
-        out.append({
-            'name': render_name(KIND_SRIOV, opts['name_template'], fields),
-            'kind': KIND_SRIOV,
-            'device': fields['address'],
-            'inventories': {rc: inventory_record(total, opts)},
-            'traits': sorted(set(opts.get('traits') or [])),
-            'inherit': inherit_fields(opts),
-            'numa_node': pf.get('numa_node', -1),
-        })
+        out.append(_device_child(KIND_SRIOV, root_name, pf, address, rc, total, opts))
     return out
 
 
@@ -232,15 +237,5 @@ def pci_option_children(root_name, devs, opts, warnings):
         if not address:
             raise LayoutError('a PCI device in the device report has no address')
         rc = opts.get('resource_class') or pci_class(dev.get('vendor_id'), dev.get('product_id'))
-        fields = dict(address_fields(address), root=root_name, vendor_id=dev.get('vendor_id', ''),
-                      product_id=dev.get('product_id', ''), numa_node=dev.get('numa_node', -1))
-        out.append({
-            'name': render_name(KIND_PCI, opts['name_template'], fields),
-            'kind': KIND_PCI,
-            'device': fields['address'],
-            'inventories': {rc: inventory_record(1, opts)},
-            'traits': sorted(set(opts.get('traits') or [])),
-            'inherit': inherit_fields(opts),
-            'numa_node': dev.get('numa_node', -1),
-        })
+        out.append(_device_child(KIND_PCI, root_name, dev, address, rc, 1, opts))
     return out
