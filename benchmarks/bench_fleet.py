@@ -33,7 +33,6 @@ __metaclass__ = type
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -68,12 +67,6 @@ def _collections(out):
     os.makedirs(parent)
     os.symlink(REPO, os.path.join(parent, 'upgrade'))
     return os.path.join(out, 'collections')
-
-
-def _peak_rss_mb(before):
-    """Peak RSS (MB) of the largest child that ended since ``before`` was read (Linux: KB)."""
-    now = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return now / 1024.0 if now > before else None
 
 
 def run_one(kind, nodes, serial, base, keep, profile=False):
@@ -112,11 +105,14 @@ def run_one(kind, nodes, serial, base, keep, profile=False):
                  'preflight_run_id': run_id}
         playbook = os.path.join(REPO, 'playbooks', 'rolling_reshape.yml')
     cmd = [_ansible_playbook(), '-i', fleet['inventory'], playbook, '-e', json.dumps(extra)]
-    rss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.time()
     with open(os.path.join(out, 'ansible-output.txt'), 'w') as log:
-        proc = subprocess.run(cmd, env=env, cwd=out, stdout=log, stderr=subprocess.STDOUT, check=False)
+        proc = subprocess.Popen(cmd, env=env, cwd=out, stdout=log, stderr=subprocess.STDOUT)
+        # the peak RSS of ansible-playbook itself (its workers are its children, not counted)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, 'waitstatus_to_exitcode') else status >> 8
     seconds = time.time() - started
+    peak_rss_mb = usage.ru_maxrss / 1024.0  # Linux: KB
     summary_path = os.path.join(out, 'reports', run_id, 'summary.json')
     statuses = {}
     if os.path.exists(summary_path):
@@ -127,7 +123,7 @@ def run_one(kind, nodes, serial, base, keep, profile=False):
         with open(times_path) as handle:
             task_times = json.load(handle)
     result = dict(kind=kind, nodes=nodes, serial=serial, rc=proc.returncode, seconds=seconds,
-                  per_node=seconds / nodes, peak_rss_mb=_peak_rss_mb(rss_before), statuses=statuses,
+                  per_node=seconds / nodes, peak_rss_mb=peak_rss_mb, statuses=statuses,
                   out=out, task_times=task_times)
     if not keep:
         shutil.rmtree(out, ignore_errors=True)
@@ -156,8 +152,7 @@ def main(argv=None):
             print('%6d %6d | %12.3f %12.3f %6.2f | %8.1f m %12s %12s | %s%s' % (
                 nodes, serial, floor['per_node'], roll['per_node'], roll['per_node'] / floor['per_node'],
                 roll['seconds'] / 60.0,
-                '%.0f' % floor['peak_rss_mb'] if floor['peak_rss_mb'] else '?',
-                '%.0f' % roll['peak_rss_mb'] if roll['peak_rss_mb'] else '?',
+                '%.0f' % floor['peak_rss_mb'], '%.0f' % roll['peak_rss_mb'],
                 'yes' if same else 'NO', '' if floor['rc'] == roll['rc'] == 0 else
                 ' (rc floor %d, roll %d: see --keep output)' % (floor['rc'], roll['rc'])))
             for item in (floor, roll) if args.profile else ():

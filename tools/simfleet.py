@@ -354,7 +354,9 @@ def seed_placement(backend, fleet, log=None):
     prefix = fleet.get('prefix', '')
     aggregate = stable_uuid(prefix, 'aggregate', 'storage')
     pool = _provider(backend, prefix + POOL_NAME, stable_uuid(prefix, 'provider', POOL_NAME))
-    _set_inventories(backend, pool['uuid'], {'DISK_GB': _inv(POOL_DISK_GB, max_unit=2000, reserved=100)})
+    # 40 TB for the default dozen nodes; 500 GB a node for a large simulated fleet (benchmarks)
+    pool_total = max(POOL_DISK_GB, 500 * len(fleet['nodes']))
+    _set_inventories(backend, pool['uuid'], {'DISK_GB': _inv(pool_total, max_unit=2000, reserved=100)})
     _set_traits(backend, pool['uuid'], [SHARING_TRAIT])
     _set_aggregates(backend, pool['uuid'], [aggregate])
     fleet['pool'] = {'name': pool['name'], 'uuid': pool['uuid'], 'aggregate': aggregate}
