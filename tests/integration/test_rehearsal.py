@@ -13,18 +13,24 @@
   names, parents, inventories, traits, aggregates, every consumer's allocations with their
   amounts, project, user and type; not generations);
 * production changing between the rehearsal and the real run (a new guest) is listed by the
-  comparison.
+  comparison;
+* recorded discovery: playbooks/record_discovery.yml writes each node's discovery on the
+  controller, and a rehearsal replays it (rolling_reshape_devices_replay_dir) without the nodes.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import re
+import shutil
+import stat
 import uuid as _uuid
 
 import pytest
+import yaml
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import Backend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
@@ -210,3 +216,87 @@ def test_the_rehearsal_refuses_to_roll_on_anything_but_the_copy(tmp_path):
     assert statuses({'out_dir': rehearsal}) == dict((n, 'planned' if s == 'reshaped' else s)
                                                     for n, s in fleet['expected'].items())
     assert trees(fleet) == before
+
+
+def test_a_rehearsal_replays_recorded_discovery_without_the_nodes(tmp_path):
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5)
+    recordings = str(tmp_path / 'devices')
+    # the play refuses to start without the directory
+    rc, out = playbook(fleet, 'record_discovery.yml')
+    assert rc != 0, out
+    assert 'Give rolling_reshape_devices_record_dir' in out
+    assert not os.path.exists(recordings)
+
+    # record (read only on the nodes; the recordings are written in check mode too), then plan with discovery
+    rc, out = playbook(fleet, 'record_discovery.yml', check=True, extra={'rolling_reshape_devices_record_dir': recordings})
+    assert rc == 0, out
+    assert 'Recorded the discovery of 5 node(s) in %s' % recordings in out
+    assert sorted(os.listdir(recordings)) == sorted('%s.json' % n['name'] for n in fleet['nodes'])
+    assert stat.S_IMODE(os.stat(recordings).st_mode) == 0o700
+    for node in fleet['nodes']:
+        path = os.path.join(recordings, '%s.json' % node['name'])
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        with open(path) as handle:
+            recorded = json.load(handle)
+        assert sorted(recorded) == ['devices', 'ownership']
+        assert recorded['devices']['hostname'] == node['provider']
+    plan, plan_dirs = _dirs(tmp_path, 'plan')
+    rc, out = playbook(fleet, 'plan.yml', extra=dict(plan_dirs, rolling_reshape_serial='100%'))
+    assert rc == 0, out
+
+    # the nodes are gone: the rehearsal reads the recordings on the controller
+    hosts = os.path.join(fleet['out_dir'], 'hosts')
+    shutil.move(hosts, hosts + '.gone')
+    rehearsal, rehearsal_dirs = _dirs(tmp_path, 'rehearsal')
+    rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal,
+                                                         rolling_reshape_devices_replay_dir=recordings,
+                                                         rolling_reshape_serial='100%'))
+    assert rc == 0, out
+    assert statuses({'out_dir': rehearsal}) == fleet['expected']
+    # the plan made with the nodes' own discovery is the plan the rehearsal executed from the recordings
+    rc, out = playbook(fleet, 'compare_plan.yml', extra={
+        'rehearsal_report': os.path.join(rehearsal, 'reports', 'latest'),
+        'plan_report': os.path.join(plan, 'reports', 'latest')})
+    assert rc == 0, out
+    assert 'The plan against production is the plan the rehearsal executed, on every node' in out
+
+    # a recording of another node fails that node, naming both
+    first, second = fleet['nodes'][0], fleet['nodes'][1]
+    shutil.copy(os.path.join(recordings, '%s.json' % second['name']), os.path.join(recordings, '%s.json' % first['name']))
+    again, again_dirs = _dirs(tmp_path, 'again')
+    rc, out = playbook(fleet, 'rehearse.yml', limit=first['name'],
+                       extra=dict(again_dirs, rehearsal_dir=again, rolling_reshape_devices_replay_dir=recordings))
+    assert rc != 0, out
+    assert 'The roll stops at %s: replay_from: %s is the recording of %s, not of %s' % (
+        first['name'], os.path.join(recordings, '%s.json' % first['name']), second['provider'], first['provider']) in out
+    assert statuses({'out_dir': again}) == {first['name']: 'failed'}
+
+
+def test_recording_uses_the_discovery_options_and_defaults_of_the_role():
+    """playbooks/record_discovery.yml passes device_info what the role's discovery task passes,
+    with the role's defaults (applied in the task, not as play vars)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, 'playbooks', 'record_discovery.yml')) as handle:
+        play = yaml.safe_load(handle)[0]
+    with open(os.path.join(root, 'roles', 'rolling_reshape', 'tasks', 'main.yml')) as handle:
+        role_tasks = yaml.safe_load(handle)[0]['block']
+    with open(os.path.join(root, 'roles', 'rolling_reshape', 'defaults', 'main.yml')) as handle:
+        defaults = yaml.safe_load(handle)
+    assert 'vars' not in play
+    recording = [t for t in play['tasks'] if 'placement.upgrade.device_info' in t][0]
+    discovery = [t for t in role_tasks if 'placement.upgrade.device_info' in t][0]
+    role_args = dict((k, v) for k, v in discovery['placement.upgrade.device_info'].items() if k != 'replay_from')
+    args = recording['placement.upgrade.device_info']
+    assert sorted(args) == sorted(role_args)
+    used = {}
+    for value in list(args.values()) + [recording['become']]:
+        for name, default in re.findall(r'(rolling_reshape_\w+) \| default\(([^)]*)\)', value):
+            used[name] = default
+    assert used.pop('rolling_reshape_provider_name') == 'inventory_hostname'
+    assert defaults['rolling_reshape_provider_name'] == '{{ inventory_hostname }}'
+    assert used and dict((name, yaml.safe_load(default)) for name, default in used.items()) == dict(
+        (name, defaults[name]) for name in used)
+    # every variable the role's discovery reads is read (with its default) by the recording
+    role_vars = set(re.findall(r'rolling_reshape_\w+', json.dumps(role_args) + discovery['become']))
+    role_vars -= {'rolling_reshape_devices_replay_dir'}
+    assert role_vars == set(used) | {'rolling_reshape_provider_name'}
