@@ -20,6 +20,9 @@ description:
   - Reads each node's outcome from the C(rolling_reshape_result) fact the
     P(placement.upgrade.rolling_reshape#role) role sets, or from the C(status) a
     M(placement.upgrade.reshape) task returns.
+  - For each node, prints the outcome of each step of its pass when its reshape task ends: what
+    discovery found, the plan (consumers and allocations to move), the reshape (one
+    C(POST /reshaper)) and the verification, or why nothing was done.
   - When the role read the version of a node's nova-compute before and after its reshape, prints
     the node's name and C(nova-compute 33.0.0 -> 34.0.0).
   - At the end of the playbook prints the fleet summary, the deferred nodes with their reasons,
@@ -55,6 +58,41 @@ _LABELS = {
     'done': 'done',
 }
 _RESHAPE_ACTIONS = ('placement.upgrade.reshape', 'reshape')
+_DISCOVERY_ACTIONS = ('placement.upgrade.device_info', 'device_info')
+_FOUND = (('gpus', 'GPU'), ('sriov_pfs', 'SR-IOV PF'), ('pci_devices', 'PCI device'), ('instances', 'guest'))
+
+
+def _count(number, noun):
+    return '%d %s%s' % (number, noun, '' if number == 1 else 's')
+
+
+def _found_text(devices):
+    """What discovery found on the node: ``2 GPUs, 5 guests``."""
+    parts = [_count(len(devices.get(key) or ()), noun) for key, noun in _FOUND if devices.get(key)]
+    return ', '.join(parts) or 'no device'
+
+
+def _steps_text(found, res, check_mode):
+    """The node's pass, step by step: ``discover (2 GPUs) - plan (...) - reshape (...) - verify (...)``."""
+    steps = ['discover (%s)' % found] if found else []
+    status = res.get('status')
+    moved = res.get('moved') if isinstance(res.get('moved'), dict) else {}
+    if status == 'noop':
+        steps.append('plan (nothing to move: already in the layout)')
+    elif status == 'deferred':
+        steps.append('plan (deferred: %s)' % str(res.get('deferred_reason') or '').split(':', 1)[0])
+    elif status in ('reshaped', 'rolled_back'):
+        units = ', '.join('%s %s' % (rc, n) for rc, n in sorted((moved.get('units') or {}).items()))
+        steps.append('plan (%s, %s%s)' % (_count(moved.get('consumers') or 0, 'consumer'),
+                                         _count(moved.get('allocations') or 0, 'allocation'),
+                                         ': ' + units if units else ''))
+        if check_mode or res.get('verified') is None:
+            steps.append('reshape (planned, not applied)')
+        else:
+            steps.append('reshape (one POST /reshaper%s)' % (
+                ', %s' % _count(res['retries'], 'retry') if res.get('retries') else ''))
+            steps.append('verify (%s)' % ('passed' if res.get('verified') else 'FAILED'))
+    return ' - '.join(steps)
 
 
 class _Roll(object):
@@ -71,6 +109,7 @@ class _Roll(object):
         self.outcome = {}
         self.reason = {}
         self.nova_compute = {}
+        self.found = {}
 
     def counts(self):
         counts = {}
@@ -193,7 +232,11 @@ class CallbackModule(CallbackBase):
                 self._say('%s: %s' % (host, _nova_compute_text(versions)))
             return
         action = getattr(result._task, 'action', '')
+        if not failed and action in _DISCOVERY_ACTIONS and isinstance(res.get('devices'), dict):
+            roll.found[host] = _found_text(res['devices'])
         if not failed and action in _RESHAPE_ACTIONS and res.get('status') in _OUTCOMES:
+            planning = self._check_mode() or getattr(result._task, 'check_mode', False) is True
+            self._say('%s: %s' % (host, _steps_text(roll.found.pop(host, None), res, planning)))
             status = res['status']
             if self._check_mode() and status in ('reshaped', 'rolled_back'):
                 status = 'planned'

@@ -50,15 +50,16 @@ class _Play(object):
 
 
 class _Task(object):
-    def __init__(self, action):
+    def __init__(self, action, check_mode=None):
         self.action = action
+        self.check_mode = check_mode
 
 
 class _Result(object):
-    def __init__(self, host, result, action='ansible.builtin.set_fact'):
+    def __init__(self, host, result, action='ansible.builtin.set_fact', check_mode=None):
         self._host = _Host(host)
         self._result = result
-        self._task = _Task(action)
+        self._task = _Task(action, check_mode)
 
 
 class _Display(object):
@@ -116,6 +117,7 @@ def test_batches_counts_and_time_left(callback, clock):
         'batch 1 done in 10.0 s: 1/5 nodes (1 reshaped, 0 skipped, 0 deferred, 0 failed); elapsed 10.0 s, '
         'about 40.0 s left for 4 more nodes',
         'batch 2: c2, c3 (nodes 2-3 of 5)',
+        'c2: plan (nothing to move: already in the layout)',
         'batch 2 done in 10.0 s: 3/5 nodes (1 reshaped, 1 skipped, 1 deferred, 0 failed); elapsed 20.0 s, '
         'about 13.3 s left for 2 more nodes',
         'batch 3: c4, c5 (nodes 4-5 of 5)',
@@ -165,3 +167,30 @@ def test_check_mode_counts_what_would_be_reshaped(callback, clock):
     callback.v2_runner_on_ok(_record('c2', 'noop'))
     callback.v2_playbook_on_stats(None)
     assert _said(callback)[-1] == 'Roll: 2/2 nodes in 0.0 s (1 would reshape, 1 skipped, 0 deferred, 0 failed)'
+
+
+def test_each_node_s_steps_are_named(callback, clock):
+    """discover, plan, reshape, verify: one line per node when its reshape task ends."""
+    inventory = _Inventory(['c1', 'c2', 'c3'])
+    play = _Play('Roll', inventory, 3)
+    callback.v2_playbook_on_play_start(play)
+    gpus = {'gpus': [{}, {}], 'sriov_pfs': [], 'instances': {'a': {}, 'b': {}, 'c': {}}}
+    callback.v2_runner_on_ok(_Result('c1', {'devices': gpus}, action='placement.upgrade.device_info'))
+    callback.v2_runner_on_ok(_Result('c2', {'devices': {'pci_devices': [{}], 'instances': {'a': {}}}},
+                                     action='placement.upgrade.device_info'))
+    callback.v2_runner_on_ok(_Result('c3', {'devices': {}}, action='placement.upgrade.device_info'))
+    # the plan of the hooks' path (check mode on the task), then the reshape itself
+    planned = {'status': 'reshaped', 'moved': {'consumers': 2, 'allocations': 3, 'units': {'VGPU': 3}}, 'verified': None}
+    callback.v2_runner_on_ok(_Result('c1', planned, action='placement.upgrade.reshape', check_mode=True))
+    done = dict(planned, verified=True, retries=1)
+    callback.v2_runner_on_ok(_Result('c1', done, action='placement.upgrade.reshape'))
+    callback.v2_runner_on_ok(_Result('c2', {'status': 'deferred', 'deferred_reason': 'move in flight: x holds',
+                                            'moved': {}}, action='placement.upgrade.reshape'))
+    callback.v2_runner_on_failed(_Result('c3', {'msg': 'boom'}, action='placement.upgrade.reshape'))
+    said = _said(callback)
+    assert said[2:5] == [
+        'c1: discover (2 GPUs, 3 guests) - plan (2 consumers, 3 allocations: VGPU 3) - reshape (planned, not applied)',
+        'c1: plan (2 consumers, 3 allocations: VGPU 3) - reshape (one POST /reshaper, 1 retry) - verify (passed)',
+        'c2: discover (1 PCI device, 1 guest) - plan (deferred: move in flight)',
+    ]
+    assert not [line for line in said if line.startswith('c3:')], 'a failed task names no steps'
