@@ -20,8 +20,8 @@ description:
   - Reads each node's outcome from the C(rolling_reshape_result) fact the
     P(placement.upgrade.rolling_reshape#role) role sets, or from the C(status) a
     M(placement.upgrade.reshape) task returns.
-  - For each node, prints the outcome of each step of its pass when its reshape task ends: what
-    discovery found, the plan (consumers and allocations to move), the reshape (one
+  - For each node, prints the outcome of each step of its pass when its reshape task ends, that
+    is what discovery found, the plan (consumers and allocations to move), the reshape (one
     C(POST /reshaper)) and the verification, or why nothing was done.
   - When the role read the version of a node's nova-compute before and after its reshape, prints
     the node's name and C(nova-compute 33.0.0 -> 34.0.0).
