@@ -83,9 +83,9 @@ def _steps_text(found, res, check_mode):
         steps.append('plan (deferred: %s)' % str(res.get('deferred_reason') or '').split(':', 1)[0])
     elif status in ('reshaped', 'rolled_back'):
         units = ', '.join('%s %s' % (rc, n) for rc, n in sorted((moved.get('units') or {}).items()))
-        steps.append('plan (%s, %s%s)' % (_count(moved.get('consumers') or 0, 'consumer'),
-                                         _count(moved.get('allocations') or 0, 'allocation'),
-                                         ': ' + units if units else ''))
+        steps.append('plan (%s, %s%s)' % (
+            _count(moved.get('consumers') or 0, 'consumer'), _count(moved.get('allocations') or 0, 'allocation'),
+            ': ' + units if units else ''))
         if check_mode or res.get('verified') is None:
             steps.append('reshape (planned, not applied)')
         else:
