@@ -29,6 +29,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from .. import errors
+from ..backends.base import SHARING_TRAIT
 
 NEED_VGPU = 'vgpu'
 NEED_MEM_ENCRYPTION = 'mem_encryption'
@@ -42,7 +43,6 @@ STATE_PLAIN = 'plain'
 #: (= their root providers' uuids) and which carries the service host
 HYPERVISORS_MICROVERSION = '2.53'
 _PCI_CLASSES = ('SRIOV_NET_VF', 'PGPU')
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 HYPERVISORS_HINT = ('listing the hypervisors with their services (GET /os-hypervisors/detail) needs the '
                     '`admin` role under nova\'s default policy (os_compute_api:os-hypervisors:list-detail), '
                     'or set source=placement to list the compute nodes from Placement\'s root providers')

@@ -34,7 +34,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+from ..backends.base import SHARING_TRAIT
+
 MIGRATION_TYPE = 'MIGRATION'
 
 #: statuses of nova's migration records that are over (nova's objects.migration and
