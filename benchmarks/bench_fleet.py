@@ -15,7 +15,12 @@ Placement seeded flat) and rolled in the same run, one after the other:
   run per node (discover, plan, snapshot, reshape, verify, record; the collection's own core)
   at serial S, and the run's report rendered once at the end;
 * ``roll``: playbooks/rolling_reshape.yml at serial S (pre-flight, the role, the report), the
-  rolling_progress callback on, no hooks, no nova steps: what an operator runs.
+  rolling_progress callback on, no hooks, no nova steps: what an operator runs.  The simulated
+  nodes are this controller (local connection, its Python), so discovery runs in process
+  there, as the reshape does (plugins/action/device_info.py);
+* ``remote``: the same roll with discovery run as a module, as on a real fleet where it runs
+  on the node over SSH: the nodes' interpreter is a wrapper script around this Python, so the
+  device_info action ships its module (``--no-remote`` leaves this one out).
 
 Both use forks = S, and the controller's Python keeps its bytecode (__pycache__), as an
 installed ansible-core and collection do.  Printed per (N, S): seconds per node of each, their ratio, the roll's
@@ -74,13 +79,21 @@ def run_one(kind, nodes, serial, base, keep, profile=False):
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    fleet = simfleet.build(out, nodes=nodes)
+    inventory_vars = None
+    if kind == 'remote':
+        # another interpreter path than this one: the actions of the nodes' tasks run their module
+        wrapper = os.path.join(out, 'node-python')
+        with open(wrapper, 'w') as handle:
+            handle.write('#!/bin/sh\nexec %s "$@"\n' % sys.executable)
+        os.chmod(wrapper, 0o755)
+        inventory_vars = {'ansible_python_interpreter': wrapper}
+    fleet = simfleet.build(out, nodes=nodes, inventory_vars=inventory_vars)
     run_id = 'bench-%s-%d-%d' % (kind, nodes, serial)
     with open(os.path.join(out, 'ansible.cfg'), 'w') as handle:
         handle.write(CFG.format(
             forks=max(serial, 1),
             callbacks='callbacks_enabled = %s' % ', '.join(
-                (['placement.upgrade.rolling_progress'] if kind == 'roll' else []) + (['task_times'] if profile else [])),
+                (['placement.upgrade.rolling_progress'] if kind != 'floor' else []) + (['task_times'] if profile else [])),
             library=os.path.join(_HERE, 'floor', 'library'), callbacks_dir=os.path.join(_HERE, 'callbacks')))
     env = dict(os.environ)
     env.update({
@@ -139,27 +152,35 @@ def main(argv=None):
     parser.add_argument('--json', help='also write the figures to this file')
     parser.add_argument('--profile', action='store_true',
                         help='also print where the time goes: seconds per task (summed over the nodes)')
+    parser.add_argument('--no-remote', action='store_true',
+                        help='leave out the roll with discovery run as a module (as on remote nodes)')
     args = parser.parse_args(argv)
+    kinds = ['roll'] if args.no_remote else ['roll', 'remote']
     rows = []
-    print('%6s %6s | %12s %12s %6s | %10s %12s %12s | %s' % (
-        'nodes', 'serial', 'floor s/node', 'roll s/node', 'ratio', 'roll total', 'floor RSS MB',
-        'roll RSS MB', 'same outcome'))
+    print('%6s %6s | %12s | %-8s %10s %6s | %10s %12s %12s | %s' % (
+        'nodes', 'serial', 'floor s/node', 'kind', 's/node', 'ratio', 'total', 'floor RSS MB',
+        'RSS MB', 'same outcome'))
     for nodes in [int(n) for n in args.nodes.split(',')]:
         for serial in [int(s) for s in args.serial.split(',')]:
             floor = run_one('floor', nodes, serial, args.out, args.keep, args.profile)
-            roll = run_one('roll', nodes, serial, args.out, args.keep, args.profile)
-            same = floor['statuses'] == roll['statuses'] and len(roll['statuses']) == nodes
-            print('%6d %6d | %12.3f %12.3f %6.2f | %8.1f m %12s %12s | %s%s' % (
-                nodes, serial, floor['per_node'], roll['per_node'], roll['per_node'] / floor['per_node'],
-                roll['seconds'] / 60.0,
-                '%.0f' % floor['peak_rss_mb'], '%.0f' % roll['peak_rss_mb'],
-                'yes' if same else 'NO', '' if floor['rc'] == roll['rc'] == 0 else
-                ' (rc floor %d, roll %d: see --keep output)' % (floor['rc'], roll['rc'])))
-            for item in (floor, roll) if args.profile else ():
+            row = dict(floor=floor)
+            for kind in kinds:
+                roll = run_one(kind, nodes, serial, args.out, args.keep, args.profile)
+                same = floor['statuses'] == roll['statuses'] and len(roll['statuses']) == nodes
+                print('%6d %6d | %12.3f | %-8s %10.3f %6.2f | %8.1f m %12s %12s | %s%s' % (
+                    nodes, serial, floor['per_node'], kind, roll['per_node'], roll['per_node'] / floor['per_node'],
+                    roll['seconds'] / 60.0,
+                    '%.0f' % floor['peak_rss_mb'], '%.0f' % roll['peak_rss_mb'],
+                    'yes' if same else 'NO', '' if floor['rc'] == roll['rc'] == 0 else
+                    ' (rc floor %d, %s %d: see --keep output)' % (floor['rc'], kind, roll['rc'])))
+                row[kind] = roll
+                row['same_outcome_' + kind] = same
+                sys.stdout.flush()
+            for item in [floor] + [row[kind] for kind in kinds] if args.profile else ():
                 for seconds, runs, name in item['task_times'][:12]:
-                    print('        %-5s %8.2f s %5d x  %s' % (item['kind'], seconds, runs, name[:90]))
+                    print('        %-6s %8.2f s %5d x  %s' % (item['kind'], seconds, runs, name[:90]))
             sys.stdout.flush()
-            rows.append(dict(floor=floor, roll=roll, same_outcome=same))
+            rows.append(row)
     if args.json:
         with open(args.json, 'w') as handle:
             json.dump(rows, handle, indent=1, sort_keys=True)

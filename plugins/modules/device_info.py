@@ -171,6 +171,13 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+started:
+  description:
+    - When the task began, in seconds since the epoch, by the controller's clock (the action
+      plugin adds it, wherever the module runs). The rolling role times each node's pass from it.
+  returned: always
+  type: float
+  sample: 1767268800.25
 devices:
   description:
     - The device report of the node (see docs/architecture.md, "The device report").
@@ -321,24 +328,32 @@ def _virsh_domcapabilities(module):
     return out
 
 
-def main():
-    module = new_module(
-        argument_spec=dict(
-            sysfs_root=dict(type='path', default='/sys'),
-            domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
-            use_virsh=dict(type='bool', default=False),
-            pci_filters=dict(type='list', elements='dict', default=[],
-                             options=dict(vendor_id=dict(type='str', required=True),
-                                          product_id=dict(type='str'))),
-            numa=dict(type='bool', default=True),
-            hostname=dict(type='str'),
-            nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
-            domain_capabilities=dict(type='path'),
-            record_to=dict(type='path'),
-            replay_from=dict(type='path'),
-        ),
-        supports_check_mode=True,
+def argument_spec(args=None):
+    """The module's options (``args``, the task arguments, do not change them); the in-process
+    action (plugins/action/device_info.py) uses it too."""
+    del args
+    return dict(
+        sysfs_root=dict(type='path', default='/sys'),
+        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
+        use_virsh=dict(type='bool', default=False),
+        pci_filters=dict(type='list', elements='dict', default=[],
+                         options=dict(vendor_id=dict(type='str', required=True),
+                                      product_id=dict(type='str'))),
+        numa=dict(type='bool', default=True),
+        hostname=dict(type='str'),
+        nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
+        domain_capabilities=dict(type='path'),
+        record_to=dict(type='path'),
+        replay_from=dict(type='path'),
     )
+
+
+def module_kwargs():
+    return dict(supports_check_mode=True)
+
+
+def execute(module):
+    """Run the module's work on ``module`` (an AnsibleModule, or the action's in-process stand-in)."""
     params = module.params
     if params['replay_from']:
         _replay(module)
@@ -371,6 +386,10 @@ def main():
         except PlacementError as exc:
             module.fail_json(msg=str(exc), path=getattr(exc, 'path', None))
     module.exit_json(changed=False, **result)
+
+
+def main():
+    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
 
 
 def _replay(module):

@@ -387,6 +387,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records as stored_records
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
@@ -441,16 +442,6 @@ class _Reader(object):
                 pass
 
 
-_PLAIN = (str, int, float, bool, type(None))
-
-
-def _as_given(record, exc):
-    """What is kept of a record that could not be collected: its plain fields, and why."""
-    kept = dict((k, v) for k, v in record.items() if isinstance(v, _PLAIN) and k not in ('before', 'after'))
-    kept['unread'] = 'the record could not be collected (%s)' % report.shape_text(exc)
-    return kept
-
-
 def _given_records(given, bad):
     """The usable records of ``given`` (the records option); the others are listed in ``bad``."""
     records = []
@@ -493,7 +484,7 @@ def _collect(reader, records, params, run_id, bad, log):
             rec, warnings = reader.collect(report.collect_record, record, mode=params['mode'],
                                            snapshot_dir=params['snapshot_dir'], run_id=run_id)
         except Exception as exc:  # pylint: disable=broad-except
-            rec, warnings = _as_given(record, exc), []
+            rec, warnings = stored_records.as_given(record, exc), []
             bad.append({'node': str(node), 'file': None, 'problem': report.shape_text(exc)})
             log('%s: the record could not be collected (%s); stored with its plain fields'
                 % (node, report.shape_text(exc)))

@@ -235,6 +235,37 @@ options:
       - Only used with O(state=reshaped).
     type: str
     default: ''
+  record:
+    description:
+      - Also store the node's record for the report of the run, as
+        M(placement.upgrade.fleet_report) with
+        O(placement.upgrade.fleet_report#module:summarize=false) would, without a task of its own
+        (C(<dest>/nodes/<node>.json)), with the tree after the reshape (read through the backend
+        already open) and the tree before it (the snapshot). The report is then rendered from the
+        stored records (M(placement.upgrade.fleet_report) with the same
+        O(placement.upgrade.fleet_report#module:dest)).
+      - The record is the run's output, not managed state, so it is stored in check mode too (a
+        plan's report is built from it). A failed reshape stores nothing (the rolling role records
+        the failure in its rescue).
+      - Only used with O(state=reshaped).
+    type: dict
+    suboptions:
+      dest:
+        description:
+          - The run's report directory (the same O(placement.upgrade.fleet_report#module:dest)).
+          - It must not hold the records of another run (O(run_id)).
+        type: path
+        required: true
+      node:
+        description:
+          - The node's name in the report (the rolling role gives the inventory hostname).
+        type: str
+        required: true
+      started:
+        description:
+          - When the node's pass began, in seconds since the epoch (the report shows each node's
+            duration). Default is when this task began.
+        type: float
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -481,11 +512,18 @@ log:
   returned: always
   type: list
   elements: str
+stored:
+  description: The node record stored for the report of the run (O(record)).
+  returned: when O(record) is given and the reshape did not fail
+  type: str
+  sample: /var/lib/placement-upgrade/reports/20260101T120000Z/nodes/compute-01.json
 error:
   description: Placement's error (C(status), C(code), C(title), C(detail), C(request_id)) when the task failed on one.
   returned: failure
   type: dict
 '''
+
+import time
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     conflict_attempts,
@@ -496,6 +534,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 
 
@@ -532,9 +571,11 @@ def _orphan_lookup(backend, found, log):
 
 
 def _run(module, backend, log):
+    began = time.time()
     params = module.params
     attempts = conflict_attempts(params)
     messages = []
+    devices = None
     found = {'source': nova.SOURCE_NONE, 'count': 0, 'records': []}
 
     def keep(message):
@@ -577,7 +618,25 @@ def _run(module, backend, log):
         if not getattr(module, '_diff', False):
             failed.pop('diff', None)
         module.fail_json(**failed)
+    if params['record'] and state == 'reshaped':
+        result['stored'] = _store_record(module, backend, result, devices, messages, keep, began)
     return result
+
+
+def _store_record(module, backend, result, devices, messages, log, began):
+    """Store the node's record for the report of the run (the option record): the path."""
+    params = module.params
+    wanted = params['record']
+    outcome = dict(result)
+    outcome.setdefault('changed', False)
+    outcome['log'] = list(messages)
+    record = records.node_record(
+        wanted['node'], params['root_provider'], outcome, run_id=params['run_id'],
+        started=began if wanted['started'] is None else wanted['started'],
+        instances=(devices or {}).get('instances'))
+    path, _rec = records.store(backend, wanted['dest'], record, mode='plan' if module.check_mode else 'apply',
+                               snapshot_dir=params['snapshot_dir'], run_id=params['run_id'], log=log)
+    return path
 
 
 def argument_spec(args=None):
@@ -606,6 +665,11 @@ def argument_spec(args=None):
         snapshot=dict(type='path'),
         remove_children=dict(type='bool', default=False),
         run_id=dict(type='str', default=''),
+        record=dict(type='dict', options=dict(
+            dest=dict(type='path', required=True),
+            node=dict(type='str', required=True),
+            started=dict(type='float'),
+        )),
     )
 
 

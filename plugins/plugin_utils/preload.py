@@ -5,7 +5,8 @@
 
 Ansible's collection loader compiles a collection's Python from source each time a process
 imports it (it keeps no bytecode), and every task runs in a new worker process forked from
-ansible-playbook.  The reshape and the node's record run in process on the controller
+ansible-playbook.  The reshape and the node's record (and discovery, on a node that is the
+controller itself) run in process on the controller
 (plugin_utils/in_process.py): without this, every node's worker would compile the collection's
 Placement core again (about 0.1 s a task, as much as the work).  Imported here, in the
 parent, the workers inherit it.
@@ -28,6 +29,8 @@ MODULES = (
     'ansible_collections.placement.upgrade.plugins.modules.fleet_report',
     'ansible_collections.placement.upgrade.plugins.action.reshape',
     'ansible_collections.placement.upgrade.plugins.action.fleet_report',
+    'ansible_collections.placement.upgrade.plugins.modules.device_info',
+    'ansible_collections.placement.upgrade.plugins.action.device_info',
 )
 
 _DONE = []

@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The reshape action under ansible-playbook: delegated to this controller it runs the module's code
-in process (no AnsiballZ payload is sent); with a task environment, another interpreter or
-another connection it runs the module.  Both give the same result, in check mode and for real."""
+"""The reshape and device_info actions under ansible-playbook: on this controller they run the module's
+code in process (no AnsiballZ payload is sent); with a task environment, another interpreter or
+another connection (or, for device_info, use_virsh) they run the module.  Both give the same result,
+in check mode and for real."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -34,6 +35,27 @@ PLAY = '''
         nova_conf: "{{ rolling_reshape_nova_conf }}"
         hostname: compute-01
       register: found
+    - name: Discover by the module
+      placement.upgrade.device_info:
+        sysfs_root: "{{ rolling_reshape_sysfs_root }}"
+        domain_xml_glob: "{{ rolling_reshape_domain_xml_glob }}"
+        nova_conf: "{{ rolling_reshape_nova_conf }}"
+        hostname: compute-01
+      environment:
+        PLACEMENT_UPGRADE_TEST: "1"
+      register: found_module
+    - name: Discover with virsh
+      placement.upgrade.device_info:
+        sysfs_root: "{{ rolling_reshape_sysfs_root }}"
+        use_virsh: true
+      register: found_virsh
+      ignore_errors: true
+    - name: Bad discovery input in process
+      placement.upgrade.device_info:
+        sysfs_root: "{{ rolling_reshape_sysfs_root }}"
+        numa: sometimes
+      register: found_bad
+      ignore_errors: true
     - name: Plan in process
       placement.upgrade.reshape:
         embedded_db: "{{ placement_backend.embedded_db }}"
@@ -86,7 +108,8 @@ PLAY = '''
       ansible.builtin.copy:
         dest: "{{ out }}/result.json"
         content: "{{ {'plan_here': plan_here, 'plan_module': plan_module, 'applied': applied,
-                      'verified': verified, 'bad': bad} | to_json }}"
+                      'verified': verified, 'bad': bad, 'found': found, 'found_module': found_module,
+                      'found_virsh': found_virsh, 'found_bad': found_bad} | to_json }}"
         mode: "0600"
       delegate_to: localhost
 '''
@@ -109,10 +132,22 @@ def test_in_process_and_module_give_the_same_result(tmp_path):
         result = json.load(handle)
     # the tasks with an environment ran the module; the others sent no module at all
     tasks = proc.stdout.split('TASK [')
-    shipped = dict((chunk.split(']')[0], 'AnsiballZ_reshape.py' in chunk) for chunk in tasks[1:])
-    assert shipped == {'Discover': False, 'Plan in process': False, 'Plan by the module': True,
+    shipped = dict((chunk.split(']')[0], 'AnsiballZ_reshape.py' in chunk or 'AnsiballZ_device_info.py' in chunk)
+                   for chunk in tasks[1:])
+    assert shipped == {'Discover': False, 'Discover by the module': True, 'Discover with virsh': True,
+                       'Bad discovery input in process': False,
+                       'Plan in process': False, 'Plan by the module': True,
                        'Reshape in process': False, 'Verify by the module': True,
                        'Bad input in process': False, 'What the tasks returned': False}
+    # discovery: the same report in process and by the module; bad input fails the same way
+    for key in ('devices', 'ownership', 'changed'):
+        assert result['found'][key] == result['found_module'][key], key
+    assert result['found']['devices']['gpus'] and result['found']['devices']['instances']
+    # the action says when each discovery began (the controller's clock), wherever the module ran
+    assert result['found']['started'] <= result['found_module']['started'] <= result['found_virsh']['started']
+    assert result['found_virsh']['failed'] is True and 'virsh' in result['found_virsh']['msg']
+    assert result['found_bad']['failed'] is True and 'numa' in result['found_bad']['msg']
+    assert 'Traceback' not in json.dumps(result['found_bad'])
     here, module = result['plan_here'], result['plan_module']
     for key in ('status', 'changed', 'moved', 'plan', 'diff'):
         assert here.get(key) == module.get(key), key

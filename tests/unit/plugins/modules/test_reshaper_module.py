@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import copy
 import json
+import os
 import uuid as _uuid
 
 import pytest
@@ -144,3 +145,64 @@ def test_argument_errors(run, env):
     assert rc == 1 and res['error']['status'] == 404
     rc, res = run({'root_provider': 'compute-01', 'state': 'rolled_back', 'snapshot_dir': env['snapdir']})
     assert rc == 1 and 'no snapshot of compute-01' in res['msg']
+
+
+def _stored(path):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def _without_times(record):
+    return dict((k, v) for k, v in record.items() if k not in ('finished',))
+
+
+@pytest.mark.parametrize('check', [True, False])
+def test_record_option_stores_what_fleet_report_would(run, env, tmp_path, capsys, check):
+    """The reshape task's record (option record) is the record fleet_report summarize=false stores
+    for the same outcome: same tree before and after, same counts; in check mode too (a plan's report)."""
+    from ansible_collections.placement.upgrade.plugins.modules import fleet_report
+    dest = str(tmp_path / 'reports' / 'run-1')
+    args = {'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+            'run_id': 'run-1', 'record': {'dest': dest, 'node': 'host-01', 'started': 1000.5}}
+    rc, res = run(args, check=check)
+    assert rc == 0, res
+    assert res['status'] == 'reshaped' and res['stored'] == dest + '/nodes/host-01.json'
+    by_reshape = _stored(res['stored'])
+    assert by_reshape['status'] == ('planned' if check else 'reshaped')
+    assert by_reshape['started'] == 1000.5 and by_reshape['finished'] >= by_reshape['started']
+    assert by_reshape['run_id'] == 'run-1' and by_reshape['node'] == 'host-01'
+    assert by_reshape['touched'] is (not check)
+    assert by_reshape['moved']['consumers'] == 3
+    assert by_reshape['before'] != by_reshape['after']       # the plan applied, or the snapshot and now
+    assert by_reshape['consumer_names']                       # the device report's guests, by name
+
+    # the same outcome given to fleet_report (what the role's store task sends) -> the same record
+    outcome = dict(res)
+    outcome.pop('stored')
+    given = {'node': 'host-01', 'provider': 'compute-01', 'status': res['status'], 'run_id': 'run-1',
+             'reason': '', 'started': 1000.5, 'finished': by_reshape['finished'], 'nova_compute': {},
+             'reshape': outcome, 'instances': env['report']['instances']}
+    other = str(tmp_path / 'reports' / 'other')
+    rc, stored = run_module_main(fleet_report.main, {
+        'embedded_db': env['db'], 'dest': other, 'run_id': 'run-1', 'summarize': False, 'records': [given],
+        'snapshot_dir': env['snapdir'], 'mode': 'plan' if check else 'apply'}, capsys)
+    assert rc == 0, stored
+    assert _without_times(_stored(stored['stored'][0])) == _without_times(by_reshape)
+
+
+def test_record_option_refuses_another_runs_folder_and_stores_nothing_on_failure(run, env, tmp_path):
+    dest = str(tmp_path / 'reports' / 'shared')
+    args = {'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+            'run_id': 'run-1', 'record': {'dest': dest, 'node': 'host-01'}}
+    rc, res = run(args, check=True)
+    assert rc == 0 and _stored(res['stored'])['started'] <= _stored(res['stored'])['finished']
+    rc, res = run(dict(args, run_id='run-2', record={'dest': dest, 'node': 'host-02'}), check=True)
+    assert rc == 1 and 'another run' in res['msg'], res
+    # an unmapped consumer fails the reshape: no record (the role's rescue records the failure)
+    stray = str(_uuid.uuid4())
+    put(env['store'], stray, {env['root']: {'resources': {'VGPU': 1}}})
+    bad = copy.deepcopy(env['report'])
+    bad['instances'][stray] = {'name': 'instance-stray', 'mdevs': [], 'pci_addresses': []}
+    rc, res = run(dict(args, run_id='run-1', devices=bad, record={'dest': dest, 'node': 'host-03'}))
+    assert rc == 1 and 'stored' not in res, res
+    assert sorted(os.listdir(os.path.join(dest, 'nodes'))) == ['host-01.json']
