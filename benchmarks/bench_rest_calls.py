@@ -126,6 +126,11 @@ def build_node(be, consumers, vgpu):
 
 def run_one(be, workdir, consumers, vgpu):
     root, report = build_node(be, consumers, vgpu)
+    return measure_node(be, workdir, root, report, consumers, vgpu)
+
+
+def measure_node(be, workdir, root, report, consumers, vgpu):
+    """The phases on a node ``build_node`` made (also benchmarks/bench_matrix.py's sequence)."""
     snapdir = tempfile.mkdtemp(prefix='snap-', dir=workdir)
     counting = Counting(be)
     seconds = {}
