@@ -156,6 +156,15 @@ options:
       - V(true) reshapes anyway, carrying those allocations along unchanged.
     type: bool
     default: false
+  fail_on_deferred:
+    description:
+      - Fail the task when the node is deferred (RV(status=deferred), a move in flight), instead
+        of returning it as not changed. Nothing is changed either way; the failure's result still
+        holds the plan and RV(deferred_reason). O(record) stores no record then (the caller records
+        the failure).
+      - Only used with O(state=reshaped).
+    type: bool
+    default: false
   nova_migrations:
     description:
       - Whether nova's C(GET /os-migrations) (compute microversion 2.59) is read for the
@@ -618,6 +627,14 @@ def _run(module, backend, log):
         if not getattr(module, '_diff', False):
             failed.pop('diff', None)
         module.fail_json(**failed)
+    if params['fail_on_deferred'] and state == 'reshaped' and result.get('status') == 'deferred':
+        deferred = dict(result)
+        deferred['log'] = messages
+        if not getattr(module, '_diff', False):
+            deferred.pop('diff', None)
+        deferred.pop('msg', None)
+        module.fail_json(msg='%s is deferred and fail_on_deferred is set: %s'
+                         % (params['root_provider'], result.get('deferred_reason') or 'a move in flight'), **deferred)
     if params['record'] and state == 'reshaped':
         result['stored'] = _store_record(module, backend, result, devices, messages, keep, began)
     return result
@@ -657,6 +674,7 @@ def argument_spec(args=None):
         ownership_policy=dict(type='str', default='strict', choices=['strict', 'pack']),
         ownership=dict(type='dict', default={}),
         allow_foreign_allocations=dict(type='bool', default=False),
+        fail_on_deferred=dict(type='bool', default=False),
         nova_migrations=dict(type='str', default='auto', choices=['auto', 'always', 'never']),
         compute_host=dict(type='str'),
         migrations=dict(type='list', elements='dict'),

@@ -142,7 +142,7 @@ def test_a_deferred_node_can_be_made_to_stop_the_roll(tmp_path):
                        extra={'rolling_reshape_fail_on_deferred': True})
     assert rc != 0
     assert 'The plan says 1 node(s) would stop a real roll: compute-04: compute-04 is deferred and ' \
-        'rolling_reshape_fail_on_deferred is set' in out
+        'fail_on_deferred is set: ' in out
     report = summary(fleet)
     assert report['mode'] == 'plan' and report['unreached'] == []
     assert statuses(fleet)['compute-05'] == 'noop' and statuses(fleet)['compute-04'] == 'failed'
@@ -150,7 +150,7 @@ def test_a_deferred_node_can_be_made_to_stop_the_roll(tmp_path):
     # a real roll stops there
     rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_fail_on_deferred': True})
     assert rc != 0
-    assert 'The roll stops at compute-04: compute-04 is deferred and rolling_reshape_fail_on_deferred is set' in out
+    assert 'The roll stops at compute-04: compute-04 is deferred and fail_on_deferred is set: ' in out
     assert 'Nodes not reached, left untouched: compute-05.' in out
     assert '[rolling_progress] not reached (untouched): compute-05' in out
     report = summary(fleet)

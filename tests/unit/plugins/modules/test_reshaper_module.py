@@ -106,6 +106,17 @@ def test_deferred_is_not_a_failure(run, env):
     assert rc == 0 and res['changed'] is False and res['status'] == 'deferred'
     assert consumer in res['deferred_reason']
 
+    # fail_on_deferred: the same verdict is a failure naming why; nothing changed, no record stored
+    before = comparable(provider_tree_state(env['store'], env['root']))
+    for check in (True, False):
+        rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+                       'fail_on_deferred': True, 'record': {'dest': env['snapdir'] + '-report', 'node': 'n1'}},
+                      check=check)
+        assert rc == 1 and res['failed'] is True and res['status'] == 'deferred', res
+        assert res['msg'].startswith('compute-01 is deferred and fail_on_deferred is set: ')
+        assert consumer in res['msg'] and consumer in res['deferred_reason'] and 'stored' not in res
+    assert comparable(provider_tree_state(env['store'], env['root'])) == before
+
     # The operator overrides: the node is reshaped, the foreign allocation is carried along and
     # said as a remark, which is also a task warning (never a result key 'warnings' of its own).
     rc, res = run({'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
