@@ -241,6 +241,10 @@ class ProviderTree(object):
     def has_consumer(self, consumer):
         return consumer in self.allocation_bodies
 
+    def is_partial(self, consumer):
+        """Whether only the consumer's allocations on this tree were read (:func:`is_partial`)."""
+        return is_partial(self.allocation_bodies.get(consumer))
+
     def allocation_request(self, consumer):
         """The consumer's allocations body as read (project_id, user_id, generation...)."""
         return self.allocation_bodies.get(consumer)
@@ -274,6 +278,12 @@ class ProviderTree(object):
     def allocated(self):
         """``{rp: {RC: n}}``: the allocations of every consumer summed per provider."""
         return sum_allocations(self.all_allocations())
+
+
+def is_partial(body):
+    """Whether a consumer's allocations body is a PARTIAL one: only its allocations on the tree's
+    providers, marked ``"partial": True`` (backend.provider_tree_state ``select``)."""
+    return isinstance(body, dict) and bool(body.get('partial'))
 
 
 def sum_allocations(allocations):

@@ -40,6 +40,8 @@ __metaclass__ = type
 
 import copy
 
+from ..tree import is_partial
+
 #: the trait of a provider sharing its inventory with the members of its aggregates
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
@@ -267,7 +269,7 @@ def _unwritten_since(known_body, seen, providers):
     return body
 
 
-def provider_tree_state(backend, root_uuid, with_allocations=True, known=None):
+def provider_tree_state(backend, root_uuid, with_allocations=True, known=None, select=None):
     """Read one provider tree in full, backend-neutral.
 
     Returns ``{"providers": {uuid: {provider..., "inventories": {...},
@@ -290,6 +292,16 @@ def provider_tree_state(backend, root_uuid, with_allocations=True, known=None):
     Such a body names the tree's providers at the generations read now, and a provider
     outside the tree (a sharing pool) at the generation ``known`` saw: nothing writes from a
     state read this way (a reshape's body is always computed from a read without ``known``).
+    A consumer ``known`` holds as a PARTIAL body (see ``select``) gets a partial body again,
+    from the per-provider reads, without a request.
+
+    ``select``: callable given the state with every consumer as a PARTIAL body (only its
+    allocations on the tree's providers, from the per-provider reads: ``{"allocations": {rp:
+    {"resources", "generation"}}, "partial": True}``, no consumer_generation, project, user or
+    type) and returning the consumers whose FULL allocations are read (None: all of them).
+    The others keep their partial body: it names nothing outside the tree and must never be
+    written (``tree.is_partial``; the planner refuses to write one).  A reshape selects the
+    consumers it may write (node/reshaper.py ``read_node``).
     """
     providers = {}
     consumers = set()
@@ -306,16 +318,37 @@ def provider_tree_state(backend, root_uuid, with_allocations=True, known=None):
         if with_allocations:
             held = backend.get_provider_allocations(uuid)['allocations']
             consumers.update(held)
-            if known is not None:
-                for consumer, entry in held.items():
-                    mine = seen.setdefault(consumer, {'generations': set(), 'on_tree': {}})
-                    mine['generations'].add((entry or {}).get('consumer_generation'))
-                    mine['on_tree'][uuid] = dict((entry or {}).get('resources') or {})
+            for consumer, entry in held.items():
+                mine = seen.setdefault(consumer, {'generations': set(), 'on_tree': {}})
+                mine['generations'].add((entry or {}).get('consumer_generation'))
+                mine['on_tree'][uuid] = dict((entry or {}).get('resources') or {})
+    partial = dict((consumer, partial_body(seen[consumer]['on_tree'], providers)) for consumer in consumers)
+    full = None
+    if select is not None:
+        full = select({'providers': providers, 'allocations': partial})
+        full = None if full is None else set(full)
     allocations = {}
     known_bodies = (known or {}).get('allocations') or {}
     for consumer in sorted(consumers):
         body = None
         if consumer in known_bodies:
-            body = _unwritten_since(known_bodies[consumer], seen[consumer], providers)
+            if is_partial(known_bodies[consumer]):
+                body = partial[consumer]
+            else:
+                body = _unwritten_since(known_bodies[consumer], seen[consumer], providers)
+        if body is None and full is not None and consumer not in full:
+            body = partial[consumer]
         allocations[consumer] = body if body is not None else backend.get_allocations(consumer)
     return {'providers': providers, 'allocations': allocations}
+
+
+def partial_body(on_tree, providers):
+    """A consumer's PARTIAL allocations body: ``on_tree`` (``{rp: {RC: n}}``, its allocations on
+    the tree's providers as the per-provider reads show them) at the providers' generations,
+    marked ``"partial": True``; no consumer_generation, project, user, type or allocations
+    outside the tree, so it can never be written (see :func:`provider_tree_state`)."""
+    return {'allocations': dict((rp, {'resources': dict(res), 'generation': providers[rp]['generation']})
+                                for rp, res in on_tree.items()),
+            'partial': True}
+
+

@@ -26,6 +26,9 @@ move is confirmed, reverted or cleaned up.  The forms, as nova writes them:
 
 Providers that share (MISC_SHARES_VIA_AGGREGATE, e.g. a DISK_GB pool) are not another
 compute tree.  :func:`find` returns the reasons; the planner defers the node on any.
+Only the consumers a reshape may write are read in full, so ``two trees`` and a
+consumer_type MIGRATION are seen on those alone: a consumer the reshape does not write
+keeps its allocations whatever it is doing elsewhere, and does not defer the node.
 
 Plain Python: no Ansible import here.
 """
@@ -92,7 +95,13 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
          explained=(), two_trees_ok=False, root_uuid=None, orphans=None):
     """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
 
-    ``state``: the node's tree read (providers and every consumer's FULL allocations).
+    ``state``: the node's tree read: the FULL allocations of the consumers the reshape may
+    write, a PARTIAL body (its allocations on the tree only, ``"partial": True``) for every
+    other consumer (backend.provider_tree_state ``select``).  The checks that need the full
+    body (another compute node's tree, consumer_type MIGRATION) apply to the consumers read
+    in full: a consumer the reshape leaves untouched cannot be harmed by it, even while it is
+    mid-move elsewhere.  Every other check (nova's migration records, guest domains against
+    consumers, orphans) needs only the tree part and applies to every consumer.
     ``tree_rps``: uuids of the providers of the tree.  ``foreign``: ``{rp: {"name",
     "traits", "root_provider_uuid"}}`` of the providers outside the tree the consumers use.
     ``touched``: the classes this reshape moves or rewrites on the tree; a consumer no

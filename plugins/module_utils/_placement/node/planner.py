@@ -136,15 +136,61 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
     ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
     tree = _tree.ProviderTree.of(state)
-    root = find_root(tree, root_uuid)
-    lay = _layout.build_layout(root['name'], devices, layout_options,
-                               numa_source=numa_source(tree, root_uuid, devices, layout_options))
+    lay = layout_from_devices(tree, root_uuid, devices, layout_options)
     owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership_overrides)
     instances = (devices or {}).get('instances')
     return plan_reshape(tree, root_uuid, lay, owners, policy=policy,
                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                         instances=None if instances is None else list(instances),
                         migrations=migrations, defer_in_flight=defer_in_flight, orphans=orphans)
+
+
+def layout_from_devices(state, root_uuid, devices, layout_options=None):
+    """The layout of a device report on this tree (its providers only: no consumer is needed)."""
+    tree = _tree.ProviderTree.of(state)
+    root = find_root(tree, root_uuid)
+    return _layout.build_layout(root['name'], devices, layout_options,
+                                numa_source=numa_source(tree, root_uuid, devices, layout_options))
+
+
+def write_candidates(state, root_uuid, layout):
+    """The consumers a plan of ``layout`` may write: those holding ON THE TREE a class the
+    layout places on a child (the moved classes, and the classes of the children, which
+    heal existing holders), VCPU when the layout turns VCPU into PCPU on the root, and the
+    holders a healing child names.  A superset of the consumers :func:`plan_reshape`
+    rewrites (its ``touched`` and pinned consumers): only these need their FULL allocations
+    read (backend.provider_tree_state ``select``); the tree part of the others (a partial
+    body) is all the plan reads of them.
+    """
+    tree = _tree.ProviderTree.of(state)
+    root_uuid = provider_rules.normalize_uuid(root_uuid)
+    classes = set(layout.get('classes') or ())
+    holders = set()
+    for want in layout.get('children') or ():
+        classes.update(want.get('inventories') or {})
+        if want.get('heal'):
+            holders.update(str(c).lower() for c in want.get('holders') or {})
+    if layout.get('cpu') and 'PCPU' not in (tree.raw_inventory(root_uuid) or {}):
+        classes.add('VCPU')
+    out = set()
+    for consumer in tree.consumers():
+        allocs = tree.allocations(consumer, strict=False)
+        if str(consumer).lower() in holders or any(
+                classes & set(((entry or {}).get('resources') or {})) for entry in allocs.values()):
+            out.add(consumer)
+    return out
+
+
+def write_request(tree, consumer, allocations):
+    """The reshaper request that writes ``allocations`` for ``consumer`` (:func:`keep_type_request`
+    of its body as read).  A PARTIAL body (backend.provider_tree_state: its tree part only, no
+    generation, project or user) never reaches a write: PlanError, an internal error."""
+    raw = tree.allocation_request(consumer)
+    if _tree.is_partial(raw):
+        raise PlanError('internal error: consumer %s was read only on this tree (a partial body, without '
+                        'its consumer generation, project, user and allocations outside the tree) but '
+                        'would be written; nothing was changed' % consumer, consumers=[consumer])
+    return keep_type_request(raw, allocations)
 
 
 def _orphans_on(tree, orphans, root_uuid):
@@ -611,7 +657,7 @@ def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allo
     for consumer in sorted(new_allocs):
         if new_allocs[consumer] == current[consumer]:
             continue
-        allocations[consumer] = keep_type_request(tree.allocation_request(consumer), new_allocs[consumer])
+        allocations[consumer] = write_request(tree, consumer, new_allocs[consumer])
     provider_out = {}
     inventory_changes = []
     for uuid in sorted(set(inv_before) | set(inv_after)):
@@ -787,7 +833,9 @@ def plan_rollback(state, snap, remove_children=False):
     * every provider of the snapshot gets its snapshot inventory back (children
       the reshape filled become empty again);
     * every consumer of the snapshot still on the node gets its snapshot
-      allocations back inside the tree; its allocations outside the tree (a
+      allocations back inside the tree (a consumer the reshape did not write has only its
+      tree part in the snapshot, a partial body: that is what is compared; it is written only
+      if its tree part changed, from its full body read now); its allocations outside the tree (a
       sharing pool) are kept as they are now.  One whose per-class totals changed
       since the snapshot (resized, or reshaped again) is refused: restoring it
       would undo a change nobody asked to undo.  A consumer of the snapshot that
@@ -838,11 +886,15 @@ def plan_rollback(state, snap, remove_children=False):
         if consumer not in current:
             gone.append(consumer)
             continue
-        now = allocation_rules.consumer_totals(current[consumer])
+        now_allocs = current[consumer]
+        if snap_tree.is_partial(consumer) or tree.is_partial(consumer):
+            # the reshape did not write it, so only its tree part was saved (or read): compare that
+            now_allocs = dict((rp, e) for rp, e in now_allocs.items() if rp in sprov or rp in tree)
+        now = allocation_rules.consumer_totals(now_allocs)
         planned = ((snap.get('plan') or {}).get('planned_totals') or {}).get(consumer)
         if now != allocation_rules.consumer_totals(snapped_allocs[consumer]) and now != planned:
             refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
-                           % (consumer, _fmt_totals(allocation_rules.consumer_totals(current[consumer])),
+                           % (consumer, _fmt_totals(now),
                               _fmt_totals(allocation_rules.consumer_totals(snapped_allocs[consumer])))))
             continue
         target = dict((rp, e) for rp, e in snapped_allocs[consumer].items() if rp in sprov)
@@ -873,7 +925,7 @@ def plan_rollback(state, snap, remove_children=False):
 
     allocations = {}
     for consumer, target in sorted(writes.items()):
-        allocations[consumer] = keep_type_request(tree.allocation_request(consumer), target)
+        allocations[consumer] = write_request(tree, consumer, target)
 
     if allocations and not inventories:
         # the reshaper schema wants at least one provider: the root, unchanged

@@ -72,17 +72,32 @@ def resolve_root(backend, ref):
     return prov
 
 
-def read_node(backend, root_uuid, known=None):
+def read_node(backend, root_uuid, known=None, layout_on=None):
     """(state, foreign): the tree in full, and what the consumers use outside it.
 
     ``known``: a state read earlier (see :func:`.backend.provider_tree_state`): the full
     allocations of consumers not written since are taken from it instead of read again.
 
+    ``layout_on``: callable giving the layout to plan from a state whose consumers are
+    PARTIAL bodies (their allocations on the tree, from the per-provider reads).  Then only
+    the consumers the plan may write (:func:`planner.write_candidates`: those holding on the
+    tree a class the layout moves or rewrites) are read in full (``GET /allocations/{c}``);
+    every other consumer keeps its partial body, which the planner never writes.  A layout
+    that cannot be built reads every consumer in full (the plan then fails as it would).
+
     ``foreign`` is ``{rp: {"name", "traits", "root_provider_uuid"}}`` for every
     provider outside the tree holding an allocation of a consumer of the tree
     (None name and no traits for one that vanished meanwhile).
     """
-    state = provider_tree_state(backend, root_uuid, known=known)
+    select = None
+    if layout_on is not None:
+        def select(partial_state):
+            try:
+                layout = layout_on(partial_state)
+            except Exception:  # pylint: disable=broad-except
+                return None
+            return planner.write_candidates(partial_state, root_uuid, layout)
+    state = provider_tree_state(backend, root_uuid, known=known, select=select)
     foreign = {}
     for body in state['allocations'].values():
         for rp in body.get('allocations') or {}:
@@ -399,6 +414,14 @@ def _planner(backend, devices, layout_options, policy, ownership, moves, consume
     return from_devices
 
 
+def _layout_on(backend, root_uuid, devices, layout_options, policy, moves, consumers):
+    """``layout(state)``: the layout the plan of :func:`_planner` builds, for :func:`read_node`."""
+    if moves is not None:
+        return lambda state: _moves.layout_from_moves(state, root_uuid, moves, consumers=consumers, policy=policy,
+                                                      lookup=lambda ref: ops.find_provider(backend, ref))[0]
+    return lambda state: planner.layout_from_devices(state, root_uuid, devices, layout_options)
+
+
 def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
                  ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
@@ -431,6 +454,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     root_prov = resolve_root(backend, root)
     root_uuid = root_prov['uuid']
     plan_on = _planner(backend, devices, layout_options, policy, ownership, moves, consumers)
+    layout_on = _layout_on(backend, root_uuid, devices, layout_options, policy, moves, consumers)
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
     ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
@@ -452,7 +476,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         return set(c for c, is_orphan in asked.items() if is_orphan)
 
     def plan_now():
-        state, foreign = read_node(backend, root_uuid)
+        # only the consumers the plan may write are read in full (read_node, layout_on)
+        state, foreign = read_node(backend, root_uuid, layout_on=layout_on)
         plan = plan_on(state, root_uuid, allow_foreign_allocations=allow_foreign_allocations,
                        foreign=foreign, migrations=migrations, orphans=orphans_in(state))
         return state, foreign, plan

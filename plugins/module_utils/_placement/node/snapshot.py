@@ -207,7 +207,8 @@ def check_state(state, field='state'):
     for consumer, entry in (state.get('allocations') or {}).items():
         where = '%s.allocations.%s' % (field, consumer)
         _shapes.expect_fields(entry, where, {'allocations': 'mapping?', 'consumer_generation': 'int?',
-                                             'project_id': 'text?', 'user_id': 'text?', 'consumer_type': 'text?'},
+                                             'project_id': 'text?', 'user_id': 'text?', 'consumer_type': 'text?',
+                                             'partial': 'bool?'},
                               "a consumer's allocations (a mapping)")
         for rp, item in (entry.get('allocations') or {}).items():
             item_where = '%s.allocations.%s' % (where, rp)

@@ -260,6 +260,19 @@ def test_apply_plan_predicts_the_real_reshape(fleet, tmp_path):
     assert _comparable(predicted) == _comparable(real)
 
 
+def _partial_where(full, read):
+    """``full`` (a full tree read) with the consumers ``read`` holds as PARTIAL bodies (the reshape
+    read only their allocations on the tree) cut to their tree part, as the reshape read them."""
+    out = {'providers': full['providers'], 'allocations': dict(full['allocations'])}
+    for consumer, body in (read.get('allocations') or {}).items():
+        if body.get('partial'):
+            out['allocations'][consumer] = {
+                'allocations': dict((rp, e) for rp, e in full['allocations'][consumer]['allocations'].items()
+                                    if rp in full['providers']),
+                'partial': True}
+    return out
+
+
 def test_collect_record_reads_trees(fleet, tmp_path):
     from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 
@@ -273,8 +286,11 @@ def test_collect_record_reads_trees(fleet, tmp_path):
                                                         'started': 1.0, 'finished': 2.0})
         assert warnings == []
         assert rec['status'] == 'reshaped' and rec['snapshot'] == done['snapshot']
-        assert _comparable(rec['before']) == _comparable(before)
-        assert _comparable(rec['after']) == _comparable(provider_tree_state(backend, first['uuid']))
+        # the consumers the reshape moved are saved in full, the others as their tree part
+        assert any(not body.get('partial') for body in rec['before']['allocations'].values())
+        assert _comparable(rec['before']) == _comparable(_partial_where(before, rec['before']))
+        assert _comparable(rec['after']) == _comparable(_partial_where(provider_tree_state(backend, first['uuid']),
+                                                                       rec['after']))
         assert rec['names'][fleet['pool']['uuid']] == fleet['pool']['name']
 
         plan_rec, _w = report.collect_record(backend, {'node': second['name'], 'reshape': planned}, mode='plan')
