@@ -350,5 +350,3 @@ def partial_body(on_tree, providers):
     return {'allocations': dict((rp, {'resources': dict(res), 'generation': providers[rp]['generation']})
                                 for rp, res in on_tree.items()),
             'partial': True}
-
-

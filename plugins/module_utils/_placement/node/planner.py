@@ -886,16 +886,17 @@ def plan_rollback(state, snap, remove_children=False):
         if consumer not in current:
             gone.append(consumer)
             continue
-        now_allocs = current[consumer]
+        now_allocs, then_allocs = current[consumer], snapped_allocs[consumer]
         if snap_tree.is_partial(consumer) or tree.is_partial(consumer):
-            # the reshape did not write it, so only its tree part was saved (or read): compare that
+            # only its tree part was saved (the reshape did not write it) or read: compare that
             now_allocs = dict((rp, e) for rp, e in now_allocs.items() if rp in sprov or rp in tree)
+            then_allocs = dict((rp, e) for rp, e in then_allocs.items() if rp in sprov or rp in tree)
         now = allocation_rules.consumer_totals(now_allocs)
+        then = allocation_rules.consumer_totals(then_allocs)
         planned = ((snap.get('plan') or {}).get('planned_totals') or {}).get(consumer)
-        if now != allocation_rules.consumer_totals(snapped_allocs[consumer]) and now != planned:
+        if now != then and now != planned:
             refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
-                           % (consumer, _fmt_totals(now),
-                              _fmt_totals(allocation_rules.consumer_totals(snapped_allocs[consumer])))))
+                           % (consumer, _fmt_totals(now), _fmt_totals(then))))
             continue
         target = dict((rp, e) for rp, e in snapped_allocs[consumer].items() if rp in sprov)
         target.update((rp, e) for rp, e in current[consumer].items()

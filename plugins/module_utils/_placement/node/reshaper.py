@@ -89,15 +89,13 @@ def read_node(backend, root_uuid, known=None, layout_on=None):
     provider outside the tree holding an allocation of a consumer of the tree
     (None name and no traits for one that vanished meanwhile).
     """
-    select = None
-    if layout_on is not None:
-        def select(partial_state):
-            try:
-                layout = layout_on(partial_state)
-            except Exception:  # pylint: disable=broad-except
-                return None
-            return planner.write_candidates(partial_state, root_uuid, layout)
-    state = provider_tree_state(backend, root_uuid, known=known, select=select)
+    def select(partial_state):
+        try:
+            layout = layout_on(partial_state)
+        except Exception:  # pylint: disable=broad-except
+            return None
+        return planner.write_candidates(partial_state, root_uuid, layout)
+    state = provider_tree_state(backend, root_uuid, known=known, select=select if layout_on is not None else None)
     foreign = {}
     for body in state['allocations'].values():
         for rp in body.get('allocations') or {}:
