@@ -74,6 +74,11 @@ def _collections(out):
     return os.path.join(out, 'collections')
 
 
+def _callbacks(kind, profile):
+    names = (['placement.upgrade.rolling_progress'] if kind != 'floor' else []) + (['task_times'] if profile else [])
+    return 'callbacks_enabled = %s' % ', '.join(names) if names else ''
+
+
 def run_one(kind, nodes, serial, base, keep, profile=False):
     out = os.path.join(base, '%s-%d-s%d' % (kind, nodes, serial))
     if os.path.isdir(out):
@@ -92,8 +97,7 @@ def run_one(kind, nodes, serial, base, keep, profile=False):
     with open(os.path.join(out, 'ansible.cfg'), 'w') as handle:
         handle.write(CFG.format(
             forks=max(serial, 1),
-            callbacks='callbacks_enabled = %s' % ', '.join(
-                (['placement.upgrade.rolling_progress'] if kind != 'floor' else []) + (['task_times'] if profile else [])),
+            callbacks=_callbacks(kind, profile),
             library=os.path.join(_HERE, 'floor', 'library'), callbacks_dir=os.path.join(_HERE, 'callbacks')))
     env = dict(os.environ)
     env.update({
