@@ -40,8 +40,9 @@ upgrade, and covers every path of the roll:
     holds the destination's on the plain node, whose host also runs its domain;
   - ``kind: resizing`` (7+ nodes): a resize to the same host: the instance holds the new
     flavour and a consumer of type MIGRATION the old one, both on this node;
-  - ``kind: evacuating`` (7+ nodes): a CPU-only guest evacuated from the plain node to
-    this one holds allocations on both trees until the failed source comes back.
+  - ``kind: evacuating`` (7+ nodes): a guest holding VGPU here, evacuated from the plain
+    node to this one, holds allocations on both trees until the failed source comes back
+    (VCPU and MEMORY_MB on the plain node).
   The plain node has nothing to reshape: it is skipped (its remarks name the moves).
 * one shared DISK_GB pool (trait MISC_SHARES_VIA_AGGREGATE, same aggregate as every
   node): every guest's DISK_GB lives there and must be carried along.
@@ -502,7 +503,10 @@ def describe(out_dir, specs, built, prefix='', seed=7):
             node['resizing_guest'] = _first_guest(item)
         if item.get('evacuated_from'):
             node['evacuated_from'] = item['evacuated_from']
-            node['evacuated_guest'] = item['cpu_only'][0]
+            # a guest holding VGPU: the reshape moves it, so its allocations on the source's tree
+            # defer the node (a guest the reshape leaves alone would not: it reads only the tree
+            # part of such a consumer)
+            node['evacuated_guest'] = sorted(g for g, units in _held_units(item).items() if units.get('VGPU'))[0]
         nodes.append(node)
     # each node's verdict, as the fleet plan gives it (a real roll at serial 1 stops at the
     # first 'failed' node: the nodes after it are then not reached)
