@@ -585,6 +585,7 @@ def _run(module, backend, log):
     attempts = conflict_attempts(params)
     messages = []
     devices = None
+    observed = {}  # the tree as the reshape last read it (reshape_node fills it)
     found = {'source': nova.SOURCE_NONE, 'count': 0, 'records': []}
 
     def keep(message):
@@ -615,7 +616,7 @@ def _run(module, backend, log):
             migrations=None if found['source'] == nova.SOURCE_NONE else found['records'],
             snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
             attempts=attempts, log=keep, run_id=params['run_id'], orphan_lookup=_orphan_lookup(backend, found, keep),
-            moves=moves, consumers=consumers)
+            moves=moves, consumers=consumers, observed=observed)
     result = dict(result)
     result['migrations'] = found
     result['remarks'] = list(result.pop('warnings', None) or [])
@@ -636,11 +637,11 @@ def _run(module, backend, log):
         module.fail_json(msg='%s is deferred and fail_on_deferred is set: %s'
                          % (params['root_provider'], result.get('deferred_reason') or 'a move in flight'), **deferred)
     if params['record'] and state == 'reshaped':
-        result['stored'] = _store_record(module, backend, result, devices, messages, keep, began)
+        result['stored'] = _store_record(module, backend, result, devices, messages, keep, began, observed)
     return result
 
 
-def _store_record(module, backend, result, devices, messages, log, began):
+def _store_record(module, backend, result, devices, messages, log, began, observed):
     """Store the node's record for the report of the run (the option record): the path."""
     params = module.params
     wanted = params['record']
@@ -652,7 +653,9 @@ def _store_record(module, backend, result, devices, messages, log, began):
         started=began if wanted['started'] is None else wanted['started'],
         instances=(devices or {}).get('instances'))
     path, _rec = records.store(backend, wanted['dest'], record, mode='plan' if module.check_mode else 'apply',
-                               snapshot_dir=params['snapshot_dir'], run_id=params['run_id'], log=log)
+                               snapshot_dir=params['snapshot_dir'], run_id=params['run_id'], log=log,
+                               # the tree as the reshape last read it: not read again for the record
+                               read=(observed['state'], observed['foreign']) if 'state' in observed else None)
     return path
 
 

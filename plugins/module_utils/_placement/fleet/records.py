@@ -51,20 +51,22 @@ def node_record(node, provider, result, run_id='', started=None, finished=None, 
     }
 
 
-def store(backend, dest, record, mode='apply', snapshot_dir=None, run_id='', read_error=None, log=None):
+def store(backend, dest, record, mode='apply', snapshot_dir=None, run_id='', read_error=None, log=None, read=None):
     """Collect ``record`` with its trees (:func:`.report.collect_record`) and store it in ``dest``.
 
     The run id is checked against the records already in ``dest`` (:func:`.report.check_run`:
     a folder never mixes two runs).  A record that cannot be collected (Placement stopped
     answering, a badly shaped result) is stored with its plain fields, saying why, and ``log``
-    is told: storing never fails on Placement.  Returns ``(path, collected record)``.
+    is told: storing never fails on Placement.  ``read``: ``(state, foreign)`` of the node's tree as
+    the reshape last read it (``reshape_node``'s ``observed``): the tree is then not read again.
+    Returns ``(path, collected record)``.
     """
     node = record.get('node') or record.get('provider')
     run_id = report.check_run(report.load_some_records(dest, [node]), run_id, dest)
     try:
         try:
             rec, warnings = report.collect_record(backend, record, mode=mode, read_error=read_error,
-                                                  snapshot_dir=snapshot_dir, run_id=run_id)
+                                                  snapshot_dir=snapshot_dir, run_id=run_id, read=read)
         except ServiceUnavailable as exc:
             rec, warnings = report.collect_record(None, record, mode=mode, snapshot_dir=snapshot_dir, run_id=run_id,
                                                   read_error='Placement stopped answering: %s' % exc)

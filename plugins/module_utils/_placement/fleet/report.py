@@ -1137,7 +1137,7 @@ def _epoch(created_at):
         return None
 
 
-def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=None, run_id=''):
+def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=None, run_id='', read=None):
     """Turn what the roll recorded for one node into a node record with trees.
 
     ``record``: ``{"node", "provider", "status", "reason", "started", "finished",
@@ -1152,6 +1152,9 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     cannot be read).  Raises :class:`ServiceUnavailable` when Placement stops
     answering (the caller goes on without it); other read errors mark the record
     ``unread``.  Returns ``(record, warnings)``.
+
+    ``read``: ``(state, foreign)``, the node's tree as the reshape that produced ``record`` last
+    read it (``reshape_node``'s ``observed``): used instead of reading it again.
     """
     check_record(record)
     warnings = []
@@ -1186,7 +1189,11 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     known = None
     if out['snapshot'] and (applied or run_snapshot) and status != 'planned':
         known = _known_state(out['snapshot'])
-    state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error, known=known)
+    if read is not None:
+        state = read[0]
+        foreign_names = dict((rp, info['name']) for rp, info in (read[1] or {}).items() if info.get('name'))
+    else:
+        state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error, known=known)
     out['names'].update(foreign_names)
     before, after = state, state
     if status == 'planned' and state is not None:

@@ -424,8 +424,14 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                  ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
                  migrations=None, settle_delays=SETTLE_DELAYS, orphan_lookup=None, moves=None,
-                 consumers=None):
+                 consumers=None, observed=None):
     """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
+
+    ``observed``: a dict that receives ``state`` (the node's tree as this call last read it:
+    after the reshape, its verification's read; otherwise the read the plan was computed from)
+    and ``foreign`` (the providers outside the tree its consumers use, :func:`read_node`), so
+    that the node's record (fleet/records.py) is built without reading the tree again.  Left
+    empty when the tree may have changed since that read (children created and removed again).
 
     ``moves`` (explicit move records, moves.py) stand instead of ``devices``: the layout and
     the ownership come from them (and ``consumers``, the split of a class over several
@@ -493,7 +499,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     def step():
         ctx['attempt'] += 1
         state, foreign, plan = plan_now()
-        ctx['before'] = state
+        ctx['before'], ctx['foreign'] = state, foreign
         if ctx['first_diff'] is None:
             ctx['first_diff'] = plan['diff']
         if plan['status'] != planner.STATUS_PLANNED or check_mode:
@@ -539,7 +545,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                                foreign=foreign, migrations=migrations, orphans=orphans_in(state))
             else:
                 state, foreign, plan = plan_now()
-            ctx['before'] = state
+            ctx['before'], ctx['foreign'] = state, foreign
             if plan['status'] != planner.STATUS_PLANNED:
                 return plan
             if plan['create_children']:
@@ -587,8 +593,10 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
             result['changed'] = bool(left)
             result['warnings'].append(note)
             result['msg'] += '. The move was seen after children were created: ' + note
-        return result
-    if status == STATUS_NOOP:
+            return result
+    if observed is not None and not applied and not ctx['overtaken']:
+        observed.update(state=ctx['before'], foreign=ctx.get('foreign') or {})
+    if status in (STATUS_NOOP, STATUS_DEFERRED):
         result['msg'] = planner.summary(plan)
         return result
     if not applied:
@@ -596,6 +604,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         return result
     # the consumers the reshape did not write are taken from the state it was computed from
     after = provider_tree_state(backend, root_uuid, known=ctx['before'])
+    if observed is not None:
+        observed.update(state=after, foreign=ctx.get('foreign') or {})
     checks = _verify.verify_reshape(plan, ctx['before'], after)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)

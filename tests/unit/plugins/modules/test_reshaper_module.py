@@ -217,3 +217,26 @@ def test_record_option_refuses_another_runs_folder_and_stores_nothing_on_failure
     rc, res = run(dict(args, run_id='run-1', devices=bad, record={'dest': dest, 'node': 'host-03'}))
     assert rc == 1 and 'stored' not in res, res
     assert sorted(os.listdir(os.path.join(dest, 'nodes'))) == ['host-01.json']
+
+
+def test_record_option_reads_the_tree_no_more_after_the_reshape(run, env, tmp_path, monkeypatch):
+    """The record is built from the tree the reshape's verification read (check mode: from the read
+    the plan came from): storing it sends no request of its own."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report as report_data
+    reads = []
+    real = report_data._read_tree  # pylint: disable=protected-access
+
+    def counting(*args, **kwargs):
+        reads.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(report_data, '_read_tree', counting)
+    dest = str(tmp_path / 'reports' / 'run-1')
+    args = {'root_provider': 'compute-01', 'devices': env['report'], 'snapshot_dir': env['snapdir'],
+            'run_id': 'run-1', 'record': {'dest': dest, 'node': 'host-01'}}
+    for check in (True, False, False):                       # plan, reshape, then noop
+        rc, res = run(args, check=check)
+        assert rc == 0 and res['stored'], res
+        stored = _stored(res['stored'])
+        assert 'unread' not in stored and stored['after']['providers'], stored
+    assert res['status'] == 'noop' and reads == []
