@@ -83,9 +83,25 @@ def _providers(tree, names):
                 for uuid, prov in tree['providers'].items())
 
 
-def _allocations(tree, names):
-    return dict((consumer, dict((names.get(rp, rp), resources) for rp, resources in allocs.items()))
+def _allocations(tree, names, tree_part=()):
+    """{consumer: {provider name: resources}}; the consumers of ``tree_part`` cut to the tree's own
+    providers (see :func:`partial_consumers`)."""
+    return dict((consumer, dict((names.get(rp, rp), resources) for rp, resources in allocs.items()
+                                if consumer not in tree_part or rp in tree['providers']))
                 for consumer, allocs in tree['allocations'].items())
+
+
+def partial_consumers(*records):
+    """The consumers any of ``records`` holds as a PARTIAL body (before or after): only their tree
+    part was read (a reshape reads in full only the consumers it may write), so only that part can
+    be compared."""
+    found = set()
+    for record in records:
+        for part in ('before', 'after'):
+            tree = (record or {}).get(part)
+            bodies = (tree.get('allocations') if isinstance(tree, dict) else None) or {}
+            found.update(c for c, body in bodies.items() if isinstance(body, dict) and body.get('partial'))
+    return found
 
 
 def _created(before, after, names):
@@ -103,16 +119,17 @@ def _moves(before, after, names):
     return found
 
 
-def node_view(record, names):
-    """What one node record says, in comparable form (no generations, no usages)."""
+def node_view(record, names, tree_part=()):
+    """What one node record says, in comparable form (no generations, no usages); the consumers of
+    ``tree_part`` by their allocations on the node's tree only."""
     before = _report.normalize_tree(record.get('before'))
     after = _report.normalize_tree(record.get('after'))
     return {
         'status': outcome(record.get('status')),
-        'before': {'providers': _providers(before, names), 'allocations': _allocations(before, names)},
+        'before': {'providers': _providers(before, names), 'allocations': _allocations(before, names, tree_part)},
         'created': _created(before, after, names),
         'moves': _moves(before, after, names),
-        'after': {'providers': _providers(after, names), 'allocations': _allocations(after, names)},
+        'after': {'providers': _providers(after, names), 'allocations': _allocations(after, names, tree_part)},
     }
 
 
@@ -137,7 +154,8 @@ def compare_node(node, rehearsal, production, names):
         return [{'node': node, 'what': 'node', 'item': 'record',
                  'rehearsal': None if rehearsal is None else rehearsal.get('status'),
                  'production': None if production is None else production.get('status')}]
-    old, new = node_view(rehearsal, names), node_view(production, names)
+    tree_part = partial_consumers(rehearsal, production)
+    old, new = node_view(rehearsal, names, tree_part), node_view(production, names, tree_part)
     found = []
     if old['status'] != new['status']:
         found.append({'node': node, 'what': 'status', 'item': 'outcome', 'rehearsal': old['status'],

@@ -105,3 +105,37 @@ def test_load_run_reads_a_report_folder(tmp_path):
     (tmp_path / 'summary.json').write_text(u'{"mode": "apply"}')
     records, summary = compare.load_run(str(tmp_path))
     assert list(records) == ['compute-01'] and summary == {'mode': 'apply'}
+
+
+def _bystander(record, partial):
+    """G2, a guest the reshape does not write: on the root and the pool; read in full, or only its
+    tree part (a partial body: what a reshape reads of a consumer it leaves alone)."""
+    for tree in ('before', 'after'):
+        if partial:
+            record[tree]['allocations'][G2] = {'allocations': {ROOT: {'generation': 7, 'resources': {'VCPU': 1}}},
+                                               'partial': True}
+        else:
+            record[tree]['allocations'][G2] = _alloc({ROOT: {'VCPU': 1}, POOL: {'DISK_GB': 10}})
+    return record
+
+
+def test_a_consumer_read_only_on_the_tree_is_compared_by_its_tree_part():
+    # the rehearsal's roll read the bystander's tree part only; the plan (nova steps) read it in full
+    rehearsal = _bystander(_record('reshaped'), partial=True)
+    plan = _bystander(_record('planned'), partial=False)
+    result = compare.compare_runs({'compute-01': rehearsal}, {'compute-01': plan})
+    assert result['equal'] and result['differences'] == [], result
+    # what it holds on the tree is still compared
+    for tree in ('before', 'after'):
+        plan[tree]['allocations'][G2]['allocations'][ROOT]['resources'] = {'VCPU': 2}
+    result = compare.compare_runs({'compute-01': rehearsal}, {'compute-01': plan})
+    assert [(d['what'], d['item']) for d in result['differences']] == [
+        ('before', 'consumer %s' % G2), ('after', 'consumer %s' % G2)]
+    assert result['differences'][0]['rehearsal'] == {'cn1': {'VCPU': 1}}
+    assert result['differences'][0]['production'] == {'cn1': {'VCPU': 2}}
+    # a consumer read in full on both sides keeps its pool part in the comparison
+    full = _bystander(_record('reshaped'), partial=False)
+    other = _bystander(_record('planned'), partial=False)
+    for tree in ('before', 'after'):
+        other[tree]['allocations'][G2]['allocations'][POOL]['resources'] = {'DISK_GB': 30}
+    assert not compare.compare_runs({'compute-01': full}, {'compute-01': other})['equal']
