@@ -34,10 +34,18 @@ def clouds_yaml(tmp_path, placement_server, names):
 
 @pytest.fixture
 def awx_env(monkeypatch, tmp_path):
+    # openstacksdk fixes its clouds.yaml search path (the working directory, ~/.config/openstack,
+    # /etc/openstack) when it is first imported.  Import it here, before anything moves, and
+    # empty that path for this test only: no clouds.yaml of the machine is read, and a first
+    # import made inside tmp_path can no longer leave tmp_path/clouds.yaml on the search path of
+    # every later test in this process (it did: a later password login was merged with this
+    # test's admin_token cloud).
+    from openstack.config import loader as sdk_loader
+    for name in ('CONFIG_FILES', 'SECURE_FILES', 'VENDOR_FILES'):
+        monkeypatch.setattr(sdk_loader, name, [])
     for name in OS_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv('HOME', str(tmp_path / 'home'))        # no ~/.config/openstack/clouds.yaml
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     return monkeypatch
 
 
