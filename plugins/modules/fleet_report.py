@@ -219,11 +219,12 @@ seealso:
 '''
 
 EXAMPLES = r'''
+# node_record: a fact each node of the batch set to {node, status, reshape (its reshape task's result)}
 - name: Record this batch's nodes and render the report of the run
   placement.upgrade.fleet_report:
     embedded_db: /var/lib/placement-upgrade/placement.db
     dest: /var/lib/placement-upgrade/reports/20260101T120000Z
-    records: "{{ ansible_play_batch | map('extract', hostvars, 'rolling_reshape_result') | list }}"
+    records: "{{ ansible_play_batch | map('extract', hostvars, 'node_record') | list }}"
     hosts: "{{ ansible_play_hosts_all }}"
     run_id: 20260101T120000Z
     snapshot_dir: /var/lib/placement-upgrade/snapshots

@@ -205,6 +205,62 @@ def test_canary_roll_rerun_and_rollback(tmp_path):
     assert [(n['node'], n['status']) for n in report['nodes']] == [('compute-02', 'rolled_back')]
 
 
+KEPT_PLAY = u"""
+- name: The roll
+  ansible.builtin.import_playbook: %s
+- name: What the controller kept of each node
+  hosts: compute
+  gather_facts: false
+  tasks:
+    - name: Write it
+      ansible.builtin.copy:
+        dest: "{{ kept_out }}"
+        content: >-
+          {%%- set out = {} -%%}
+          {%%- for host in ansible_play_hosts_all -%%}
+          {%%-   set _ = out.update({host: {}}) -%%}
+          {%%-   for name in ['rolling_reshape_devices', 'rolling_reshape_applied', 'rolling_reshape_plan',
+                              'rolling_reshape_result'] -%%}
+          {%%-     set _ = out[host].update({name: hostvars[host][name] | default(None)}) -%%}
+          {%%-   endfor -%%}
+          {%%- endfor -%%}
+          {{ out | to_json }}
+        mode: '0644'
+      delegate_to: localhost
+      run_once: true
+"""
+
+
+def test_the_controller_keeps_no_plan_per_node_and_reports_once(tmp_path):
+    """Issue 13 target 2: once a batch is through, its nodes' discovery and reshape results
+    are dropped (one run_once task per batch; each node's record is stored for the report).
+    The report is written once, after the last batch."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5)
+    play = tmp_path / 'kept.yml'
+    play.write_text(KEPT_PLAY % os.path.join(PLAYBOOKS, 'rolling_reshape.yml'))
+    kept_out = str(tmp_path / 'kept.json')
+    rc, out = playbook(fleet, str(play), extra={'rolling_reshape_serial': 2, 'kept_out': kept_out})
+    assert rc == 0, out
+    assert statuses(fleet) == fleet['expected']
+    assert sorted(set(fleet['expected'].values())) == ['deferred', 'noop', 'reshaped']
+    with open(kept_out) as handle:
+        kept = json.load(handle)
+    assert sorted(kept) == ['compute-0%d' % i for i in range(1, 6)]
+    for host, facts in kept.items():
+        assert facts == {'rolling_reshape_devices': {}, 'rolling_reshape_applied': {}, 'rolling_reshape_plan': {},
+                         'rolling_reshape_result': None}, (host, facts)
+    # each node's record was stored, and the report rendered from them once, after the last batch
+    records = os.listdir(os.path.join(fleet['out_dir'], 'reports', 'latest', 'nodes'))
+    assert sorted(records) == ['compute-0%d.json' % i for i in range(1, 6)], records
+    # the batches' drop of results and the report's condition are weighed for one host of each batch
+    # (serial 2: 3 batches), and the report is written once, after the last batch
+    one_host = r'TASK \[placement\.upgrade\.rolling_reshape : %s\] \*+\n(?:%s): [^\n]*\n\n'
+    assert len(re.findall(one_host % ("Drop the batch's discovery and reshape results[^]]*", 'ok'), out)) == 3, out
+    assert len(re.findall(one_host % ('Write the report of the run', 'skipping|included'), out)) == 3, out
+    assert len(re.findall(r'rolling_reshape/tasks/report\.yml for compute-05\n', out)) == 1, out
+    assert out.count('Roll finished: 5 nodes') == 1, out
+
+
 def test_preflight_stops_the_run_before_any_node(tmp_path):
     fleet = simfleet.build(str(tmp_path / 'f'), nodes=3)
     extra_inventory = tmp_path / 'more.yml'
