@@ -289,6 +289,24 @@ def test_preflight_stops_the_run_before_any_node(tmp_path):
     assert trees(fleet) == before
 
 
+def test_a_bad_argument_of_one_node_stops_the_run_before_any_node(tmp_path):
+    """The roll's arguments are checked for every node once, in the pre-flight play (the roll
+    applies the role with rolespec_validate: false): a bad value on one host stops the run there."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=3)
+    extra_inventory = tmp_path / 'bad.yml'
+    extra_inventory.write_text(u'all:\n  children:\n    compute:\n      hosts:\n        compute-02:\n'
+                               u'          rolling_reshape_ownership_policy: loose\n')
+    before = trees(fleet)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', inventories=[str(extra_inventory)])
+    assert rc != 0, out
+    assert re.search(r'failed: \[compute-01\] \(item=compute-02\)', out), out
+    assert 'value of rolling_reshape_ownership_policy must be one of: strict, pack, got: loose' in out, out
+    assert not re.search(r'\(item=compute-0[13]\)[^\n]*\n[^\n]*must be one of', out), out
+    assert 'PLAY [Roll through the compute nodes]' not in out
+    assert trees(fleet) == before
+    assert not os.path.exists(os.path.join(fleet['out_dir'], 'reports', 'latest'))
+
+
 @pytest.mark.real
 def test_roll_on_the_real_placement(tmp_path, placement_server, rest_backend, unique_name):
     prefix = unique_name('f') + '-'
