@@ -45,7 +45,7 @@ bench: venv
 	$(BIN)/python benchmarks/bench_backends.py $(BENCH_ARGS)
 
 # The backend matrix (issue 13 target 4): embedded, real Placement over HTTP, placement.direct;
-#   make bench-matrix (~15-20 min);  make bench-matrix BENCH_MATRIX_ARGS="--quick"  (~3 min)
+#   make bench-matrix (~12 min on 2 quiet cores);  make bench-matrix BENCH_MATRIX_ARGS="--quick"  (~1.5 min)
 .PHONY: bench-matrix
 bench-matrix: venv
 	$(BIN)/python benchmarks/bench_matrix.py $(BENCH_MATRIX_ARGS)

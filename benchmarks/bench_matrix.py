@@ -5,7 +5,7 @@
 
 Usage (from the repository root)::
 
-    make bench-matrix                                    # full run, about 20-25 minutes on 2 cores
+    make bench-matrix                                    # full run, about 12 minutes on 2 quiet cores
     make bench-matrix BENCH_MATRIX_ARGS=--quick          # about 1-2 minutes
     .venv/bin/python benchmarks/bench_matrix.py [--quick] [--consumers 10,100,1000,10000]
         [--nodes 10,100,1000] [--repeats N] [--json FILE]
