@@ -27,6 +27,10 @@ description:
     Forbidden). The embedded store has no policy, so the check passes without a probe.
   - C(root_providers) - every name or UUID in O(providers) is an existing B(root) provider
     (the compute node provider nova creates).
+  - C(directories) - every path in O(directories) (the run's snapshot and report directories)
+    is a writable directory, or can be created (its nearest existing parent is a writable
+    directory). Nothing is created here; the reshape and the report create them (mode C(0700)) when
+    they write their first file.
 options:
   providers:
     description:
@@ -45,6 +49,13 @@ options:
       - Probe whether the credentials may call C(POST /reshaper).
     type: bool
     default: true
+  directories:
+    description:
+      - Directories the run will write into where this module runs (the snapshot and report
+        directories, on the controller), checked to be writable or creatable. C(~) is expanded.
+    type: list
+    elements: path
+    default: []
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -83,6 +94,9 @@ EXAMPLES = r'''
       - compute-01
       - compute-02
     check_reshape_permission: false
+    directories:
+      - ~/placement-upgrade/snapshots
+      - ~/placement-upgrade/reports
 '''
 
 RETURN = r'''
@@ -93,7 +107,7 @@ checks:
   elements: dict
   contains:
     check:
-      description: Name of the check (reachable, microversion, reshape_permission, root_providers).
+      description: Name of the check (reachable, microversion, reshape_permission, root_providers, directories).
       type: str
       returned: always
       sample: microversion
@@ -145,11 +159,12 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     error_result,
     format_error,
     new_module,
-    placement_argument_spec,
+    placement_argument_spec_for,
     placement_module_kwargs,
     protect_secrets,
     run_module,
 )
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import files
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import microversions
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
@@ -212,7 +227,16 @@ def check_roots(backend, refs):
     return found, missing, details
 
 
-def run_checks(backend, providers, min_microversion, check_reshape_permission):
+def check_directories(paths):
+    """(passed, detail) for the directories the run will write into."""
+    problems = [files.directory_problem(path) for path in paths]
+    problems = [problem for problem in problems if problem]
+    if problems:
+        return False, '; '.join(problems)
+    return True, 'writable or can be created: %s' % ', '.join(paths)
+
+
+def run_checks(backend, providers, min_microversion, check_reshape_permission, directories=()):
     """Run the checks on an open backend; return the result dict (``failed`` set when one failed)."""
     want = microversions.version_tuple(min_microversion)
     checks = [check('reachable', True, 'Placement answered (%s backend)' % backend.kind)]
@@ -237,6 +261,8 @@ def run_checks(backend, providers, min_microversion, check_reshape_permission):
         else:
             text = 'all %d exist and are root providers' % len(refs)
         checks.append(check('root_providers', not missing, text))
+    if directories:
+        checks.append(check('directories', *check_directories(directories)))
     failed = [c for c in checks if not c['passed']]
     if failed:
         result['failed'] = True
@@ -270,7 +296,7 @@ def _run(module, _backend, log):
         module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages))
     try:
         result = run_checks(backend, params['providers'], params['min_microversion'],
-                            params['check_reshape_permission'])
+                            params['check_reshape_permission'], params['directories'])
     finally:
         backend.close()
     if result.get('failed'):
@@ -279,17 +305,31 @@ def _run(module, _backend, log):
     return result
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            providers=dict(type='list', elements='str', default=[]),
-            min_microversion=dict(type='str', default='1.30'),
-            check_reshape_permission=dict(type='bool', default=True),
-        ),
-        **placement_module_kwargs()
+def argument_spec(args=None):
+    """The module's options (with the backend / auth ones) for the task arguments ``args``
+    (None: those of this run); the in-process action (plugins/action/placement_preflight.py) uses it too."""
+    return placement_argument_spec_for(
+        args,
+        providers=dict(type='list', elements='str', default=[]),
+        min_microversion=dict(type='str', default='1.30'),
+        check_reshape_permission=dict(type='bool', default=True),
+        directories=dict(type='list', elements='path', default=[]),
     )
-    # PlacementError and anything unexpected are mapped by run_module: never a traceback
+
+
+def module_kwargs():
+    """AnsibleModule's keyword arguments besides the spec."""
+    return placement_module_kwargs()
+
+
+def execute(module):
+    """Run the checks on ``module`` (an AnsibleModule, or the in-process stand-in).  PlacementError
+    and anything unexpected are mapped by run_module: never a traceback."""
     run_module(module, _run, open_backend=False)
+
+
+def main():
+    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
 
 
 def _connect_failure(exc, checks, log):

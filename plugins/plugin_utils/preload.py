@@ -31,6 +31,8 @@ MODULES = (
     'ansible_collections.placement.upgrade.plugins.action.fleet_report',
     'ansible_collections.placement.upgrade.plugins.modules.device_info',
     'ansible_collections.placement.upgrade.plugins.action.device_info',
+    'ansible_collections.placement.upgrade.plugins.modules.placement_preflight',
+    'ansible_collections.placement.upgrade.plugins.action.placement_preflight',
 )
 
 _DONE = []

@@ -281,11 +281,23 @@ def test_preflight_stops_the_run_before_any_node(tmp_path):
         {'name': 'nova-status', 'command': 'nova-status upgrade check', 'optional': True,
          'requires': '/etc/nova/nova.conf.absent'},
         {'name': 'no-such-tool', 'command': 'no-such-tool upgrade check', 'optional': True},
+        # found on one host (one command per host finds them: each is told apart by its index)
+        {'name': 'on-node', 'command': 'no-such-tool upgrade check', 'optional': True, 'host': 'compute-02'},
+        {'name': 'true-on-node', 'command': "sh -c 'echo ran on the node; exit 1'", 'optional': True,
+         'host': 'compute-02', 'requires': str(conf)},
         {'name': 'placement-status', 'command': "sh -c 'echo Failure: missing data migration; exit 2'",
          'optional': True, 'requires': str(conf)}]})
     assert rc != 0 and 'missing data migration' in out
     assert 'nova-status skipped: nova-status or /etc/nova/nova.conf.absent not found on localhost' in out
     assert 'no-such-tool skipped: no-such-tool not found on localhost' in out
+    assert 'on-node skipped: no-such-tool not found on compute-02' in out
+    # the checks that can run did, each where it was asked to; none of the others is said skipped
+    assert 'ok: [compute-01 -> compute-02] => (item=true-on-node)' in out
+    # one command per host found them: the controller's three, compute-02's two
+    finds = re.findall(r'ok: \[compute-01 -> (\S+)\] => \(item=\S+\)\n', out.split('Find which optional')[1].split('TASK')[0])
+    assert finds == ['localhost', 'compute-02'], out
+    assert out.count(' skipped: ') == 3, out
+    assert 'true-on-node skipped' not in out and 'placement-status skipped' not in out
     assert trees(fleet) == before
 
 

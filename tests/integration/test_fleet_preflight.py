@@ -76,6 +76,29 @@ def test_embedded_passes_and_names_missing_and_child_providers(run, embedded_bac
     assert rc == 1 and res['msg'] == "min_microversion must look like 1.30, got 'one'"
 
 
+def test_the_run_directories_are_checked_and_nothing_is_created(run, embedded_backend, tmp_path):
+    _roots(embedded_backend, ['cn-1'])
+    db = str(tmp_path / 'placement.db')
+    existing = tmp_path / 'reports'
+    existing.mkdir()
+    missing = tmp_path / 'deep' / 'snapshots'
+    rc, res = run({'embedded_db': db, 'providers': ['cn-1'], 'directories': [str(missing), str(existing)]})
+    assert rc == 0, res
+    assert _checks(res)['directories'] is True and res['changed'] is False
+    assert not (tmp_path / 'deep').exists()  # the reshape creates it with its first snapshot
+    # a file in the way, as the directory or above it: the pre-flight fails, naming it, and creates nothing
+    (tmp_path / 'afile').write_text(u'x')
+    rc, res = run({'embedded_db': db, 'providers': ['cn-1'],
+                   'directories': [str(tmp_path / 'afile'), str(tmp_path / 'afile' / 'sub' / 'snapshots'), str(existing)]})
+    assert rc == 1 and res['failed'] is True and _checks(res)['directories'] is False
+    assert res['msg'].startswith('Pre-flight failed, no node was touched: directories: ')
+    assert '%s exists and is not a directory' % (tmp_path / 'afile') in res['msg']
+    below = tmp_path / 'afile' / 'sub' / 'snapshots'
+    assert '%s cannot be created: %s is not a directory' % (below, tmp_path / 'afile') in res['msg']
+    assert str(existing) not in res['msg']
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith('placement.db')) == ['afile', 'reports']
+
+
 def test_unreachable_placement_fails_before_anything(run):
     rc, res = run({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': 'http://127.0.0.1:9'},
                    'api_timeout': 5, 'providers': ['cn-1']})

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Files the collection writes (snapshots, fleet report files, node records): ONE atomic writer.
+"""Files the collection writes (snapshots, fleet report files, node records): ONE atomic writer,
+and ONE way to make (and to check beforehand) the private directories that hold them.
 
 Plain Python: no Ansible import here.
 """
@@ -12,6 +13,50 @@ __metaclass__ = type
 
 import os
 import tempfile
+
+#: Mode of every directory the collection creates: snapshots and reports name consumers and projects.
+DIR_MODE = 0o700
+
+
+def make_dirs(path, mode=DIR_MODE):
+    """Create ``path`` and every missing directory above it, each with ``mode`` (as
+    ``ansible.builtin.file`` with ``state: directory`` does; ``os.makedirs`` gives the mode to
+    the last one only).  An existing directory is left as it is."""
+    missing = []
+    current = os.path.abspath(path)
+    while not os.path.isdir(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, mode)
+        except OSError:
+            if not os.path.isdir(directory):  # (made meanwhile by another run is fine)
+                raise
+
+
+def directory_problem(path):
+    """Why ``path`` cannot be the directory a run writes into, or None when it can: an existing,
+    writable directory, or a missing one whose nearest existing parent is a writable directory
+    (:func:`make_dirs` creates it when the first file is written)."""
+    path = os.path.abspath(path)
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            return '%s exists and is not a directory' % path
+        if not os.access(path, os.W_OK | os.X_OK):
+            return '%s is not writable' % path
+        return None
+    parent = os.path.dirname(path)
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return '%s cannot be created: %s is not a directory' % (path, parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return '%s cannot be created: %s is not writable' % (path, parent)
+    return None
 
 
 def atomic_write(path, text, mode=0o600):

@@ -58,6 +58,7 @@ import time
 
 from urllib.parse import urlsplit, urlunsplit
 
+from .. import files as _files
 from .. import shapes
 from .. import names as _names
 from ..node import snapshot as _snapshot
@@ -870,8 +871,7 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
 # files
 
 def _ensure_dir(path):
-    if not os.path.isdir(path):
-        os.makedirs(path, DIR_MODE)
+    _files.make_dirs(path, DIR_MODE)
 
 
 def report_files(report, html_template=None, markdown_template=None):

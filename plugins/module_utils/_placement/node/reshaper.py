@@ -44,6 +44,7 @@ from . import planner
 from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
+from ..files import make_dirs
 from ..errors import ConcurrentUpdate, Forbidden, NotFound, PlacementError, ServiceUnavailable
 from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
@@ -326,8 +327,7 @@ def prepare_snapshot_dir(snapshot_dir):
         raise _snapshot.SnapshotError('snapshot_dir is required to reshape (and to roll back): the '
                                       'node\'s tree and allocations are saved there before the reshape')
     try:
-        if not os.path.isdir(snapshot_dir):
-            os.makedirs(snapshot_dir, 0o700)
+        make_dirs(snapshot_dir)
     except OSError as exc:
         raise _snapshot.SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
     if not os.access(snapshot_dir, os.W_OK | os.X_OK):

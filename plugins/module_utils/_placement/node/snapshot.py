@@ -38,7 +38,7 @@ import re
 
 from .. import shapes as _shapes
 from .. import names as _names
-from ..files import atomic_write
+from ..files import atomic_write, make_dirs
 from ..errors import BadInput, PlacementError
 
 FORMAT = 1
@@ -87,8 +87,7 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
         raise SnapshotError('snapshot_dir is required to reshape: a reshape is only applied after '
                             'the node\'s tree and allocations are saved for rollback')
     try:
-        if not os.path.isdir(snapshot_dir):
-            os.makedirs(snapshot_dir, 0o700)
+        make_dirs(snapshot_dir)
     except OSError as exc:
         raise SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
     now = now or _utcnow()

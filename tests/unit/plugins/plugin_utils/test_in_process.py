@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.modules import placement_preflight as preflight_module
 from ansible_collections.placement.upgrade.plugins.modules import reshape as reshape_module
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
@@ -47,6 +48,25 @@ def test_same_result_as_the_module(fleet, capsys, tmp_path, check):
     assert rc == (1 if expected.get('failed') else 0)
     assert _stable(got) == _stable(expected)
     assert got['invocation']['module_args']['root_provider'] == node['provider']
+
+
+@pytest.mark.parametrize('extra, fails', [
+    ({}, False),
+    ({'providers': ['compute-02', 'compute-03']}, False),
+    ({'providers': ['compute-01', 'no-such-node']}, True),
+    ({'min_microversion': '9.99'}, True),
+    ({'min_microversion': 'one'}, True),
+    ({'embedded_db': '/nonexistent/placement.db'}, True),
+])
+def test_preflight_same_result_as_the_module(fleet, capsys, extra, fails):
+    # the pre-flight role's check runs in process on the controller (plugins/action/placement_preflight.py)
+    args = dict({'embedded_db': fleet['embedded_db'], 'providers': [fleet['nodes'][0]['provider']]}, **extra)
+    rc, expected = run_module_main(preflight_module.main, dict(args), capsys, check=True)
+    got = in_process.run('placement.upgrade.placement_preflight', preflight_module, dict(args), check_mode=True)
+    assert rc == (1 if fails else 0)
+    assert bool(got.get('failed')) is fails
+    assert got['msg'] and got['msg'] == expected['msg']
+    assert _stable(got) == _stable(expected)
 
 
 @pytest.mark.parametrize('extra, words', [
