@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
 import tempfile
 
@@ -21,7 +22,10 @@ DIR_MODE = 0o700
 def make_dirs(path, mode=DIR_MODE):
     """Create ``path`` and every missing directory above it, each with ``mode`` (as
     ``ansible.builtin.file`` with ``state: directory`` does; ``os.makedirs`` gives the mode to
-    the last one only).  An existing directory is left as it is."""
+    the last one only).  An existing directory is left as it is.  An empty path is an error, as
+    for ``os.makedirs`` (never the current directory)."""
+    if not path:
+        raise OSError(errno.ENOENT, 'No such file or directory', path)
     missing = []
     current = os.path.abspath(path)
     while not os.path.isdir(current):
@@ -42,6 +46,8 @@ def directory_problem(path):
     """Why ``path`` cannot be the directory a run writes into, or None when it can: an existing,
     writable directory, or a missing one whose nearest existing parent is a writable directory
     (:func:`make_dirs` creates it when the first file is written)."""
+    if not path:
+        return 'an empty path is not a directory'
     path = os.path.abspath(path)
     if os.path.exists(path):
         if not os.path.isdir(path):

@@ -10,6 +10,8 @@ __metaclass__ = type
 import os
 import stat
 
+import pytest
+
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import files
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
@@ -29,6 +31,16 @@ def test_make_dirs_gives_every_level_it_creates_the_mode(tmp_path):
         os.umask(old)
     assert _mode(tmp_path / 'kept') == 0o755  # an existing directory is left as it is
     assert [_mode(tmp_path / 'kept' / p) for p in ('a', 'a/b', 'a/b/c')] == [0o700, 0o700, 0o700]
+
+
+def test_an_empty_path_is_never_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OSError):
+        files.make_dirs('')
+    with pytest.raises(OSError):
+        report.save_record('', {'node': 'compute-01'})
+    assert files.directory_problem('') == 'an empty path is not a directory'
+    assert os.listdir(str(tmp_path)) == []
 
 
 def test_the_snapshot_and_report_writers_make_private_directories(tmp_path):
