@@ -56,6 +56,24 @@ options:
     type: list
     elements: path
     default: []
+  commands:
+    description:
+      - Commands looked up where this module runs, without running them (the optional upgrade
+        checks of the P(placement.upgrade.preflight#role) role that run on the controller).
+      - One is found when the first word of its O(commands[].command) is an executable in C(PATH) (or
+        an executable path) and its O(commands[].requires), when set, exists. A command not found does
+        not fail the pre-flight; RV(commands_found) says which were found.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      command:
+        description: The command line, for example C(nova-status upgrade check).
+        type: str
+        required: true
+      requires:
+        description: A file the command needs (its service's configuration).
+        type: str
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -136,6 +154,12 @@ providers:
   returned: always
   type: dict
   sample: {compute-01: {uuid: 8d6bb6c4-4d9f-4ba9-9d60-3d1c17a3ad7f, name: compute-01}}
+commands_found:
+  description: For each entry of O(commands), in order, whether it was found (it can run here).
+  returned: always
+  type: list
+  elements: bool
+  sample: [false, true]
 missing:
   description: Entries of O(providers) that are not an existing root provider.
   returned: always
@@ -153,6 +177,9 @@ error:
   returned: failure
   type: dict
 '''
+
+import os
+import shutil
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
@@ -236,6 +263,15 @@ def check_directories(paths):
     return True, 'writable or can be created: %s' % ', '.join(paths)
 
 
+def command_found(command, requires=None):
+    """Whether ``command`` (a command line) can run here: its first word is an executable in PATH
+    (or an executable path) and ``requires``, when given, exists."""
+    words = (command or '').split()
+    if not words or shutil.which(words[0]) is None:
+        return False
+    return not requires or os.path.exists(requires)
+
+
 def run_checks(backend, providers, min_microversion, check_reshape_permission, directories=()):
     """Run the checks on an open backend; return the result dict (``failed`` set when one failed)."""
     want = microversions.version_tuple(min_microversion)
@@ -286,19 +322,21 @@ def _run(module, _backend, log):
         microversions.version_tuple(params['min_microversion'])
     except (ValueError, TypeError):
         module.fail_json(msg="min_microversion must look like 1.30, got '%s'" % params['min_microversion'])
+    found = [command_found(c['command'], c.get('requires')) for c in params['commands']]
     try:
         backend = factory.get_backend(backend_options(params), create=False, log=keep)
         protect_secrets(module, backend)
     except UnsupportedVersion as exc:
         checks = [check('reachable', True, 'Placement answered'), check('microversion', False, format_error(exc))]
-        module.fail_json(**_connect_failure(exc, checks, messages))
+        module.fail_json(**_connect_failure(exc, checks, messages, found))
     except PlacementError as exc:
-        module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages))
+        module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages, found))
     try:
         result = run_checks(backend, params['providers'], params['min_microversion'],
                             params['check_reshape_permission'], params['directories'])
     finally:
         backend.close()
+    result['commands_found'] = found
     if result.get('failed'):
         result['log'] = messages
         module.fail_json(**result)
@@ -314,6 +352,10 @@ def argument_spec(args=None):
         min_microversion=dict(type='str', default='1.30'),
         check_reshape_permission=dict(type='bool', default=True),
         directories=dict(type='list', elements='path', default=[]),
+        commands=dict(type='list', elements='dict', default=[], options=dict(
+            command=dict(type='str', required=True),
+            requires=dict(type='str'),
+        )),
     )
 
 
@@ -332,10 +374,10 @@ def main():
     execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
 
 
-def _connect_failure(exc, checks, log):
+def _connect_failure(exc, checks, log, found):
     """fail_json keys when Placement could not be reached (or is too old)."""
     result = error_result(exc)
-    result.update(checks=checks, providers={}, missing=[], log=log)
+    result.update(checks=checks, providers={}, missing=[], log=log, commands_found=found)
     result['msg'] = 'Pre-flight failed, no node was touched: %s: %s' % (checks[-1]['check'], format_error(exc))
     return result
 

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import sys
 import uuid
 
 import pytest
@@ -97,6 +98,32 @@ def test_the_run_directories_are_checked_and_nothing_is_created(run, embedded_ba
     assert '%s cannot be created: %s is not a directory' % (below, tmp_path / 'afile') in res['msg']
     assert str(existing) not in res['msg']
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith('placement.db')) == ['afile', 'reports']
+
+
+def test_commands_are_looked_up_not_run(run, embedded_backend, tmp_path):
+    _roots(embedded_backend, ['cn-1'])
+    db = str(tmp_path / 'placement.db')
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(u'[DEFAULT]\n')
+    marker = tmp_path / 'ran'
+    commands = [
+        {'command': 'sh -c "touch %s"' % marker},                      # found (and NOT run)
+        {'command': 'no-such-tool-4711 upgrade check'},                 # not in PATH
+        {'command': 'sh -c true', 'requires': str(tmp_path / 'absent.conf')},  # its file is missing
+        {'command': 'sh -c true', 'requires': str(conf)},               # found, its file exists
+        {'command': '%s -V' % sys.executable},                          # an executable path
+        {'command': str(conf)},                                         # a path, not executable
+        {'command': '   '},                                             # nothing to run
+    ]
+    rc, res = run({'embedded_db': db, 'providers': ['cn-1'], 'commands': commands})
+    assert rc == 0, res
+    assert res['commands_found'] == [True, False, False, True, True, False, False]
+    assert not marker.exists()
+    # the answer comes with a failed pre-flight too (the role does not read it then, a caller may)
+    rc, res = run({'embedded_db': db, 'providers': ['cn-9'], 'commands': commands[:2]})
+    assert rc == 1 and res['commands_found'] == [True, False]
+    rc, res = run({'embedded_db': db, 'commands': [{'requires': str(conf)}]})
+    assert rc == 1 and 'command' in res['msg'] and 'commands' in res['msg']
 
 
 def test_unreachable_placement_fails_before_anything(run):

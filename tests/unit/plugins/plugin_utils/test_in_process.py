@@ -53,6 +53,8 @@ def test_same_result_as_the_module(fleet, capsys, tmp_path, check):
 @pytest.mark.parametrize('extra, fails', [
     ({}, False),
     ({'providers': ['compute-02', 'compute-03']}, False),
+    ({'commands': [{'command': 'sh -c true'}, {'command': 'no-such-tool-4711 check', 'requires': '/etc/hosts'}]}, False),
+    ({'directories': ['/etc/hosts']}, True),
     ({'providers': ['compute-01', 'no-such-node']}, True),
     ({'min_microversion': '9.99'}, True),
     ({'min_microversion': 'one'}, True),
