@@ -99,7 +99,7 @@ REPORT_FILES = ('report.md', 'report.html', 'summary.json')
 
 #: file and directory modes of everything the report writes
 FILE_MODE = 0o600
-DIR_MODE = 0o700
+DIR_MODE = _files.DIR_MODE
 
 #: the keys of the ``context`` a caller (the role) may give; anything else is dropped
 CALLER_CONTEXT_KEYS = ('awx_job_id', 'awx_job_template', 'playbook', 'check_mode', 'plan', 'inventory', 'limit')
@@ -870,10 +870,6 @@ def tree_svg(tree, created=(), removed=(), external=None, names=None, label=''):
 # ---------------------------------------------------------------------------
 # files
 
-def _ensure_dir(path):
-    _files.make_dirs(path, DIR_MODE)
-
-
 def report_files(report, html_template=None, markdown_template=None):
     """``{file name: text}`` of the report: report.md and report.html rendered (the operator's
     templates, when given, else the shipped ones) and summary.json."""
@@ -899,10 +895,10 @@ def write_files(dest, files):
     unknown = sorted(set(files) - set(REPORT_FILES))
     if unknown:
         raise ReportError('not a report file: %s (the report files are %s)' % (', '.join(unknown), ', '.join(REPORT_FILES)))
-    _ensure_dir(dest)
+    _files.make_dirs(dest)
     for name in REPORT_FILES:
         if name in files:
-            _snapshot.atomic_write(os.path.join(dest, name), files[name], mode=FILE_MODE)
+            _files.atomic_write(os.path.join(dest, name), files[name], mode=FILE_MODE)
     return report_paths(dest)
 
 
@@ -936,12 +932,10 @@ def record_path(dest, node):
 
 def save_record(dest, record):
     """Store one node record as ``dest/nodes/<node>.json`` (atomic, 0600, folders 0700); return the path."""
-    _ensure_dir(dest)
-    folder = os.path.join(dest, 'nodes')
-    if not os.path.isdir(folder):
-        os.mkdir(folder, DIR_MODE)
+    _files.make_dirs(dest)  # (an empty dest fails here, never the current directory's nodes/)
+    _files.make_dirs(os.path.join(dest, 'nodes'))
     path = record_path(dest, record.get('node') or record.get('provider') or 'unknown')
-    _snapshot.atomic_write(path, json.dumps(record, indent=1, sort_keys=True, default=str) + '\n', mode=FILE_MODE)
+    _files.atomic_write(path, json.dumps(record, indent=1, sort_keys=True, default=str) + '\n', mode=FILE_MODE)
     return path
 
 
