@@ -32,7 +32,7 @@ __metaclass__ = type
 import json
 import os
 
-from ..errors import LocalFileError
+from ..errors import BadInput, LocalFileError
 from . import report as _report
 
 #: statuses that mean the same outcome in a roll and in a plan
@@ -48,6 +48,7 @@ def load_run(path, field='rehearsal'):
     records, problems = _report.load_records(path)
     if problems:
         raise LocalFileError('%s: unreadable node records: %s' % (field, '; '.join(problems)), path=path)
+    _check_records(path, records, field)
     if not records:
         raise LocalFileError('%s: %s holds no node record' % (field, path), path=path)
     summary = None
@@ -59,6 +60,31 @@ def load_run(path, field='rehearsal'):
         except (OSError, IOError, ValueError):
             summary = None
     return dict((rec.get('node') or rec.get('provider'), rec) for rec in records), summary
+
+
+def _check_records(path, records, field):
+    """Refuse a record whose fields have the wrong types, naming the side, the file and the field
+    (``plan: <dir>/nodes/cn1.json: record.after must be a provider tree (a mapping), got int``), as
+    the fleet report does; compared as they are, such fields ended as an AttributeError."""
+    for record in records:
+        try:
+            _report.check_record(record)
+        except BadInput as exc:
+            raise BadInput('%s: %s: %s' % (field, _record_file(path, record), exc.detail), field=field)
+
+
+def _record_file(path, record):
+    """The file under ``path/nodes`` that holds ``record`` (its folder if none does any more)."""
+    folder = os.path.join(path, 'nodes')
+    for name in sorted(os.listdir(folder)):
+        if name.endswith('.json') and not name.startswith('.'):
+            try:
+                with open(os.path.join(folder, name)) as handle:
+                    if json.load(handle) == record:
+                        return os.path.join(folder, name)
+            except (OSError, IOError, ValueError):
+                continue
+    return folder
 
 
 def outcome(status):

@@ -97,3 +97,39 @@ def test_export_from_a_missing_store_fails_and_creates_nothing(run_module, tmp_p
     rc, out = run_module(placement_export, {'embedded_db': source, 'dest': str(tmp_path / 'copy.db')})
     assert rc == 1 and 'does not exist' in out['msg']
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_plan_compare_refuses_a_record_with_a_wrong_field_naming_file_and_field(capsys, tmp_path):
+    """A node record whose fields have the wrong type is refused naming the file and the field
+    (it ended as "Unexpected error (AttributeError)"); nothing is written, the records stay as they are."""
+    def run_module(module, args):
+        return run_module_main(module.main, args, capsys)
+
+    rehearsal = _report_dir(str(tmp_path / 'r'), 'noop', 2)
+    cases = (('after', 7, 'record.after must be a mapping, got int'),
+             ('names', [1, 2], 'record.names must be a mapping, got list'),
+             ('providers', {'u': 'x'}, 'record.before.providers.u must be a provider record (a mapping), got str'))
+    for index, (key, value, expected) in enumerate(cases):
+        plan = _report_dir(str(tmp_path / ('p%d' % index)), 'noop', 2)
+        path = os.path.join(plan, 'nodes', 'cn1.json')
+        with open(path) as handle:
+            record = json.load(handle)
+        if key == 'providers':
+            record['before']['providers'] = value
+        else:
+            record[key] = value
+        with open(path, 'w') as handle:
+            json.dump(record, handle)
+        with open(path, 'rb') as handle:
+            stored = handle.read()
+        rc, out = run_module(plan_compare, {'rehearsal': rehearsal, 'plan': plan})
+        assert rc == 1, out
+        assert out['msg'] == 'plan: %s: %s' % (path, expected), out['msg']
+        assert 'Unexpected error' not in out['msg']
+        with open(path, 'rb') as handle:
+            assert handle.read() == stored
+        assert sorted(os.listdir(plan)) == ['nodes'] and os.listdir(os.path.join(plan, 'nodes')) == ['cn1.json']
+    # the rehearsal side is named as such
+    rc, out = run_module(plan_compare, {'rehearsal': str(tmp_path / 'p0'), 'plan': rehearsal})
+    assert rc == 1 and out['msg'] == 'rehearsal: %s: %s' % (os.path.join(str(tmp_path / 'p0'), 'nodes', 'cn1.json'),
+                                                            cases[0][2]), out['msg']
