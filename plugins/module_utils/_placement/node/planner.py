@@ -445,6 +445,12 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             used[root_uuid]['VCPU'] -= n
             used[root_uuid]['PCPU'] = used[root_uuid].get('PCPU', 0) + n
         cpu_plan['pinned'] = list(pinned_consumers)
+        # what the conversion writes, for the result message (summary)
+        cpu_plan['units'] = sum(_amount_on(current[c], root_uuid, 'VCPU') for c in pinned_consumers)
+        cpu_plan['root_inventory'] = {
+            'before': dict((rc, root_inv[rc]['total']) for rc in ('VCPU', 'PCPU') if rc in root_inv),
+            'after': dict((rc, inv_after[root_uuid][rc]['total']) for rc in ('VCPU', 'PCPU')
+                          if rc in inv_after[root_uuid])}
         _check_root_cpu(root, inv_after[root_uuid], used.get(root_uuid) or {}, used_before.get(root_uuid) or {})
     _check_children(children, new_allocs, used, used_before, inv_after)
     plan = _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allocs,
@@ -815,14 +821,49 @@ def summary(plan, created=None):
         return 'node %s deferred: %s' % (name, plan['deferred_reason'])
     if plan['status'] == STATUS_NOOP:
         return 'node %s already has the layout: nothing to do' % name
-    units = ', '.join('%d %s' % (n, rc) for rc, n in sorted(plan['moved']['units'].items())) or 'nothing'
-    if created is None:
-        return ('node %s: %d child(ren) to create, inventory of %d provider(s) to change, %s of %d '
-                'consumer(s) to move' % (name, len(plan['create_children']), len(plan['inventory_changes']),
-                                         units, plan['moved']['consumers']))
-    return ('node %s: created %d child(ren), changed the inventory of %d provider(s), moved %s of %d '
-            'consumer(s)' % (name, len(created), len(plan['inventory_changes']), units,
-                             plan['moved']['consumers']))
+    past = created is not None
+    if not past:
+        head = ('node %s: %d child(ren) to create, inventory of %d provider(s) to change'
+                % (name, len(plan['create_children']), len(plan['inventory_changes'])))
+    else:
+        head = ('node %s: created %d child(ren), changed the inventory of %d provider(s)'
+                % (name, len(created), len(plan['inventory_changes'])))
+    return '%s, %s' % (head, ', '.join(_writes_text(plan, past)))
+
+
+def _writes_text(plan, past):
+    """What the plan writes into allocations: the moves to children and the VCPU to PCPU
+    conversion of the pinned guests (each said apart; "no allocation" when neither)."""
+    parts = []
+    units = plan['moved']['units']
+    cpu = plan.get('cpu')
+    if units:
+        text = ', '.join('%d %s' % (n, rc) for rc, n in sorted(units.items()))
+        movers = len(plan.get('assignments') or {}) if cpu else plan['moved']['consumers']
+        parts.append(('moved %s of %d consumer(s)' if past else '%s of %d consumer(s) to move') % (text, movers))
+    if cpu:
+        pinned = len(cpu.get('pinned') or [])
+        if pinned:
+            text = ('converted %d VCPU to PCPU of %d pinned consumer(s)' if past
+                    else '%d VCPU to PCPU of %d pinned consumer(s) to convert') % (cpu.get('units', 0), pinned)
+        else:
+            text = 'no pinned consumer to convert from VCPU to PCPU'
+        inv = cpu.get('root_inventory') or {}
+        before, after = inv.get('before') or {}, inv.get('after') or {}
+        changes = []
+        for rc in ('PCPU', 'VCPU'):
+            if rc in after and rc not in before:
+                changes.append('%s inventory %d (new)' % (rc, after[rc]))
+            elif rc in before and rc not in after:
+                changes.append('%s inventory %d removed' % (rc, before[rc]))
+            elif rc in before and before[rc] != after[rc]:
+                changes.append('%s inventory %d -> %d' % (rc, before[rc], after[rc]))
+        if changes:
+            text += ' (root %s: %s)' % (plan['root']['name'], ', '.join(changes))
+        parts.append(text)
+    if not parts:
+        parts.append('moved no allocation' if past else 'no allocation to move')
+    return parts
 
 
 # -- rollback ---------------------------------------------------------------------------

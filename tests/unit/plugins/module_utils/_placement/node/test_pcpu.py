@@ -152,3 +152,17 @@ def test_every_kind_in_one_reshape_and_one_rollback(embedded_backend, tmp_path):
     back = reshaper.rollback_node(embedded_backend, 'cn', snapshot_dir=snaps, remove_children=True)
     assert back['verified'], back['msg']
     assert comparable(provider_tree_state(embedded_backend, root)) == before
+
+
+def test_the_result_message_says_what_the_conversion_wrote(embedded_backend, tmp_path):
+    """issue 26: the message said "moved nothing of 2 consumer(s)" after writing PCPU for two."""
+    report = report_for(tmp_path / 'h', fakehost.default_pinned_host(name='cn'), nova=True)
+    _legacy_node(embedded_backend, report)
+    check = reshaper.reshape_node(embedded_backend, 'cn', report, check_mode=True)
+    result = reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
+    assert result['status'] == 'reshaped' and result['verified'], result['msg']
+    for msg in (check['msg'], result['msg']):
+        assert 'nothing' not in msg, msg
+        assert 'VCPU to PCPU' in msg and '2 pinned consumer(s)' in msg, msg
+    assert 'converted 4 VCPU to PCPU of 2 pinned consumer(s)' in result['msg']
+    assert 'PCPU inventory 6' in result['msg'] and 'VCPU inventory 8 -> 2' in result['msg']
