@@ -57,6 +57,8 @@ options:
     description:
       - Jinja2 expression giving each host's inventory name from the node's variables
         (C(placement_root_name), C(placement_root_uuid), C(nova_service_host), ...).
+      - Two nodes given the same name are refused, naming both roots (one would be dropped); the
+        source is then not parsed, which stops Ansible only with C(inventory_any_unparsed_is_failed).
     type: str
     default: placement_root_name
   group:
@@ -156,22 +158,41 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
         except PlacementError as exc:
             raise AnsibleParserError('placement.upgrade.compute_nodes: %s' % _message(exc))
 
+    def _host_names(self, nodes):
+        """``[(host, node, hostvars)]``: each node's host name from O(host_name); a name that fails,
+        is empty, or is the name of another node too is refused (two nodes on one host would be
+        merged into one, and the roll would reach only one of them)."""
+        expression = self.get_option('host_name')
+        hosts, seen = [], {}
+        for node in nodes:
+            hostvars = node_vars(node)
+            try:
+                host = self._compose(expression, hostvars)
+            except Exception as exc:  # pylint: disable=broad-except
+                raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r failed for %s: %s'
+                                         % (expression, node['name'], exc))
+            if not host or not isinstance(host, str):
+                raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r gave %r for %s'
+                                         % (expression, host, node['name']))
+            host = str(host)
+            if host in seen:
+                raise AnsibleParserError(
+                    'placement.upgrade.compute_nodes: host_name %r gives the same host name %r for the roots %s (%s) '
+                    'and %s (%s); one of them would be dropped. Give host_name an expression that tells them apart '
+                    '(placement_root_name, the default, is unique)'
+                    % (expression, host, seen[host]['name'], seen[host]['uuid'], node['name'], node['uuid']))
+            seen[host] = node
+            hosts.append((host, node, hostvars))
+        return hosts
+
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path, cache=cache)
         self._read_config_data(path)
         strict = self.get_option('strict')
         prefix = self.get_option('group_prefix')
+        hosts = self._host_names(self._nodes())     # every name checked before the inventory is touched
         group = self.inventory.add_group(self.get_option('group'))
-        for node in self._nodes():
-            hostvars = node_vars(node)
-            try:
-                host = self._compose(self.get_option('host_name'), hostvars)
-            except Exception as exc:  # pylint: disable=broad-except
-                raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r failed for %s: %s'
-                                         % (self.get_option('host_name'), node['name'], exc))
-            if not host or not isinstance(host, str):
-                raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r gave %r for %s'
-                                         % (self.get_option('host_name'), host, node['name']))
+        for host, node, hostvars in hosts:
             self.inventory.add_host(host, group=group)
             for key, value in hostvars.items():
                 self.inventory.set_variable(host, key, value)

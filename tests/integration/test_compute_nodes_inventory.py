@@ -145,3 +145,36 @@ def test_real_placement_roots(tmp_path, placement_server, rest_backend, unique_n
     assert listing['_meta']['hostvars'][done]['placement_children'] == [done + '_pci_0000_84_00_0']
     # admin_token answers every service with Placement's endpoint: no nova, so auto used Placement
     assert listing['_meta']['hostvars'][flat]['placement_source'] == 'placement'
+
+
+def test_two_roots_on_one_host_name_are_refused_naming_both(tmp_path):
+    """The documented host_name ``placement_root_name.split('.')[0]`` on cmp1.dc1 and cmp1.dc2 gave one
+    host (one node silently dropped, rc 0): refused, naming the host name and both roots, and no host
+    of the source is added (the inventory is untouched)."""
+    db = str(tmp_path / 'placement.db')
+    backend = EmbeddedBackend(db)
+    try:
+        roots = dict((name, backend.create_provider(name)['uuid']) for name in ('cmp1.dc1', 'cmp1.dc2', 'cmp2.dc1'))
+    finally:
+        backend.close()
+    source = inventory_file(tmp_path, "plugin: placement.upgrade.compute_nodes\nembedded_db: %s\n"
+                                      "host_name: placement_root_name.split('.')[0]\n" % db)
+    rc, out, err = ansible_inventory(tmp_path, source)
+    expected = ("host_name \"placement_root_name.split('.')[0]\" gives the same host name 'cmp1' for the roots "
+                "cmp1.dc1 (%s) and cmp1.dc2 (%s); one of them would be dropped" % (roots['cmp1.dc1'], roots['cmp1.dc2']))
+    assert expected in ' '.join(err.split()), err
+    assert 'Traceback' not in err
+    listing = plain(json.loads(out))
+    assert listing['_meta']['hostvars'] == {} and members(listing, 'compute') == [], listing
+    # with Ansible's own switch the run stops on it
+    env = _env(str(tmp_path))
+    env['ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED'] = 'true'
+    proc = subprocess.run([os.path.join(BIN, 'ansible-inventory'), '-i', source, '--list'], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False, timeout=300)
+    assert proc.returncode != 0 and "gives the same host name 'cmp1'" in proc.stderr
+    # names that tell the roots apart work
+    source = inventory_file(tmp_path, "plugin: placement.upgrade.compute_nodes\nembedded_db: %s\n"
+                                      "host_name: placement_root_name.replace('.', '-')\n" % db, name='ok.compute_nodes.yml')
+    rc, out, err = ansible_inventory(tmp_path, source)
+    assert rc == 0, err
+    assert members(plain(json.loads(out)), 'compute') == ['cmp1-dc1', 'cmp1-dc2', 'cmp2-dc1']
