@@ -37,7 +37,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare, export
 
 import simfleet
-from test_fleet_playbook import playbook, statuses, trees
+from test_fleet_playbook import REPO, playbook, statuses, trees
 
 pytestmark = [pytest.mark.slow, pytest.mark.real]
 
@@ -198,18 +198,65 @@ def test_production_changing_after_the_rehearsal_is_listed(tmp_path, placement_s
         (node['name'], 'after', 'consumer %s' % guest), (node['name'], 'before', 'consumer %s' % guest)]
 
 
+def refused_extra_vars(fleet, marker):
+    """Every variable of the rehearsal's own settings (playbooks/rehearse.yml rehearsal_settings), with
+    an extra var that would reach production or a node: production's backend or folders, a node as
+    the controller, a hook, a step switch, nova-compute's handling or one of its commands."""
+    production = {'embedded_db': fleet['embedded_db']}
+    node = fleet['nodes'][0]['name']
+    hook = os.path.join(os.path.dirname(fleet['inventory']), 'hook.yml')
+    command = ['touch', marker]
+    return {
+        'placement_backend': production,
+        'rolling_reshape_backend': production,
+        'preflight_backend': production,
+        'rolling_reshape_controller': node,
+        'preflight_controller': node,
+        'rolling_reshape_snapshot_dir': os.path.join(fleet['out_dir'], 'snapshots'),
+        'rolling_reshape_report_dir': os.path.join(fleet['out_dir'], 'reports'),
+        'rolling_reshape_rehearsal_store': fleet['embedded_db'],
+        'rolling_reshape_pre_tasks': hook,
+        'rolling_reshape_post_tasks': hook,
+        'rolling_reshape_steps': True,
+        'rolling_reshape_nova_service': 'always',
+        'rolling_reshape_nova_steps': True,
+        'rolling_reshape_nova_managed': True,
+        'rolling_reshape_nova_stops': True,
+        'rolling_reshape_nova_compute_service': 'nova-compute',
+        'rolling_reshape_nova_stop_command': command,
+        'rolling_reshape_nova_start_command': command,
+        'rolling_reshape_nova_version_command': command,
+        'rolling_reshape_nova_force_down': True,
+    }
+
+
 def test_the_rehearsal_refuses_to_roll_on_anything_but_the_copy(tmp_path):
-    # production's backend given as placement_backend in the extra vars would be the roll's too
+    # production's backend given as placement_backend in the extra vars would be the roll's too; a
+    # step switch, a hook or a nova-compute command given with -e would run on the production nodes
     fleet = simfleet.build(str(tmp_path / 'f'), nodes=3)
     before = trees(fleet)
     rehearsal, rehearsal_dirs = _dirs(tmp_path, 'rehearsal')
-    for extra in ({'placement_backend': {'embedded_db': fleet['embedded_db']}},
-                  {'rolling_reshape_pre_tasks': os.path.join(os.path.dirname(fleet['inventory']), 'hook.yml')}):
-        rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal, **extra))
-        assert rc != 0, out
-        assert 'The rehearsal must run on the copy %s only' % os.path.join(rehearsal, 'placement.db') in out
-        assert 'Roll through the compute nodes' not in out
-    assert trees(fleet) == before
+    marker = str(tmp_path / 'a-node-was-touched')
+    refused = refused_extra_vars(fleet, marker)
+    with open(os.path.join(REPO, 'playbooks', 'rehearse.yml')) as handle:
+        settings = yaml.safe_load(handle)[0]['vars']['rehearsal_settings']
+    assert sorted(refused) == sorted(settings)      # every setting of the rehearsal is tested here
+    for name, value in sorted(refused.items()):
+        rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal, **{name: value}))
+        assert rc != 0, (name, out)
+        assert ('The rehearsal runs on the copy %s only, from the controller, without the operator\'s hooks and '
+                'without nova-compute\'s steps; these extra vars would override that and are refused: %s.'
+                % (os.path.join(rehearsal, 'placement.db'), name)) in ' '.join(out.split()), (name, out)
+        assert 'Roll through the compute nodes' not in out and 'Exported' not in out
+        assert not os.path.exists(rehearsal), name      # nothing exported, no folder made
+        assert not os.path.exists(marker), name
+    # several at once are named together
+    rc, out = playbook(fleet, 'rehearse.yml', extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal, rolling_reshape_steps=True,
+                                                         rolling_reshape_nova_managed=True,
+                                                         rolling_reshape_nova_start_command=['touch', marker]))
+    assert rc != 0 and ('are refused: rolling_reshape_steps, rolling_reshape_nova_managed, '
+                        'rolling_reshape_nova_start_command.') in ' '.join(out.split()), out
+    assert trees(fleet) == before and not os.path.exists(marker) and not os.path.exists(rehearsal)
     # --check: a fresh copy, and a plan on it
     rc, out = playbook(fleet, 'rehearse.yml', check=True, extra=dict(rehearsal_dirs, rehearsal_dir=rehearsal))
     assert rc == 0, out
