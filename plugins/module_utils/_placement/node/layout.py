@@ -97,7 +97,7 @@ def build_layout(root_name, devices, options=None, numa_source=None):
     the NUMA children after a reshape); it is only used when NUMA is enabled.
 
     Returns ``{"root_name", "options", "children": [child], "classes": [RC],
-    "warnings": [text]}``; a child is ``{"name", "kind", "device", "inventories":
+    "warnings": [text], "cpu", "mem_encryption"}``; a child is ``{"name", "kind", "device", "inventories":
     {RC: record}, "traits": [..], "inherit": [field], "numa_node"}`` where
     ``device`` is the key the ownership map uses (PCI address, or ``NUMA<N>``).
     Children are sorted by name.
@@ -121,6 +121,7 @@ def build_layout(root_name, devices, options=None, numa_source=None):
         children.extend(mem_encryption_children(root_name, devices))
         result = _finish_layout(root_name, opts, children, warnings, nova)
         result['cpu'] = nova_cpu(devices, nova, opts[KIND_PCPU])
+        result['mem_encryption'] = _mem_encryption_seen(devices)
         return result
 
     if opts[KIND_GPU]['enabled']:
@@ -137,7 +138,20 @@ def build_layout(root_name, devices, options=None, numa_source=None):
     children.extend(mem_encryption_children(root_name, devices))
     result = _finish_layout(root_name, opts, children, warnings, None)
     result['cpu'] = None
+    result['mem_encryption'] = _mem_encryption_seen(devices)
     return result
+
+
+def _mem_encryption_seen(devices):
+    """What the report says of memory encryption, for the planner's messages: None when no
+    domain capabilities were given, else ``{"source", "models": {model: total}}`` (the models
+    nova 34 would report, with their slots)."""
+    report = devices.get('mem_encryption')
+    if report is None:
+        return None
+    return {'source': report.get('source'),
+            'models': dict((m, int((i or {}).get('total') or 0))
+                           for m, i in sorted((report.get('models') or {}).items()))}
 
 
 def nova_children(root_name, devices, nova, warnings):

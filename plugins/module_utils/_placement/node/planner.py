@@ -278,25 +278,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
     # -- inventories ------------------------------------------------------------
     root_inv = tree.inventory(root_uuid)
     moved = sorted(rc for rc in root_inv if rc in layout['classes'])
-    if layout.get('nova') is not None:
-        if 'VGPU' in root_inv and 'VGPU' not in moved:
-            raise PlanError('the root provider %s has VGPU inventory but nova.conf (%s) gives '
-                            'nova 34 no device to report it on ([devices]enabled_mdev_types): '
-                            'nova would drop it from the root (InventoryInUse while instances '
-                            'hold it). Set enabled_mdev_types as the new release runs it, then '
-                            'plan again. Nothing was changed.'
-                            % (root['name'], ', '.join(layout['nova'].get('files') or [])))
-        mec = _layout.MEM_ENCRYPTION_CONTEXT
-        if mec in root_inv and _layout.taker(children, mec) is None:
-            holders = tree.consumers_of(root_uuid, mec)
-            raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2)%s but the '
-                            'device report shows no AMD SEV support (kvm_amd sev parameter and '
-                            '<sev supported=\'yes\'> in the domain capabilities): nova 34 would '
-                            'fail its start-up reshape (ReshapeFailed: no AMD SEV child for them) or '
-                            'drop the inventory. Give device_info the domain capabilities (use_virsh, '
-                            'or domain_capabilities) and plan again. Nothing was changed.'
-                            % (root['name'], mec, ', allocated by consumers %s' % ', '.join(holders)
-                               if holders else ''), consumers=holders)
+    _check_root_classes(tree, root, root_inv, moved, layout, children)
     inv_before = dict((u, tree.inventory(u)) for u in tree.providers)
     inv_after = copy.deepcopy(inv_before)
     inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
@@ -494,6 +476,88 @@ def _check_root_cpu(root, inv, used, used_before):
 def _child_rc(child, rc):
     """The class a child takes a root class ``rc`` as (a custom-class GPU takes VGPU as its class)."""
     return (child.get('moves_from') or {}).get(rc, rc)
+
+
+MEM_ENCRYPTION_COMMANDS = (
+    'openstack --os-placement-api-version 1.28 resource provider allocation unset --provider {root} '
+    '--resource-class MEM_ENCRYPTION_CONTEXT <consumer>',
+    'openstack resource provider inventory delete {root} --resource-class MEM_ENCRYPTION_CONTEXT')
+
+
+def _check_root_classes(tree, root, root_inv, moved, layout, children):
+    """Stops a plan that would leave on the root a class nova 34 moves off it at start-up
+    (VGPU, MEM_ENCRYPTION_CONTEXT) without moving it: such a node is never "noop" or
+    "planned" while nova would fail or change it on its first start.  The message says what
+    nova 34 does at start-up and which input is missing, or why no reshape exists."""
+    nova = layout.get('nova')
+    files = ', '.join((nova or {}).get('files') or [])
+    if 'VGPU' in root_inv and 'VGPU' not in moved:
+        holders = tree.consumers_of(root['uuid'], 'VGPU')
+        held = ', allocated by consumers %s' % ', '.join(holders) if holders else ''
+        if nova is not None:
+            raise PlanError('the root provider %s has VGPU inventory%s but nova.conf (%s) gives '
+                            'nova 34 no device to report it on ([devices]enabled_mdev_types): '
+                            'nova would drop it from the root (InventoryInUse while instances '
+                            'hold it). Set enabled_mdev_types as the new release runs it, then '
+                            'plan again. Nothing was changed.' % (root['name'], held, files),
+                            consumers=holders)
+        raise PlanError('the root provider %s has VGPU inventory%s and this layout moves it nowhere '
+                        '(the device report gives no physical GPU with an mdev type a child, or the '
+                        'layout option gpu.enabled is false), and no nova.conf was read on this node. '
+                        'At start-up nova 34 moves the root\'s VGPU to one child per physical GPU of '
+                        '[devices]enabled_mdev_types, and with no enabled mdev type it removes VGPU from '
+                        'the root (Placement refuses that with InventoryInUse while instances hold '
+                        'it). Missing input: the node\'s nova.conf (device_info nova_conf); give it '
+                        'and plan again. Nothing was changed.' % (root['name'], held),
+                        consumers=holders)
+    mec = _layout.MEM_ENCRYPTION_CONTEXT
+    if mec not in root_inv or _layout.taker(children, mec) is not None:
+        return
+    holders = tree.consumers_of(root['uuid'], mec)
+    name = root['name']
+    nova_does = ('At start-up nova 34 moves every %s allocation of the root to the AMD SEV child '
+                 '%s_amd_sev and to no other provider (_reshape_memory_encryption_allocations), '
+                 'then removes the class from the root; with no AMD SEV child its start-up reshape '
+                 'fails (ReshapeFailed: the child resource provider for AMD SEV is not found)%s'
+                 % (mec, name, ' while a consumer holds it on the root' if holders else
+                    '; as no consumer holds it, nova only removes the root\'s inventory'))
+    held = (' allocated by consumers %s' % ', '.join(holders)) if holders else ' no consumer holds'
+    seen = layout.get('mem_encryption')
+    if seen is None:
+        missing = ['libvirt\'s domain capabilities (device_info use_virsh or domain_capabilities), '
+                   'which with the kernel\'s kvm_amd parameters tell whether nova 34 finds AMD SEV']
+        if nova is None:
+            missing.append('the node\'s nova.conf (device_info nova_conf; none was read)')
+        raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2),%s, and the '
+                        'device report cannot tell whether this host supports AMD SEV. %s. Missing '
+                        'input: %s. Give it and plan again. Nothing was changed.'
+                        % (name, mec, held, nova_does, '; '.join(missing)), consumers=holders)
+    models = seen.get('models') or {}
+    source = seen.get('source') or 'domain capabilities'
+    if models.get('amd_sev') == 0:
+        found = ('this host has AMD SEV with no guest slots (maxGuests 0 in %s), so nova 34 makes no '
+                 '%s_amd_sev child' % (source, name))
+    else:
+        found = ('this host has no AMD SEV support (the kernel\'s kvm_amd sev parameter and <sev '
+                 'supported=\'yes\'> in %s, which were read), so nova 34 makes no %s_amd_sev child'
+                 % (source, name))
+    others = sorted(m for m, n in models.items() if n and m != 'amd_sev')
+    if others:
+        found += ('; the models it does report (%s) get their own children, which nova never moves '
+                  'root allocations to' % ', '.join(others))
+    cmds = [c.format(root=root['uuid']) for c in MEM_ENCRYPTION_COMMANDS]
+    if holders:
+        todo = ('No reshape leads from this state to one nova 34 accepts. What you can do: if these '
+                'guests are AMD SEV guests and the host does support it, enable it (kvm_amd sev=1, '
+                'a libvirt and firmware that show <sev supported=\'yes\'>) and plan again; otherwise '
+                'their %s on the root backs nothing nova 34 knows: remove it from each consumer with '
+                '`%s`, then the root\'s inventory with `%s`, and plan again (or keep this node\'s '
+                'nova-compute on its current release)' % (mec, cmds[0], cmds[1]))
+    else:
+        todo = ('This reshape does not remove inventory nova would remove: delete it with `%s` and plan '
+                'again' % cmds[1])
+    raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2),%s, but %s. %s. %s. '
+                    'Nothing was changed.' % (name, mec, held, found, nova_does, todo), consumers=holders)
 
 
 def _check_nova_rules(layout, tree, root_uuid, children):

@@ -219,3 +219,63 @@ def test_intel_tdx_needs_host_passthrough_and_takes_the_capacity(tmp_path):
     assert _sev_report(tmp_path, spec)[1]['mem_encryption']['models']['intel_tdx']['total'] == 16
     del spec['nova_conf']['libvirt']['cpu_mode']
     assert _sev_report(tmp_path, spec)[1]['mem_encryption']['models'] == {}
+
+
+def _legacy_tdx_node(backend, report, name='cn'):
+    """A TDX host whose root still holds MEM_ENCRYPTION_CONTEXT inventory and one allocation of it."""
+    root = make_provider(backend, name, {'VCPU': {'total': 64}, 'MEMORY_MB': {'total': 131072},
+                                         MEC: {'total': 15, 'max_unit': 1}}, traits=['COMPUTE_NODE'])
+    guest = sorted(report['instances'])[0]
+    put(backend, guest, {root: {'resources': {'VCPU': 2, 'MEMORY_MB': 2048, MEC: 1}}}, consumer_type='INSTANCE')
+    return root, guest
+
+
+def _tdx_report(tmp_path, nova_conf=True, domain_capabilities=True):
+    built = fakehost.build_host(str(tmp_path / 'host'), fakehost.default_tdx_host(name='cn'), clean=True)
+    return discovery.discover(built['sysfs_root'], domain_xml_glob=built['domain_xml_glob'], hostname='cn',
+                              nova_conf=built['nova_conf'] if nova_conf else None,
+                              domain_capabilities=built['domain_capabilities'] if domain_capabilities else None)
+
+
+@pytest.mark.parametrize('domain_capabilities', [False, True])
+def test_root_mem_encryption_without_nova_conf_is_never_noop(embedded_backend, tmp_path, domain_capabilities):
+    """issue 26: without nova.conf a TDX root holding MEM_ENCRYPTION_CONTEXT (inventory and an
+    allocation) was "noop"; nova 34 then fails its start-up reshape (ReshapeFailed)."""
+    report = _tdx_report(tmp_path, nova_conf=False, domain_capabilities=domain_capabilities)
+    assert report['nova_conf'] is None
+    root, guest = _legacy_tdx_node(embedded_backend, report)
+    for check_mode in (True, False):
+        with pytest.raises(planner.PlanError) as info:
+            reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'),
+                                  check_mode=check_mode)
+        text = str(info.value)
+        assert info.value.consumers == [guest]
+        assert 'At start-up nova 34 moves every MEM_ENCRYPTION_CONTEXT allocation of the root to the AMD SEV ' \
+               'child cn_amd_sev' in text and 'ReshapeFailed' in text, text
+        if domain_capabilities:
+            # what is missing does not change nova's verdict: no AMD SEV, no reshape
+            assert 'no AMD SEV support' in text and 'No reshape leads' in text, text
+        else:
+            assert 'Missing input: libvirt\'s domain capabilities' in text, text
+            assert 'the node\'s nova.conf (device_info nova_conf; none was read)' in text, text
+    assert MEC in embedded_backend.get_inventories(root)['inventories']
+
+
+def test_tdx_root_mem_encryption_says_no_reshape_exists(embedded_backend, tmp_path):
+    """issue 26: with nova.conf and domain capabilities given, the refusal asked for the domain
+    capabilities; the real reason is that nova 34 moves root MEM_ENCRYPTION_CONTEXT only to the
+    AMD SEV child (_reshape_memory_encryption_allocations), which a TDX host does not get."""
+    report = _tdx_report(tmp_path)
+    assert report['mem_encryption']['models'] == {'intel_tdx': {'total': 63, 'trait': 'HW_CPU_X86_INTEL_TDX'}}
+    root, guest = _legacy_tdx_node(embedded_backend, report)
+    with pytest.raises(planner.PlanError) as info:
+        reshaper.reshape_node(embedded_backend, 'cn', report, snapshot_dir=str(tmp_path / 's'))
+    text = str(info.value)
+    assert 'Give device_info the domain capabilities' not in text and 'Missing input' not in text, text
+    assert '_reshape_memory_encryption_allocations' in text and 'no AMD SEV support' in text, text
+    assert 'the models it does report (intel_tdx)' in text and 'No reshape leads' in text, text
+    assert ('openstack --os-placement-api-version 1.28 resource provider allocation unset --provider %s '
+            '--resource-class MEM_ENCRYPTION_CONTEXT <consumer>' % root) in text, text
+    assert ('openstack resource provider inventory delete %s --resource-class MEM_ENCRYPTION_CONTEXT' % root) in text
+    assert info.value.consumers == [guest] and guest in text
+    assert MEC in embedded_backend.get_inventories(root)['inventories']

@@ -59,6 +59,16 @@ def _state(vgpu_total=16, allocations=None, extra=None):
     return state
 
 
+def _without_vgpu(state):
+    """The state with no VGPU anywhere on the root (a node with no GPU): a plan without
+    nova.conf that leaves root VGPU behind is refused (nova 34 moves or drops it)."""
+    del state['providers'][ROOT]['inventories']['VGPU']
+    for body in state['allocations'].values():
+        body['allocations'].get(ROOT, {}).get('resources', {}).pop('VGPU', None)
+    _recount(state)
+    return state
+
+
 def _recount(state):
     for prov in state['providers'].values():
         prov['usages'] = dict((rc, 0) for rc in prov['inventories'])
@@ -317,7 +327,7 @@ def test_root_must_be_a_root_and_in_the_state():
 def test_classes_not_on_the_root_only_create_inventory():
     report = {'pci_devices': [{'address': '0000:3b:00.0', 'vendor_id': '10de', 'product_id': '25b6',
                                'instance_uuid': None}]}
-    plan = planner.plan_from_devices(_state(), ROOT, report, foreign=FOREIGN,
+    plan = planner.plan_from_devices(_without_vgpu(_state()), ROOT, report, foreign=FOREIGN,
                                      layout_options={'pci': {'enabled': True}})
     assert plan['moved_classes'] == []
     assert plan['allocations'] == {}
@@ -332,7 +342,7 @@ def test_traits_are_added_to_existing_children_not_replaced():
     report = {'pci_devices': [{'address': '0000:3b:00.0', 'vendor_id': '10de', 'product_id': '25b6'}]}
     child = _prov(uuid, 'cn1_0000:3B:00.0', {'CUSTOM_PCI_10DE_25B6': {'total': 1, 'max_unit': 1}},
                   parent=ROOT, traits=['CUSTOM_FAST', 'OWNER_NOVA'])
-    plan = planner.plan_from_devices(_state(extra={uuid: child}), ROOT, report, foreign=FOREIGN,
+    plan = planner.plan_from_devices(_without_vgpu(_state(extra={uuid: child})), ROOT, report, foreign=FOREIGN,
                                      layout_options={'pci': {'enabled': True}})
     assert plan['set_traits'] == [{'name': 'cn1_0000:3B:00.0', 'uuid': uuid,
                                    'traits': ['COMPUTE_MANAGED_PCI_DEVICE', 'CUSTOM_FAST', 'OWNER_NOVA']}]
@@ -488,3 +498,18 @@ def test_any_owned_node_plans_then_is_a_noop(holdings):
         assert allocs.get(a, {}).get('resources', {}).get('VGPU', 0) == on_a
         assert allocs.get(b, {}).get('resources', {}).get('VGPU', 0) == on_b
     assert _plan(done, report=report)['status'] == 'noop'
+
+
+def test_root_vgpu_that_the_layout_moves_nowhere_is_refused_without_nova_conf():
+    """issue 26: a plan without nova.conf left the root's VGPU behind (noop, or planned for other
+    kinds); nova 34 moves it to pGPU children or drops it (InventoryInUse while held)."""
+    report = {'pci_devices': [{'address': '0000:3b:00.0', 'vendor_id': '10de', 'product_id': '25b6',
+                               'instance_uuid': None}]}
+    for options in ({'pci': {'enabled': True}}, None):
+        with pytest.raises(planner.PlanError) as info:
+            planner.plan_from_devices(_state(), ROOT, report if options else {}, foreign=FOREIGN,
+                                      layout_options=options)
+        text = str(info.value)
+        assert 'VGPU' in text and 'no nova.conf was read' in text and 'enabled_mdev_types' in text, text
+        assert 'Missing input' in text and 'Nothing was changed' in text, text
+        assert info.value.consumers == sorted([I1, I2, I3])
