@@ -23,6 +23,9 @@ description:
     mode shows it before and after.
   - Needs nova's compute endpoint, from the cloud's service catalog or O(compute_endpoint);
     nova's default policy gives these calls to the C(admin) role.
+  - Its arguments are checked before anything is sent to nova (an empty O(host), O(state=enabled)
+    with O(disabled_reason), a negative O(wait_timeout), O(wait_interval) not above 0, an
+    O(reported_since) of another form are refused).
   - nova does not report the version of a nova-compute service through its API; read it on the
     node (C(nova-compute --version)). Run where nova-compute runs, O(version_command) does that
     and returns RV(version).
@@ -45,7 +48,7 @@ options:
   host:
     description:
       - nova's service host of the compute service (C(host) in C(openstack compute service list)),
-        often the short hostname.
+        often the short hostname. An empty name is refused.
     type: str
     required: true
   binary:
@@ -81,13 +84,14 @@ options:
       - With O(wait_for=up), also wait until the service reported after this time (UTC,
         C(YYYY-MM-DD HH:MM:SS), as nova's C(updated_at)). A service started after that time has
         then really started and reported, not just kept its old state.
+      - Another form (a zone, a date alone) is refused before nova is asked.
     type: str
   wait_timeout:
-    description: Seconds to wait for O(wait_for).
+    description: Seconds to wait for O(wait_for); 0 or more.
     type: int
     default: 300
   wait_interval:
-    description: Seconds between two reads while waiting.
+    description: Seconds between two reads while waiting; more than 0.
     type: float
     default: 5
   compute_endpoint:
@@ -219,6 +223,8 @@ error:
   type: dict
 '''
 
+import datetime
+
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     new_module,
     placement_argument_spec,
@@ -227,7 +233,37 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput, ConfigurationError
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules.inventory import is_finite
+
+#: the forms of reported_since (nova's updated_at, UTC, no zone)
+TIME_FORMATS = ('%Y-%m-%d %H:%M:%S', '%Y-%m-%d %H:%M:%S.%f', '%Y-%m-%dT%H:%M:%S', '%Y-%m-%dT%H:%M:%S.%f')
+
+
+def check_arguments(params):
+    """Refuse arguments nova would refuse, or that cannot work, before anything is sent (BadInput)."""
+    for key in ('host', 'binary'):
+        if not (params[key] or '').strip():
+            raise BadInput('%s must name nova\'s %s of the compute service, got an empty string'
+                           % (key, 'service host' if key == 'host' else 'binary'), field=key)
+    if params['state'] == 'enabled' and params['disabled_reason']:
+        raise BadInput('disabled_reason is for a disabled service; nova refuses it with state=enabled', field='disabled_reason')
+    if params['wait_timeout'] < 0:
+        raise BadInput('wait_timeout must be 0 or more seconds, got %s' % params['wait_timeout'], field='wait_timeout')
+    interval = params['wait_interval']
+    if not is_finite(interval) or interval <= 0:
+        raise BadInput('wait_interval must be more than 0 seconds, got %s' % interval, field='wait_interval')
+    since = params['reported_since']
+    if since is not None:
+        for form in TIME_FORMATS:
+            try:
+                datetime.datetime.strptime(since, form)
+                break
+            except ValueError:
+                continue
+        else:
+            raise BadInput('reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova\'s updated_at), got %r'
+                           % since, field='reported_since')
 
 
 def _run(module, backend, log):
@@ -289,6 +325,10 @@ def main():
         ),
         **placement_module_kwargs()
     )
+    try:
+        check_arguments(module.params)       # before the backend is opened: nothing reaches nova
+    except BadInput as exc:
+        module.fail_json(msg=exc.detail)
     run_module(module, _run, creates_store=False)
 
 

@@ -9,7 +9,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import threading
+
 import pytest
+
+try:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+except ImportError:  # Python < 3.7
+    from http.server import BaseHTTPRequestHandler, HTTPServer as ThreadingHTTPServer
 
 from ansible_collections.placement.upgrade.plugins.modules import compute_service
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
@@ -52,3 +59,86 @@ def test_check_mode_predicts_nova_record():
     assert (after['status'], after['disabled_reason']) == ('enabled', None)
     after = nova_services.predicted(ENABLED, {'forced_down': True})
     assert (after['forced_down'], after['state']) == (True, 'down')
+
+
+class CountingServer(object):
+    """A stand-in for nova (and for the endpoint the auth options name): counts every request, answers 500."""
+
+    def __init__(self):
+        counter = self
+        self.requests = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self):
+                counter.requests.append('%s %s' % (self.command, self.path))
+                body = b'{"error": "stand-in"}'
+                self.send_response(500)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_PUT = do_POST = do_HEAD = _answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever)
+        self.thread.daemon = True
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def nova_standin():
+    server = CountingServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize('args, msg', [
+    ({'host': ''}, "host must name nova's service host of the compute service, got an empty string"),
+    ({'host': '  '}, "host must name nova's service host of the compute service, got an empty string"),
+    ({'binary': ''}, "binary must name nova's binary of the compute service, got an empty string"),
+    ({'state': 'enabled', 'disabled_reason': 'why'},
+     'disabled_reason is for a disabled service; nova refuses it with state=enabled'),
+    ({'wait_for': 'down', 'wait_timeout': -1}, 'wait_timeout must be 0 or more seconds, got -1'),
+    ({'wait_for': 'down', 'wait_interval': 0}, 'wait_interval must be more than 0 seconds, got 0.0'),
+    ({'wait_for': 'down', 'wait_interval': -2.5}, 'wait_interval must be more than 0 seconds, got -2.5'),
+    ({'wait_for': 'down', 'wait_interval': 'nan'}, 'wait_interval must be more than 0 seconds, got nan'),
+    ({'wait_for': 'up', 'reported_since': 'yesterday'},
+     "reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got 'yesterday'"),
+    ({'wait_for': 'up', 'reported_since': '2026-11-23'},
+     "reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got '2026-11-23'"),
+    ({'wait_for': 'up', 'reported_since': '2026-11-23 12:00:00+02:00'},
+     "reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got '2026-11-23 12:00:00+02:00'"),
+])
+def test_bad_arguments_are_refused_before_nova_is_asked(run_module, nova_standin, args, msg):
+    auth = {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': nova_standin.url},
+            'compute_endpoint': nova_standin.url + '/v2.1'}
+    rc, result = run_module(compute_service, dict(auth, **dict({'host': 'cmp-01'}, **args)))
+    assert rc == 1 and result['msg'] == msg, result
+    assert nova_standin.requests == []      # no request reached nova (nor Placement)
+
+
+def test_the_standin_counts_the_requests_of_good_arguments(run_module, nova_standin):
+    """The same task with good arguments does reach the stand-in: the count above can tell."""
+    auth = {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': nova_standin.url},
+            'compute_endpoint': nova_standin.url + '/v2.1'}
+    rc, result = run_module(compute_service, dict(auth, host='cmp-01', state='disabled', disabled_reason='why'))
+    assert rc == 1 and nova_standin.requests, result
+
+
+def test_good_times_and_intervals_are_taken():
+    params = {'host': 'cmp-01', 'binary': 'nova-compute', 'state': None, 'disabled_reason': None, 'wait_timeout': 0,
+              'wait_interval': 0.1, 'reported_since': None}
+    for since in (None, '2026-11-23 12:00:00', '2026-11-23T12:00:00', '2026-11-23 12:00:00.123456'):
+        assert compute_service.check_arguments(dict(params, reported_since=since)) is None
+    assert compute_service.check_arguments(dict(params, state='disabled', disabled_reason='why')) is None
