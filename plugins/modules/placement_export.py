@@ -37,7 +37,8 @@ options:
     description:
       - Names or uuids of the root providers (compute nodes) to export. A provider that is not a
         root, or a name that is no provider, fails the task before anything is written.
-      - An empty list exports every root provider of the source (the whole Placement).
+      - An empty list exports every root provider of the source (the whole Placement); an empty
+        item (null or an empty string, as a template rendering to nothing gives) is refused.
     type: list
     elements: str
     default: []

@@ -32,7 +32,7 @@ import sqlite3
 import tempfile
 
 from ..backends.base import provider_tree_state
-from ..errors import ConfigurationError, LocalFileError, NotFound
+from ..errors import BadInput, ConfigurationError, LocalFileError, NotFound
 from ..rules import providers as provider_rules
 
 #: a consumer written before consumer types (nova's migration records) reads back as this
@@ -55,6 +55,11 @@ def resolve_roots(backend, compute_nodes):
     An empty list means every root provider of the source.  A name or uuid that is not a
     provider, or a provider that is not a root, is a :class:`ConfigurationError`.
     """
+    for index, node in enumerate(compute_nodes or []):
+        if node is None or not str(node).strip():
+            raise BadInput('compute_nodes[%d] is empty (null or an empty string, as a template that renders to nothing '
+                           'gives); name the compute nodes to export, or give an empty list to export every root provider'
+                           % index, field='compute_nodes[%d]' % index)
     if not compute_nodes:
         return sorted((p for p in backend.list_providers() if not p.get('parent_provider_uuid')),
                       key=lambda p: (p['name'], p['uuid']))

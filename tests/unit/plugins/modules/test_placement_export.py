@@ -133,3 +133,23 @@ def test_plan_compare_refuses_a_record_with_a_wrong_field_naming_file_and_field(
     rc, out = run_module(plan_compare, {'rehearsal': str(tmp_path / 'p0'), 'plan': rehearsal})
     assert rc == 1 and out['msg'] == 'rehearsal: %s: %s' % (os.path.join(str(tmp_path / 'p0'), 'nodes', 'cn1.json'),
                                                             cases[0][2]), out['msg']
+
+
+def test_export_refuses_a_null_or_empty_node_name(run_module, store, tmp_path):
+    """``compute_nodes: [null]`` (a template rendering to [None]) exported every root; an empty name too.
+    Refused naming the item; nothing is written."""
+    _seed(store)
+    store.create_provider('cn2')
+    dest = str(tmp_path / 'copy.db')
+    for nodes, item in (([None], 0), ([''], 0), (['cn1', None], 1), (['cn1', '  '], 1)):
+        rc, out = run_module(placement_export, {'compute_nodes': nodes, 'dest': dest})
+        assert rc == 1, (nodes, out)
+        assert out['msg'] == ('compute_nodes[%d] is empty (null or an empty string, as a template that renders to '
+                              'nothing gives); name the compute nodes to export, or give an empty list to export every '
+                              'root provider' % item), out['msg']
+        assert not os.path.exists(dest) and [n for n in os.listdir(str(tmp_path)) if not n.startswith('placement.db')] == []
+        rc, out = run_module(placement_export, {'compute_nodes': nodes, 'dest': dest}, check=True)
+        assert rc == 1 and 'compute_nodes[%d] is empty' % item in out['msg']
+    # the empty list still means every root
+    rc, out = run_module(placement_export, {'compute_nodes': [], 'dest': dest})
+    assert rc == 0 and out['export']['compute_nodes'] == ['cn1', 'cn2']
