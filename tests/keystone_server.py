@@ -237,6 +237,16 @@ class KeystoneServer(LoopbackService):
                 'service_id': service['id'], 'interface': interface, 'url': url, 'region_id': REGION}})
         return service['id']
 
+    def add_region_endpoints(self, service_type, region, urls):
+        """Register ``service_type``'s endpoints in a new ``region``, one URL per interface
+        (``urls``: {'public': ..., 'internal': ..., 'admin': ...}), as a deployment whose public
+        endpoint the controller cannot reach (kolla: only the internal one answers)."""
+        self.api('POST', '/regions', {'region': {'id': region}})
+        service_id = self.api('GET', '/services?type=%s' % service_type)['services'][0]['id']
+        for interface, url in sorted(urls.items()):
+            self.api('POST', '/endpoints', {'endpoint': {
+                'service_id': service_id, 'interface': interface, 'url': url, 'region_id': region}})
+
     def issue_token(self, username, password, project=SERVICE_PROJECT):
         """A project-scoped token (the ``X-Subject-Token``) for ``username``."""
         from keystoneauth1 import session as ks_session

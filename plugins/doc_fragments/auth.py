@@ -84,9 +84,11 @@ options:
   interface:
     description:
       - Endpoint URL type to fetch from the service catalog.
+      - When not set, the cloud's own setting applies (C(interface) in C(clouds.yaml), which
+        kolla-ansible sets to C(internal), or C(OS_INTERFACE)), then openstacksdk's default,
+        C(public). A value given here overrides both.
     type: str
     choices: [admin, internal, public]
-    default: public
     aliases: [endpoint_type]
   api_timeout:
     description:

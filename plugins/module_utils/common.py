@@ -41,6 +41,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import files
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.factory import environment_secrets, is_secret_name, secret_values
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
@@ -128,7 +129,7 @@ def auth_argument_spec(args=None):
         ca_cert=dict(type='path', aliases=['cacert']),
         client_cert=dict(type='path', aliases=['cert']),
         client_key=dict(type='path', no_log=False, aliases=['key']),
-        interface=dict(type='str', default='public', choices=['admin', 'internal', 'public'],
+        interface=dict(type='str', choices=['admin', 'internal', 'public'],
                        aliases=['endpoint_type']),
         api_timeout=dict(type='int'),
         conflict_retries=dict(type='int', default=DEFAULT_CONFLICT_RETRIES),
@@ -205,6 +206,27 @@ def _ints_as_raw(spec):
     return out
 
 
+def report_leftovers(module, result):
+    """Say what the task removed of earlier interrupted writes (:func:`.files.remove_leftovers`): a
+    warning naming the files, and ``leftovers_removed`` (their paths) in ``result``."""
+    removed = files.take_removed()
+    if removed:
+        module.warn('removed %d leftover file(s) of an interrupted earlier write (older than this task, of the '
+                    'temporary names this task writes): %s' % (len(removed), ', '.join(removed)))
+        result['leftovers_removed'] = removed
+    return result
+
+
+class _Module(AnsibleModule):
+    """``AnsibleModule`` whose result also says what the task removed of earlier interrupted writes."""
+
+    def exit_json(self, **kwargs):
+        super(_Module, self).exit_json(**report_leftovers(self, kwargs))
+
+    def fail_json(self, msg, **kwargs):
+        super(_Module, self).fail_json(msg, **report_leftovers(self, kwargs))
+
+
 def new_module(argument_spec, **kwargs):
     """``AnsibleModule(argument_spec, **kwargs)``, failing cleanly where ansible-core would not.
 
@@ -213,11 +235,11 @@ def new_module(argument_spec, **kwargs):
     refusing it: the options are then read untyped, only to fail with a message.
     """
     try:
-        return AnsibleModule(argument_spec=argument_spec, **kwargs)
+        return _Module(argument_spec=argument_spec, **kwargs)
     except OverflowError as exc:
         overflow = str(exc)
     # (outside the except block: ansible-core would attach the traceback to the failure)
-    module = AnsibleModule(argument_spec=_ints_as_raw(argument_spec), **kwargs)
+    module = _Module(argument_spec=_ints_as_raw(argument_spec), **kwargs)
     names = sorted(name for name in _int_options(argument_spec) if _infinite(module.params.get(name)))
     module.fail_json(msg='%s was given an infinite number (%s); give a whole number'
                      % (', '.join(names) or 'an integer option', overflow))
