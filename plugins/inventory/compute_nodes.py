@@ -31,15 +31,22 @@ description:
     C(placement_root_name.split('.')[0]) for short names, or C(nova_service_host)); O(compose),
     O(groups) and O(keyed_groups) work as in every constructed inventory.
   - The file must end in C(compute_nodes.yml) or C(compute_nodes.yaml).
+  - With O(cache) on, the list of nodes and their trees is read from Placement (and nova) once
+    per O(cache_timeout) and kept in the cache plugin's store (an AWX inventory sync that runs
+    every few minutes then asks the cloud once per timeout); C(--flush-cache) reads it again.
 extends_documentation_fragment:
   - constructed
+  - inventory_cache
   - placement.upgrade.auth
 options:
   plugin:
-    description: The name of this plugin.
+    description:
+      - The name of this plugin; the short name V(compute_nodes) is accepted too (as
+        C(openstack.cloud.openstack) accepts V(openstack)) when the plugin is enabled by its
+        full name in C(enable_plugins).
     required: true
     type: str
-    choices: ['placement.upgrade.compute_nodes']
+    choices: ['placement.upgrade.compute_nodes', 'compute_nodes']
   source:
     description:
       - Where the list of compute nodes comes from.
@@ -89,7 +96,7 @@ compose:
 '''
 
 from ansible.errors import AnsibleParserError
-from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
+from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import inventory as fleet_inventory
@@ -98,6 +105,10 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.error
     ConfigurationError,
     PlacementError,
 )
+
+
+#: what O(plugin) may also say
+SHORT_NAME = 'compute_nodes'
 
 
 def _message(exc):
@@ -128,7 +139,7 @@ def node_vars(node):
     return hostvars
 
 
-class InventoryModule(BaseInventoryPlugin, Constructable):
+class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     """Compute nodes from nova or Placement, grouped by what their provider trees need."""
 
     NAME = 'placement.upgrade.compute_nodes'
@@ -157,6 +168,22 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
                 backend.close()
         except PlacementError as exc:
             raise AnsibleParserError('placement.upgrade.compute_nodes: %s' % _message(exc))
+
+    def _cached_nodes(self, path, cache):
+        """The nodes, from the cache when O(cache) is on and Ansible allows reading it (``cache``
+        is False with C(--flush-cache) and on a refresh), from the cloud otherwise; what was read
+        from the cloud is stored when O(cache) is on."""
+        if not self.get_option('cache'):
+            return self._nodes()
+        key = self.get_cache_key(path)
+        if cache:
+            try:
+                return self._cache[key]
+            except KeyError:
+                pass
+        nodes = self._nodes()
+        self._cache[key] = nodes
+        return nodes
 
     def _host_names(self, nodes):
         """``[(host, node, hostvars)]``: each node's host name from O(host_name); a name that fails,
@@ -187,10 +214,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
 
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path, cache=cache)
+        # the short name too (Ansible accepts the names the plugin was loaded under)
+        self._redirected_names = list(getattr(self, '_redirected_names', None) or [self.NAME]) + [SHORT_NAME]
         self._read_config_data(path)
         strict = self.get_option('strict')
         prefix = self.get_option('group_prefix')
-        hosts = self._host_names(self._nodes())     # every name checked before the inventory is touched
+        hosts = self._host_names(self._cached_nodes(path, cache))   # every name checked before the inventory is touched
         group = self.inventory.add_group(self.get_option('group'))
         for host, node, hostvars in hosts:
             self.inventory.add_host(host, group=group)

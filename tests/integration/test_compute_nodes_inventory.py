@@ -178,3 +178,54 @@ def test_two_roots_on_one_host_name_are_refused_naming_both(tmp_path):
     rc, out, err = ansible_inventory(tmp_path, source)
     assert rc == 0, err
     assert members(plain(json.loads(out)), 'compute') == ['cmp1-dc1', 'cmp1-dc2', 'cmp2-dc1']
+
+
+def _inventory_with_env(tmp_path, source, extra_env, *args):
+    env = _env(str(tmp_path))
+    env.update(extra_env)
+    proc = subprocess.run([os.path.join(BIN, 'ansible-inventory'), '-i', source, '--list'] + list(args),
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, check=False, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_the_cache_reads_the_cloud_once_per_timeout(tmp_path):
+    """cache: true keeps the nodes in the cache plugin's store: a second sync within the timeout
+    does not read the store at all (it is moved away), --flush-cache reads it again."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=3)
+    db = fleet['embedded_db']
+    source = inventory_file(tmp_path, 'plugin: placement.upgrade.compute_nodes\n'
+                                      'embedded_db: %s\n'
+                                      'cache: true\n'
+                                      'cache_plugin: ansible.builtin.jsonfile\n'
+                                      'cache_connection: %s\n'
+                                      'cache_timeout: 3600\n' % (db, tmp_path / 'inventory-cache'))
+    rc, out, err = _inventory_with_env(tmp_path, source, {})
+    assert rc == 0, err
+    first = members(plain(json.loads(out)), 'compute')
+    assert first == sorted(n['name'] for n in fleet['nodes'])
+    assert os.listdir(str(tmp_path / 'inventory-cache')), 'nothing was cached'
+    os.rename(db, db + '.away')
+    rc, out, err = _inventory_with_env(tmp_path, source, {})
+    assert rc == 0, err
+    assert members(plain(json.loads(out)), 'compute') == first
+    # --flush-cache: the store is read again, and it is gone
+    rc, out, err = _inventory_with_env(tmp_path, source, {'ANSIBLE_INVENTORY_UNPARSED_FAILED': '1'}, '--flush-cache')
+    assert rc != 0
+    assert 'placement.upgrade.compute_nodes' in err and db in err, err
+    os.rename(db + '.away', db)
+    rc, out, err = _inventory_with_env(tmp_path, source, {}, '--flush-cache')
+    assert rc == 0, err
+    assert members(plain(json.loads(out)), 'compute') == first
+
+
+def test_the_short_plugin_name_is_accepted(tmp_path):
+    """plugin: compute_nodes, as openstack.cloud.openstack accepts plugin: openstack, with the
+    plugin enabled by its full name."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=2)
+    source = inventory_file(tmp_path, 'plugin: compute_nodes\nembedded_db: %s\n' % fleet['embedded_db'])
+    rc, out, err = _inventory_with_env(tmp_path, source, {
+        'ANSIBLE_INVENTORY_ENABLED': 'placement.upgrade.compute_nodes',
+        'ANSIBLE_INVENTORY_UNPARSED_FAILED': '1'})
+    assert rc == 0, err
+    assert members(plain(json.loads(out)), 'compute') == sorted(n['name'] for n in fleet['nodes'])
