@@ -31,6 +31,8 @@ from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.placement.upgrade.plugins.module_utils.common import report_leftovers
+
 _RULES = ('mutually_exclusive', 'required_together', 'required_one_of', 'required_if', 'required_by')
 
 
@@ -75,7 +77,7 @@ class InProcessModule(object):
         self._warnings.append(str(warning))
 
     def _result(self, kwargs):
-        result = dict(kwargs)
+        result = report_leftovers(self, dict(kwargs))
         result.setdefault('invocation', {'module_args': self.params})
         if self._warnings:
             result['warnings'] = list(self._warnings)

@@ -13,10 +13,77 @@ __metaclass__ = type
 
 import errno
 import os
+import re
 import tempfile
+import time
 
 #: Mode of every directory the collection creates: snapshots and reports name consumers and projects.
 DIR_MODE = 0o700
+
+#: When this process began to use this module (its import: before any file it writes).  A temporary
+#: file of one of its own names older than that is the leftover of a write that was interrupted
+#: (the process killed between creating the file and renaming it), never one still being written.
+STARTED = time.time()
+
+#: the random part ``tempfile.mkstemp`` puts in a name
+_RANDOM = '[a-z0-9_]{8}'
+
+#: the leftovers this process removed (paths), until :func:`take_removed` takes them
+_removed = []
+
+
+def leftover_pattern(name, suffix, sidecars=()):
+    """The names of the temporary files a write of ``name`` creates: ``.<name>.<8 random characters><suffix>``,
+    and each of them followed by one of ``sidecars`` (``-wal``, ``-shm``: SQLite's files beside a store)."""
+    tail = '(?:%s)?' % '|'.join(re.escape(s) for s in sidecars) if sidecars else ''
+    return re.compile(r'^\.%s\.%s%s%s$' % (re.escape(name), _RANDOM, re.escape(suffix), tail))
+
+
+def remove_leftovers(directory, name, suffix, sidecars=()):
+    """Remove what an interrupted write of ``name`` left in ``directory``: the files whose names match
+    exactly :func:`leftover_pattern` (nothing else), a temporary file and its sidecars together, only
+    when every one of them is older than this process (:data:`STARTED`; a write in progress in
+    another process is newer).  Never fails the write (a file that cannot be removed is left).
+    Returns the removed paths; :func:`take_removed` gives every path removed so far, for the task's
+    result."""
+    directory = os.path.abspath(directory or '.')
+    pattern = leftover_pattern(name, suffix, sidecars)
+    groups = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    for entry in names:
+        if not entry.startswith('.') or not pattern.match(entry):
+            continue
+        base = entry
+        for sidecar in sidecars:
+            if entry.endswith(suffix + sidecar):
+                base = entry[:-len(sidecar)]
+        groups.setdefault(base, []).append(os.path.join(directory, entry))
+    removed = []
+    for base in sorted(groups):
+        paths = sorted(groups[base])
+        try:
+            if any(os.lstat(path).st_mtime >= STARTED for path in paths):
+                continue
+        except OSError:
+            continue
+        for path in paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(path)
+    _removed.extend(removed)
+    return removed
+
+
+def take_removed():
+    """The leftovers :func:`remove_leftovers` removed since the last call (and forget them)."""
+    taken = list(_removed)
+    del _removed[:]
+    return taken
 
 
 def make_dirs(path, mode=DIR_MODE):
@@ -70,9 +137,11 @@ def atomic_write(path, text, mode=0o600):
 
     A temporary file in the same directory is created with ``mode`` (0600 by
     default), written, fsync'ed and renamed over ``path``; the directory is
-    fsync'ed after the rename (where the platform allows it).
+    fsync'ed after the rename (where the platform allows it).  The temporary files
+    of ``path`` an interrupted write left there first are removed (:func:`remove_leftovers`).
     """
     directory = os.path.dirname(path) or '.'
+    remove_leftovers(directory, os.path.basename(path), '.tmp')
     fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.tmp', dir=directory)
     try:
         os.fchmod(fd, mode)

@@ -31,6 +31,7 @@ import os
 import sqlite3
 import tempfile
 
+from .. import files as _files
 from ..backends.base import provider_tree_state
 from ..errors import BadInput, ConfigurationError, LocalFileError, NotFound
 from ..rules import providers as provider_rules
@@ -229,8 +230,12 @@ def fill_store(store, data):
                        'allocations': untyped})
 
 
+#: the files SQLite keeps beside a store
+STORE_SIDECARS = ('-wal', '-shm', '-journal')
+
+
 def _remove_store_files(path):
-    for name in (path, path + '-wal', path + '-shm', path + '-journal'):
+    for name in (path,) + tuple(path + sidecar for sidecar in STORE_SIDECARS):
         if os.path.lexists(name):
             os.unlink(name)
 
@@ -239,13 +244,15 @@ def write_export(data, dest, force=False):
     """Write ``data`` into a new embedded store at ``dest``; refuse an existing file unless ``force``.
 
     The store is built under a temporary name in the same directory, then renamed over
-    ``dest``; returns ``dest``'s absolute path.
+    ``dest``; returns ``dest``'s absolute path.  What an interrupted export to ``dest`` left there
+    (``.<name>.<random>.export`` and its SQLite files, older than this process) is removed first.
     """
     from ..backends.embedded import EmbeddedBackend
 
     dest = os.path.abspath(os.path.expanduser(dest))
     check_dest(dest, force)
     directory = os.path.dirname(dest)
+    _files.remove_leftovers(directory, os.path.basename(dest), '.export', STORE_SIDECARS)
     fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(dest), suffix='.export', dir=directory)
     os.close(fd)
     os.unlink(tmp)
