@@ -31,7 +31,8 @@ description:
     aggregates and allocations, each consumer's allocations, and one request for the sharing
     providers of the trees' aggregates.
   - The store is built under a temporary name next to O(dest) and renamed into place when
-    complete; a failed export leaves no partial store.
+    complete; a failed export leaves no partial store. What an export killed before its rename
+    left there is removed by the next export to O(dest) (RV(leftovers_removed)).
 options:
   compute_nodes:
     description:
@@ -130,6 +131,15 @@ export:
       type: int
       returned: success
       sample: 24
+leftovers_removed:
+  description:
+    - The files an earlier, interrupted export to O(dest) left next to it (C(.<name>.<random>.export)
+      and its SQLite C(-wal), C(-shm), C(-journal) files, all older than the task), removed before
+      this export; a warning names them too.
+  returned: when any was removed
+  type: list
+  elements: str
+  sample: [/srv/rehearsal/.placement.db.k3j4h5g6.export, /srv/rehearsal/.placement.db.k3j4h5g6.export-wal]
 '''
 
 import os
