@@ -15,18 +15,21 @@ author: placement.upgrade contributors (@placement-upgrade)
 description:
   - For every play that rolls through its hosts in batches (C(serial)), prints when a batch
     starts (which nodes, their position in the roll) and when it ends (nodes done out of the
-    total, how many were reshaped, skipped, deferred or failed, the time taken and an
+    total, how many were reshaped, updated without a reshape (only traits or empty children
+    were missing and were written), skipped, deferred or failed, the time taken and an
     estimate of the time left, from the mean time per node so far).
   - Reads each node's outcome from the C(rolling_reshape_result) fact the
     P(placement.upgrade.rolling_reshape#role) role sets, or from the C(status) a
     M(placement.upgrade.reshape) task returns.
   - For each node, prints the outcome of each step of its pass when its reshape task ends, that
     is what discovery found, the plan (consumers and allocations to move), the reshape (one
-    C(POST /reshaper)) and the verification, or why nothing was done.
+    C(POST /reshaper)) or what was written without one (the traits added, such as C(OWNER_NOVA), and
+    on which provider) and the verification, or why nothing was done.
   - When the role read the version of a node's nova-compute before and after its reshape, prints
     the node's name and C(nova-compute 33.0.0 -> 34.0.0).
-  - At the end of the playbook prints the fleet summary, the deferred nodes with their reasons,
-    the node and reason the roll stopped at, and the nodes it did not reach.
+  - At the end of the playbook prints the fleet summary, the deferred nodes with their reasons
+    (the head of a long reason, and where the whole of it is, when the run wrote its report), the
+    node and reason the roll stopped at, and the nodes it did not reach.
   - Plays without C(serial) are not reported.
   - It is an aggregate callback, so it prints next to the normal output; enable it with
     C(callbacks_enabled = placement.upgrade.rolling_progress) in the C([defaults]) section of
@@ -44,11 +47,16 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet
     format_duration as _duration,
     nova_compute_text as _nova_compute_text,
     nova_compute_versions as _nova_compute_versions,
+    short_reason as _short_reason,
+    written_of as _written_of,
+    written_text as _written_text,
 )
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.render import anchor as _anchor
 
-_OUTCOMES = ('reshaped', 'planned', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
+_OUTCOMES = ('reshaped', 'updated', 'planned', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
 _LABELS = {
     'reshaped': 'reshaped',
+    'updated': 'updated without a reshape',
     'planned': 'would reshape',
     'noop': 'skipped',
     'deferred': 'deferred',
@@ -58,6 +66,7 @@ _LABELS = {
     'done': 'done',
 }
 _RESHAPE_ACTIONS = ('placement.upgrade.reshape', 'reshape')
+_REPORT_ACTIONS = ('placement.upgrade.fleet_report', 'fleet_report')
 _DISCOVERY_ACTIONS = ('placement.upgrade.device_info', 'device_info')
 _FOUND = (('gpus', 'GPU'), ('sriov_pfs', 'SR-IOV PF'), ('pci_devices', 'PCI device'), ('instances', 'guest'))
 
@@ -70,6 +79,14 @@ def _found_text(devices):
     """What discovery found on the node: ``2 GPUs, 5 guests``."""
     parts = [_count(len(devices.get(key) or ()), noun) for key, noun in _FOUND if devices.get(key)]
     return ', '.join(parts) or 'no device'
+
+
+def _updated_only(res):
+    """What a reshape result says it wrote without a POST /reshaper (traits, empty children), or ''."""
+    written = _written_of(res)
+    if res.get('status') != 'reshaped' or not written or written['reshaper'] is not False:
+        return ''
+    return _written_text(written)
 
 
 def _steps_text(found, res, check_mode):
@@ -88,6 +105,9 @@ def _steps_text(found, res, check_mode):
             ': ' + units if units else ''))
         if check_mode or res.get('verified') is None:
             steps.append('reshape (planned, not applied)')
+        elif _updated_only(res):
+            steps.append('update (%s; no POST /reshaper)' % _updated_only(res))
+            steps.append('verify (%s)' % ('passed' if res.get('verified') else 'FAILED'))
         else:
             steps.append('reshape (one POST /reshaper%s)' % (
                 ', %s' % _count(res['retries'], 'retry') if res.get('retries') else ''))
@@ -130,6 +150,7 @@ class CallbackModule(CallbackBase):
         self._rolls = {}
         self._current = None
         self._finished = []
+        self._report_html = None
 
     # -- output ---------------------------------------------------------
     def _say(self, text, color=C.COLOR_VERBOSE):
@@ -223,6 +244,8 @@ class CallbackModule(CallbackBase):
             status = record['status']
             if self._check_mode() and status in ('reshaped', 'rolled_back'):
                 status = 'planned'
+            if status == 'reshaped' and roll.outcome.get(host) == 'updated':
+                status = 'updated'   # (the reshape task's result said what it wrote)
             roll.outcome[host] = status
             if record.get('reason'):
                 roll.reason[host] = record['reason']
@@ -232,6 +255,9 @@ class CallbackModule(CallbackBase):
                 self._say('%s: %s' % (host, _nova_compute_text(versions)))
             return
         action = getattr(result._task, 'action', '')
+        paths = res.get('paths') if isinstance(res.get('paths'), dict) else {}
+        if not failed and action in _REPORT_ACTIONS and res.get('summary_line') and paths.get('html'):
+            self._report_html = str(paths['html'])   # a whole report was written there
         if not failed and action in _DISCOVERY_ACTIONS and isinstance(res.get('devices'), dict):
             roll.found[host] = _found_text(res['devices'])
         if not failed and action in _RESHAPE_ACTIONS and res.get('status') in _OUTCOMES:
@@ -240,12 +266,22 @@ class CallbackModule(CallbackBase):
             status = res['status']
             if self._check_mode() and status in ('reshaped', 'rolled_back'):
                 status = 'planned'
+            elif _updated_only(res):
+                status = 'updated'
+                roll.outcome[host] = status   # (over the plan's 'reshaped' of the path with steps)
             roll.outcome.setdefault(host, status)
             if res.get('deferred_reason'):
                 roll.reason.setdefault(host, res['deferred_reason'])
         if unreachable or failed:
             roll.outcome[host] = 'failed'
             roll.reason.setdefault(host, str(res.get('msg') or ('unreachable' if unreachable else 'failed')))
+
+    def _reason_text(self, host, reason):
+        """A long reason once: its head and where the whole of it is, when a report was written."""
+        head = _short_reason(reason)
+        if head == reason or not self._report_html:
+            return reason
+        return '%s (the whole reason: %s#%s)' % (head, self._report_html, _anchor(host))
 
     def v2_runner_on_ok(self, result):
         self._note(result)
@@ -271,7 +307,8 @@ class CallbackModule(CallbackBase):
             self._say(text, color=C.COLOR_ERROR if failed else C.COLOR_OK)
             deferred = [h for h in roll.done if roll.outcome.get(h) == 'deferred']
             for host in deferred:
-                self._say('deferred %s: %s' % (host, roll.reason.get(host, '')), color=C.COLOR_WARN)
+                self._say('deferred %s: %s' % (host, self._reason_text(host, roll.reason.get(host, ''))),
+                          color=C.COLOR_WARN)
             for host in failed:
                 self._say('stopped at %s: %s' % (host, roll.reason.get(host) or 'failed'), color=C.COLOR_ERROR)
             untouched = [h for h in roll.hosts if h not in roll.done]

@@ -127,8 +127,9 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - Unheld mdevs, instances naming an mdev that does not exist, and devices held by two
-    instances are listed in RV(devices.warnings); they do not fail the module.
+  - Unheld mdevs, instances naming an mdev that does not exist, devices held by two
+    instances and a missing nova.conf are listed in RV(devices.warnings) and each is emitted
+    as a task warning; they do not fail the module.
 seealso:
   - name: Linux kernel VFIO mediated devices
     description: The sysfs layout of mediated devices this module reads.
@@ -379,6 +380,7 @@ def execute(module):
     except Exception as exc:  # pylint: disable=broad-except
         # never a traceback: say what broke, and where, for a bug report
         module.fail_json(msg=unexpected_error(exc))
+    _warn(module, report)
     result = dict(devices=report, ownership=discovery.ownership(report))
     if params['record_to']:
         try:
@@ -404,7 +406,14 @@ def _replay(module):
         module.fail_json(msg=str(exc), path=getattr(exc, 'path', None))
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg=unexpected_error(exc))
+    _warn(module, report)
     module.exit_json(changed=False, devices=report, ownership=discovery.ownership(report))
+
+
+def _warn(module, report):
+    """Each of the report's warnings as a task warning (Ansible prints them; RV(devices.warnings) keeps them)."""
+    for warning in report.get('warnings') or []:
+        module.warn(str(warning))
 
 
 if __name__ == '__main__':

@@ -462,6 +462,41 @@ deferred_reason:
   description: Why the node was deferred (the consumers and providers of the migration in flight).
   returned: always
   type: str
+reshaper_applied:
+  description:
+    - Whether a C(POST /reshaper) of this task was applied. V(false) with RV(status=reshaped) means only
+      traits or empty children were missing, and they were written (RV(traits_written), RV(children_created));
+      nothing was moved and no snapshot was taken.
+  returned: always
+  type: bool
+traits_written:
+  description: The trait changes this task PUT on providers that already existed (a child made by an older
+    nova without C(OWNER_NOVA), ...), one item per provider.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    provider:
+      description: The provider's name.
+      type: str
+    uuid:
+      description: The provider's uuid.
+      type: str
+    added:
+      description: The traits added.
+      type: list
+      elements: str
+    removed:
+      description: The traits removed.
+      type: list
+      elements: str
+  sample: [{provider: compute-01_pci_0000_81_00_0, uuid: 0b6f3c7e-3f0a-4b8e-9d0b-6a1f8e2c9b10,
+            added: [OWNER_NOVA], removed: []}]
+children_created:
+  description: The names of the child providers this task created.
+  returned: always
+  type: list
+  elements: str
 migrations:
   description:
     - The migrations in flight on the node that the plan was given (V(none) and no records for
@@ -651,7 +686,7 @@ def _store_record(module, backend, result, devices, messages, log, began, observ
     record = records.node_record(
         wanted['node'], params['root_provider'], outcome, run_id=params['run_id'],
         started=began if wanted['started'] is None else wanted['started'],
-        instances=(devices or {}).get('instances'))
+        instances=(devices or {}).get('instances'), warnings=records.discovery_warnings(devices))
     path, _rec = records.store(backend, wanted['dest'], record, mode='plan' if module.check_mode else 'apply',
                                snapshot_dir=params['snapshot_dir'], run_id=params['run_id'], log=log,
                                # the tree as the reshape last read it: not read again for the record

@@ -340,3 +340,84 @@ def test_roll_on_the_real_placement(tmp_path, placement_server, rest_backend, un
             assert sorted(old) == sorted(new)
         else:
             assert comparable(after[node['name']]) == comparable(before[node['name']])
+
+
+def _drop_owner_nova(fleet, node):
+    """One child of ``node`` (already in the layout) without OWNER_NOVA, as an older nova made it: its name."""
+    with EmbeddedBackend(fleet['embedded_db']) as backend:
+        root = backend.list_providers(name=node)[0]
+        for prov in backend.list_providers(in_tree=root['uuid']):
+            traits = backend.get_provider_traits(prov['uuid'])
+            if prov['uuid'] != root['uuid'] and 'OWNER_NOVA' in traits['traits']:
+                backend.set_provider_traits(prov['uuid'], traits['resource_provider_generation'],
+                                            sorted(set(traits['traits']) - {'OWNER_NOVA'}))
+                return prov['name']
+    raise AssertionError('no child of %s has OWNER_NOVA' % node)
+
+
+@pytest.mark.parametrize('steps', [False, True], ids=['reshape-alone', 'with-steps'])
+def test_the_report_and_the_progress_tell_what_happened(tmp_path, steps):
+    """Issue 26 section 2: a node whose only difference is a missing trait says what was written and
+    is counted apart; rollback advice only where a snapshot is; the microversion the run negotiated;
+    device_info's warnings in the play output and in the node's section; a deferral's reason once."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=5)
+    assert fleet['expected'] == {'compute-01': 'reshaped', 'compute-02': 'reshaped', 'compute-03': 'noop',
+                                 'compute-04': 'deferred', 'compute-05': 'noop'}
+    child = _drop_owner_nova(fleet, 'compute-03')
+    nova_conf = fleet['nodes'][4]['nova_conf']
+    os.unlink(nova_conf)
+    extra = {}
+    if steps:
+        extra = {'rolling_reshape_pre_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_disable_compute.yml'),
+                 'rolling_reshape_post_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_enable_compute.yml')}
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra)
+    assert rc == 0, out
+    report = summary(fleet)
+    assert statuses(fleet) == dict(fleet['expected'], **{'compute-03': 'updated'})
+    # 1. the progress line and the report say what was written, counted apart from the reshaped nodes
+    # (with steps, the plan's line names what discovery found, the reshape's line follows)
+    assert re.search(r'\[rolling_progress\] compute-03: (discover \([^)]*\) - )?plan \(0 consumers, 0 allocations\) - '
+                     r'update \(traits added: OWNER_NOVA on %s; no POST /reshaper\) - verify \(passed\)' % child, out), out
+    assert 'Roll finished: 5 nodes: 2 reshaped, 1 updated without a reshape (traits or children only), 1 skipped, ' \
+        '1 deferred, 0 failed' in out
+    node = [n for n in report['nodes'] if n['node'] == 'compute-03'][0]
+    assert node['written'] == {'reshaper': False, 'children': [],
+                               'traits': [{'provider': child, 'uuid': node['written']['traits'][0]['uuid'],
+                                           'added': ['OWNER_NOVA'], 'removed': []}]}
+    latest = os.path.join(fleet['out_dir'], 'reports', 'latest')
+    with open(os.path.join(latest, 'report.md')) as handle:
+        markdown = handle.read()
+    with open(os.path.join(latest, 'report.html')) as handle:
+        html = handle.read()
+    section = markdown.split('## compute-03: updated without a reshape')[1].split('## compute-04')[0]
+    assert '- traits added on %s: OWNER_NOVA' % child in section
+    assert '<li>traits added on %s: OWNER_NOVA</li>' % child in html
+    # 2. rollback advice only for the nodes with a snapshot; compute-03 says why it has none
+    steps_text = report['next_steps']
+    assert [s for s in steps_text if 'placement.upgrade.rollback' in s] == [
+        'To undo this run on the nodes it reshaped (only if needed), roll them back: ansible-playbook -i %s '
+        'placement.upgrade.rollback -e rollback_nodes=compute-01,compute-02' % fleet['inventory']]
+    assert 'No rollback for compute-03: this run sent no POST /reshaper, so it took no snapshot' in ' '.join(steps_text)
+    assert 'rollback_nodes=compute-03' not in markdown + html
+    # 3. the microversion the run negotiated (the report itself read nothing: every node stored its record)
+    assert report['context']['placement_microversion'] == '1.39'
+    assert '| Placement microversion | 1.39 |' in markdown
+    # 4. device_info's warnings: in the play output, and in the node's section of the report
+    warning = "no nova.conf at %s: the layout falls back" % nova_conf
+    assert '[WARNING]: ' + warning in out, out
+    section = markdown.split('## compute-05: ')[1]
+    assert '- warning: device_info: ' + warning in section
+    assert 'warning: device_info: ' + warning in html.split('id="node-compute-05"')[1]
+    assert [n['warnings'] for n in report['nodes'] if n['node'] == 'compute-05'][0][0].startswith(
+        'device_info: ' + warning)
+    # 6. the deferral's reason once: in the node's section; the tables and the lists link to it
+    reason = report['deferred'][0]['reason']
+    assert len(reason) > 300
+    tail = reason[-80:]
+    assert markdown.count(tail) == 1 and html.count(tail) == 1
+    assert markdown.split('## compute-04: deferred')[1].count(tail) == 1
+    assert '- [compute-04](#node-compute-04): move in flight ([whole reason](#node-compute-04))' in markdown
+    # and once in the play output (the summary); the progress callback gives its head and where the whole is
+    assert out.count(tail) == 1, out
+    assert re.search(r'\[rolling_progress\] deferred compute-04: move in flight \(the whole reason: \S+/%s/report\.html'
+                     r'#node-compute-04\)\n' % report['run_id'], out), out

@@ -30,14 +30,28 @@ def as_given(record, exc):
     return kept
 
 
-def node_record(node, provider, result, run_id='', started=None, finished=None, instances=None, nova_compute=None):
+#: how the warnings of the node's discovery are marked in its record
+DISCOVERY_WARNING = 'device_info: %s'
+
+
+def discovery_warnings(devices):
+    """The device report's warnings as the node's record carries them (``device_info: ...``)."""
+    warnings = (devices or {}).get('warnings') if isinstance(devices, dict) else None
+    return [DISCOVERY_WARNING % w for w in warnings or [] if isinstance(w, str)]
+
+
+def node_record(node, provider, result, run_id='', started=None, finished=None, instances=None, nova_compute=None,
+                warnings=None):
     """The record the rolling role keeps for a node whose reshape task returned ``result``.
 
     ``result``: the reshape's result (``status``, ``deferred_reason``, ``moved``, ``plan``, ...).
     ``started`` / ``finished``: epoch seconds of the node's pass (``finished`` defaults to now).
     ``instances``: the device report's guests (named in the report).
+    ``warnings``: the warnings of the node's pass before the reshape (:func:`discovery_warnings`);
+    the reshape's own remarks are in ``result``.
     """
     return {
+        'warnings': list(warnings or []),
         'node': node,
         'provider': provider,
         'status': result.get('status'),

@@ -387,6 +387,7 @@ def _globals(report=None):
         'node_pictures': node_pictures,
         'tree_picture': tree_picture,
         'nova_compute_text': _report.nova_compute_text,
+        'short_reason': _report.short_reason,
         'collection_version': _report.COLLECTION_VERSION,
     }
 

@@ -8,7 +8,8 @@ Input is one *node record* per compute node (plain dicts, JSON-serialisable)::
     node:         inventory hostname ("compute-01")
     provider:     root provider name (defaults to node)
     status:       reshaped | noop | deferred | failed | planned | rolled_back |
-                  verified | unreached
+                  verified | unreached (the report shows a reshaped node whose
+                  ``written`` says no POST /reshaper was applied as ``updated``)
     reason:       why a node was deferred or failed (text, optional)
     started, finished:  epoch seconds (optional); duration: seconds (optional)
     before, after:      provider trees, the shape of backend.provider_tree_state:
@@ -27,6 +28,11 @@ Input is one *node record* per compute node (plain dicts, JSON-serialisable)::
     derived:      true when the roll wrote no record of the node and the record was
                   derived from the run's snapshot of it and Placement (optional)
     run_id:       the run the record belongs to (optional)
+    written:      what the reshape wrote (optional): {"reshaper": whether its POST /reshaper
+                  was applied, "traits": [{"provider", "uuid", "added", "removed"}],
+                  "children": [names]}
+    warnings:     the warnings of the node's pass (its discovery's, the reshape's remarks)
+    placement_microversion: the microversion of the backend that stored the record (optional)
 
 :func:`build_report` orders the records by the list of target hosts (hosts
 without a record are ``unreached``: the roll stopped before them), computes
@@ -66,11 +72,12 @@ from ..errors import BadInput, PlacementError
 from ..tree import ProviderTree
 from ..version import COLLECTION_VERSION
 
-STATUSES = ('reshaped', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
+STATUSES = ('reshaped', 'updated', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
             'unreached')
 
 STATUS_LABELS = {
     'reshaped': 'reshaped',
+    'updated': 'updated without a reshape',
     'planned': 'would reshape',
     'noop': 'skipped (already in layout)',
     'deferred': 'deferred',
@@ -82,6 +89,7 @@ STATUS_LABELS = {
 
 STATUS_COLOURS = {
     'reshaped': '#1a7f37',
+    'updated': '#1a7f37',
     'planned': '#0969da',
     'noop': '#6e7781',
     'deferred': '#9a6700',
@@ -161,6 +169,29 @@ def format_time(epoch):
     if epoch is None:
         return '-'
     return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(float(epoch)))
+
+
+#: the longest head of a reason that tables and lists show (the whole reason is in the node's section)
+SHORT_REASON = 90
+
+
+def short_reason(reason, limit=SHORT_REASON):
+    """The head of a long reason for a table or a list: its leading clauses up to ``limit`` characters
+    (``move in flight`` of ``move in flight: consumer ... holds ...``), cut with an ellipsis when the first
+    clause is longer already; a reason that fits is returned whole."""
+    reason = str(reason or '')
+    if len(reason) <= limit:
+        return reason
+    reason = ' '.join(reason.split())
+    head = ''
+    for clause in reason.split(': '):
+        candidate = clause if not head else head + ': ' + clause
+        if len(candidate) > limit:
+            break
+        head = candidate
+    if not head:
+        head = reason[:limit - 1].rstrip() + '\u2026'
+    return head
 
 
 def format_number(value):
@@ -322,8 +353,10 @@ def backend_context(options, backend=None):
     options = options or {}
     ctx = dict((key, None) for key in ('backend', 'embedded_db', 'cloud', 'endpoint', 'placement_microversion'))
     if options.get('embedded_db') or getattr(backend, 'kind', None) == 'embedded':
+        from ..backends.sqlite.store import MICROVERSION
         ctx['backend'] = 'embedded'
         ctx['embedded_db'] = str(getattr(backend, 'path', None) or options.get('embedded_db'))
+        ctx['placement_microversion'] = MICROVERSION   # what the embedded store speaks, opened or not
     elif backend is not None or factory.wants_rest(options):
         ctx['backend'] = 'rest'
         cloud = options.get('cloud')
@@ -425,7 +458,20 @@ def rollback_command(nodes, inventory=INVENTORY_PLACEHOLDER):
 
 
 def _needs_rollback_hint(entry, mode):
-    return mode != 'plan' and entry['touched'] and entry['status'] in ('reshaped', 'failed')
+    """Whether to advise rolling the node back: changed by this run, and a snapshot to go back to."""
+    return mode != 'plan' and entry['touched'] and entry['status'] in ('reshaped', 'failed') and bool(entry['snapshot'])
+
+
+def no_rollback_reason(entry, mode):
+    """Why a node this run changed is given no rollback command ('' when it has one, or needs none)."""
+    if mode == 'plan' or not entry['touched'] or entry['snapshot']:
+        return ''
+    if entry['status'] == 'updated':
+        return ('this run sent no POST /reshaper, so it took no snapshot (one is taken just before a POST '
+                '/reshaper); it wrote only %s' % (entry['written_text'] or 'what the layout missed'))
+    if entry['status'] in ('reshaped', 'failed'):
+        return 'its record names no snapshot, so there is nothing to roll it back to'
+    return ''
 
 
 def next_steps(nodes, mode, context=None):
@@ -441,9 +487,11 @@ def next_steps(nodes, mode, context=None):
             what = 'The roll stopped at %s, which failed after its reshape was applied' % entry['node']
         else:
             what = 'The roll stopped at %s (left untouched)' % entry['node']
+        reason = short_reason(entry['reason']) or 'no reason recorded'
+        if entry['reason'] and reason != entry['reason']:
+            reason += ' (the whole reason is in its section of the report)'
         steps.append('%s: %s. Fix the reason, then rerun with --limit %s: %s' % (
-            what, entry['reason'] or 'no reason recorded', entry['node'],
-            rerun_command([entry['node']], inventory)))
+            what, reason, entry['node'], rerun_command([entry['node']], inventory)))
     deferred = [e['node'] for e in nodes if e['status'] == 'deferred']
     if deferred:
         steps.append('Rerun the deferred node%s after %s reason%s cleared: %s' % (
@@ -458,6 +506,10 @@ def next_steps(nodes, mode, context=None):
         steps.append('To undo this run on the node%s it reshaped (only if needed), roll %s back: %s' % (
             's' if len(touched) > 1 else '', 'them' if len(touched) > 1 else 'it',
             rollback_command(touched, inventory)))
+    for entry in nodes:
+        why = no_rollback_reason(entry, mode)
+        if why:
+            steps.append('No rollback for %s: %s' % (entry['node'], why))
     return steps
 
 
@@ -470,10 +522,12 @@ _RECORD_KINDS = {
     'snapshot': 'text?', 'retries': 'int?', 'warnings': 'list?', 'verification': 'list?', 'moved': 'mapping?',
     'names': 'mapping?', 'consumer_names': 'mapping?', 'before': 'mapping?', 'after': 'mapping?',
     'unread': 'text?', 'run_id': 'scalar?', 'instances': 'mapping?', 'nova_compute': 'mapping?',
+    'written': 'mapping?', 'placement_microversion': 'text?',
 }
 _RESULT_KINDS = {
     'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',
     'retries': 'int?', 'remarks': 'list?', 'warnings': 'list?', 'plan': 'mapping?', 'deferred_reason': 'text?',
+    'reshaper_applied': 'bool?', 'traits_written': 'list?', 'children_created': 'list?',
 }
 
 
@@ -491,6 +545,7 @@ def check_record(record, field='record'):
         shapes.expect(check, 'mapping', '%s.verification[%d]' % (field, index), 'a check (a mapping)')
     shapes.expect_fields(record.get('moved') or {}, field + '.moved', {'consumers': 'int?', 'allocations': 'int?'})
     shapes.expect_fields(record.get('nova_compute') or {}, field + '.nova_compute', {'before': 'text?', 'after': 'text?'})
+    _check_written(record.get('written') or {}, field + '.written')
     for key in ('names', 'consumer_names'):
         for sub, name in (record.get(key) or {}).items():
             shapes.expect(name, 'scalar', '%s.%s.%s' % (field, key, sub))
@@ -507,6 +562,18 @@ def check_record(record, field='record'):
         for index, check in enumerate(result.get('verification') or []):
             shapes.expect(check, 'mapping', '%s.reshape.verification[%d]' % (field, index), 'a check (a mapping)')
     return record
+
+
+def _check_written(written, field):
+    """A record's ``written`` (:func:`written_of`'s shape)."""
+    shapes.expect_fields(written, field, {'reshaper': 'bool?', 'traits': 'list?', 'children': 'list?'})
+    shapes.expect_list_of(written.get('children'), 'text', field + '.children', 'a list of texts')
+    for index, item in enumerate(written.get('traits') or []):
+        where = '%s.traits[%d]' % (field, index)
+        shapes.expect_fields(item, where, {'provider': 'text?', 'uuid': 'text?', 'added': 'list?', 'removed': 'list?'},
+                             'a trait change (a mapping)')
+        for key in ('added', 'removed'):
+            shapes.expect_list_of(item.get(key), 'text', '%s.%s' % (where, key), 'a list of texts')
 
 
 def _check_tree(tree, field):
@@ -536,6 +603,10 @@ def _node_entry(record, names, mode='apply'):
     status = record.get('status') or 'unreached'
     if status not in STATUSES:
         status = 'failed' if record.get('failed') else status
+    written = record.get('written') or {}
+    if (status == 'reshaped' and mode != 'plan' and written.get('reshaper') is False
+            and (written.get('traits') or written.get('children'))):
+        status = 'updated'   # only traits or empty children were written: no POST /reshaper
     if mode == 'plan':
         touched = False      # a plan run changes nothing
     elif record.get('touched') is not None:
@@ -592,7 +663,16 @@ def _node_entry(record, names, mode='apply'):
         'warnings': [str(w) for w in (record.get('warnings') or [])],
         'consumer_names': dict(record.get('consumer_names') or {}),
         'nova_compute': nova_compute_versions(record),
+        'written': {'reshaper': written.get('reshaper'), 'traits': list(written.get('traits') or []),
+                    'children': list(written.get('children') or [])},
+        'written_text': written_text(written),
     }
+
+
+def written_text(written):
+    """``traits added: OWNER_NOVA on cn1_pci_0000_81_00_0`` of a record's ``written`` ('' when nothing)."""
+    from ..node import reshaper
+    return reshaper.written_text((written or {}).get('children'), (written or {}).get('traits'))
 
 
 def nova_compute_versions(record):
@@ -656,9 +736,14 @@ def _outcome(entry, mode, inventory):
     if mode == 'plan':
         return status_label(status, mode)
     if status == 'failed':
-        if entry['touched']:
+        if entry['touched'] and entry['snapshot']:
             return 'failed after its reshape was applied (rollback: %s)' % rollback_command([entry['node']], inventory)
+        if entry['touched']:
+            return 'failed after its reshape was applied (no snapshot named: nothing to roll it back to)'
         return 'failed, left untouched'
+    if status == 'updated':
+        return 'updated without a reshape: only what the layout missed was written (%s); nothing moved, no POST /reshaper' % (
+            entry['written_text'] or 'nothing recorded')
     if entry['derived']:
         return '%s (derived from its snapshot and Placement: the roll wrote no record of it)' % status_label(status)
     return status_label(status, mode)
@@ -716,11 +801,19 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     if mode == 'plan':
         # the nodes that would stop a real roll first, then the rest in roll order
         nodes = [e for e in nodes if e['status'] == 'failed'] + [e for e in nodes if e['status'] != 'failed']
+    context = dict(context or {})
+    if context.get('backend') and not context.get('placement_microversion'):
+        # the report did not read Placement itself: the microversion the run's node passes negotiated
+        seen = sorted(set(str(r['placement_microversion']) for r in by_node.values()
+                          if isinstance(r, dict) and r.get('placement_microversion')))
+        if seen:
+            context['placement_microversion'] = ', '.join(seen)
     inventory = _inventory_arg(context)
     for entry in nodes:
         entry['outcome'] = _outcome(entry, mode, inventory)
         entry['rollback'] = (rollback_command([entry['node']], inventory)
                              if _needs_rollback_hint(entry, mode) else '')
+        entry['no_rollback'] = no_rollback_reason(entry, mode)
         for move in entry['moves']:
             for side in ('from', 'to'):
                 for pair in move[side]:
@@ -751,7 +844,7 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
         'title': title,
         'mode': mode,
         'run_id': run_id or '',
-        'context': dict(context or {}),
+        'context': context,
         'started': started,
         'finished': finished,
         'generated': time.time(),
@@ -792,7 +885,8 @@ def summary(report):
                        label=status_label(e['status'], report['mode']), outcome=e['outcome'],
                        touched=e['touched'], derived=e['derived'], unread=e['unread'],
                        reason=e['reason'], duration=e['duration'], moved=e['moved'], snapshot=e['snapshot'],
-                       rollback=e['rollback'], retries=e['retries'], nova_compute=e['nova_compute'],
+                       rollback=e['rollback'], no_rollback=e['no_rollback'], written=e['written'],
+                       warnings=e['warnings'], retries=e['retries'], nova_compute=e['nova_compute'],
                        created=[e['after']['providers'][u]['name'] for u in e['created']],
                        verification_failed=[v['check'] for v in e['verification'] if not v['passed']])
                   for e in report['nodes']],
@@ -812,6 +906,8 @@ def summary_line(report):
         parts.append('%d would stop the roll' % counts.get('failed', 0))
     else:
         parts.append('%d reshaped' % counts.get('reshaped', 0))
+        if counts.get('updated'):
+            parts.append('%d updated without a reshape (traits or children only)' % counts['updated'])
         parts.append('%d skipped' % counts.get('noop', 0))
         parts.append('%d deferred' % counts.get('deferred', 0))
         failed_touched = sum(1 for e in report['nodes'] if e['status'] == 'failed' and e['touched'])
@@ -1167,12 +1263,17 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
         'verification': result.get('verification') or [],
         'snapshot': result.get('snapshot') or '',
         'retries': result.get('retries') or 0,
-        'warnings': list(result.get('remarks') or result.get('warnings') or []),
+        'warnings': _unique(list(record.get('warnings') or []) + list(result.get('remarks') or result.get('warnings') or [])),
         'names': {},
         'consumer_names': consumer_names(record.get('instances')),
         'touched': applied,
         'nova_compute': nova_compute_versions(record),
     }
+    written = written_of(result)
+    if written is not None and mode != 'plan':
+        out['written'] = written
+    if backend is not None:
+        out['placement_microversion'] = _microversion(backend)
     run_snapshot = None
     if (mode != 'plan' and status in ('reshaped', 'failed') and not out['snapshot']
             and snapshot_dir and run_id):
@@ -1215,6 +1316,36 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     out['before'] = before
     out['after'] = after
     return out, warnings
+
+
+def _unique(texts):
+    """``texts`` without repeats, in order."""
+    seen = set()
+    out = []
+    for text in texts:
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def _microversion(backend):
+    try:
+        return str(backend.microversion)
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+def written_of(result):
+    """What a reshape result says it wrote: ``{"reshaper", "traits", "children"}`` (see the module
+    docstring's ``written``), None for a result that does not say (older, or not a reshape's)."""
+    if not isinstance(result, dict) or not isinstance(result.get('reshaper_applied'), bool):
+        return None
+    traits = [dict(provider=str(w.get('provider') or w.get('uuid') or '?'), uuid=str(w.get('uuid') or ''),
+                   added=[str(t) for t in w.get('added') or []], removed=[str(t) for t in w.get('removed') or []])
+              for w in result.get('traits_written') or [] if isinstance(w, dict)]
+    return {'reshaper': result['reshaper_applied'], 'traits': traits,
+            'children': [str(c) for c in result.get('children_created') or []]}
 
 
 def derive_record(backend, node, provider, snapshots, read_error=None):

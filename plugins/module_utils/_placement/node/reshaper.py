@@ -24,7 +24,10 @@
 
 Every function returns the module's result keys: ``changed``, ``status``,
 ``plan``, ``diff``, ``retries``, ``verification``, ``verified``, ``snapshot``,
-``moved``, ``deferred_reason``, ``warnings``, ``msg``.
+``moved``, ``deferred_reason``, ``warnings``, ``msg``, and what was written:
+``reshaper_applied`` (whether a ``POST /reshaper`` of this call was applied),
+``traits_written`` (``[{"provider", "uuid", "added", "removed"}]``: trait PUTs on
+providers that already existed) and ``children_created`` (names).
 
 Plain Python: no Ansible import here.
 """
@@ -287,6 +290,31 @@ def _set_root_traits(backend, change, attempts, log):
          % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
 
 
+def _note_traits(written, item, state):
+    """Add to ``written`` what the trait PUT of ``item`` (a plan's ``set_traits`` entry) changed on an
+    existing provider of ``state``: ``{"provider", "uuid", "added", "removed"}`` (merged per provider)."""
+    before = set((state['providers'].get(item['uuid']) or {}).get('traits') or ())
+    after = set(item['traits'])
+    entry = next((w for w in written if w['uuid'] == item['uuid']), None)
+    if entry is None:
+        entry = {'provider': item['name'], 'uuid': item['uuid'], 'added': [], 'removed': []}
+        written.append(entry)
+    entry['added'] = sorted(set(entry['added']) | (after - before))
+    entry['removed'] = sorted(set(entry['removed']) | (before - after))
+
+
+def written_text(created, traits_written):
+    """``traits added: OWNER_NOVA on cn1_pci_0000_81_00_0; children created: ...`` ('' when nothing)."""
+    parts = []
+    if created:
+        parts.append('children created: %s' % ', '.join(created))
+    for key, verb in (('added', 'added'), ('removed', 'removed')):
+        items = ['%s on %s' % (', '.join(w[key]), w['provider']) for w in traits_written or () if w.get(key)]
+        if items:
+            parts.append('traits %s: %s' % (verb, '; '.join(items)))
+    return '; '.join(parts)
+
+
 def _result(status, changed, **kwargs):
     result = {
         'changed': changed,
@@ -300,6 +328,9 @@ def _result(status, changed, **kwargs):
         'moved': {'consumers': 0, 'allocations': 0},
         'deferred_reason': None,
         'warnings': [],
+        'reshaper_applied': False,
+        'traits_written': [],
+        'children_created': [],
     }
     result.update(kwargs)
     return result
@@ -463,7 +494,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         prepare_snapshot_dir(snapshot_dir)
     ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
            'prepared': False, 'first_diff': None, 'sent_plan': None, 'sent_state': None, 'applied': False, 'settled': None,
-           'overtaken': False}
+           'overtaken': False, 'traits_written': []}
 
     known = set(str(i).lower() for i in (devices or {}).get('instances') or ()) \
         | set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
@@ -531,6 +562,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                 continue
             ops.ensure_provider(backend, name=item['name'], uuid=item['uuid'], traits=item['traits'],
                                 attempts=attempts, log=log)
+            _note_traits(ctx['traits_written'], item, state)
             new_records = None
             prepared = True
         if prepared:
@@ -570,6 +602,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         # the reshape this run sent is what put it there; verify it as sent
         plan, ctx['before'] = ctx['sent_plan'], ctx['sent_state']
         ctx['settled'] += '; the node has the layout now, so it was applied'
+        ctx['applied'] = True
     status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
               planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
     diff = plan['diff']
@@ -580,7 +613,9 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     applied = status == STATUS_RESHAPED and not check_mode
     result = _result(status, status == STATUS_RESHAPED, plan=plan, diff=diff,
                      retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
-                     deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']))
+                     deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']),
+                     reshaper_applied=bool(ctx['applied']), traits_written=list(ctx['traits_written']),
+                     children_created=list(ctx['created']))
     if ctx['settled']:
         result['warnings'].append(ctx['settled'])
     if status == STATUS_DEFERRED:
@@ -611,8 +646,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     result['verified'] = _verify.passed(checks)
     what = planner.summary(plan, created=ctx['created'])
     if plan['status'] == planner.STATUS_NOOP:
-        what = ('node %s: created the missing children (%s) or traits; nothing to move'
-                % (root_prov['name'], ', '.join(ctx['created']) or 'none'))
+        what = 'node %s: %s; nothing to move, no POST /reshaper' % (
+            root_prov['name'], written_text(ctx['created'], ctx['traits_written']) or 'nothing written')
     result['msg'] = '%s%s; verification %s' % (
         what,
         ' after %d retr%s on generation conflicts' % (retries, 'y' if retries == 1 else 'ies') if retries else '',
@@ -654,7 +689,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     changed = rplan['status'] == planner.STATUS_PLANNED
     result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
                      diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
-                     warnings=list(rplan['warnings']))
+                     warnings=list(rplan['warnings']), reshaper_applied=bool(ctx['applied']))
     if check_mode:
         result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
                          if changed else '%s already matches %s' % (root_prov['name'], path))

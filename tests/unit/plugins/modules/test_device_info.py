@@ -217,3 +217,17 @@ def test_documentation_matches_argument_spec(monkeypatch):
     assert set(returned['devices']['contains']) == {'hostname', 'sysfs_root', 'gpus', 'sriov_pfs', 'pci_devices',
                                                     'numa_cells', 'instances', 'nova_conf', 'mem_encryption',
                                                     'warnings'}
+
+
+def test_each_discovery_warning_is_a_task_warning(capsys, host, tmp_path):
+    """Issue 26 s2: the report's warnings reach the play output (module.warn), recorded or replayed."""
+    def warned(out):
+        # (ansible-core 2.19 returns each as a WarningSummary: {'event': {'msg': ...}}; older ones as text)
+        return [w['event']['msg'] if isinstance(w, dict) else w for w in out.get('warnings') or []]
+
+    rc, out = _run(capsys, _args(host, record_to=str(tmp_path / 'rec.json')))
+    assert rc == 0
+    assert out['devices']['warnings'][0].startswith('no nova.conf at /etc/nova/nova.conf: the layout falls back')
+    assert warned(out) == out['devices']['warnings']
+    rc, out = _run(capsys, {'replay_from': str(tmp_path / 'rec.json'), 'hostname': 'compute-01'})
+    assert rc == 0 and warned(out) == out['devices']['warnings'] and len(warned(out)) == 2

@@ -333,7 +333,8 @@ def test_run_context_keeps_named_keys_and_never_secrets():
     rows = dict(report.context_rows(dict(given, **report.run_context(given, {'embedded_db': '/srv/p.db'})[0])))
     assert rows['AWX job'] == '4711 (template reshape fleet)'
     assert rows['Placement'] == 'embedded database /srv/p.db'
-    assert rows['Placement microversion'] == 'not negotiated (Placement was not read)'
+    # the embedded store speaks one microversion, opened or not
+    assert rows['Placement microversion'] == '1.39'
     assert rows['collection'] == 'placement.upgrade %s' % COLLECTION_VERSION
     assert rows['check mode'] == 'no'
 
@@ -409,8 +410,8 @@ def test_plan_mode_lists_the_nodes_that_would_stop_first():
     assert not any('rollback' in step for step in data['next_steps'])
     text = report.render_markdown(data)
     assert '## n5: would stop the roll' in text
-    assert '| n5 | would stop the roll | no |' in text
-    assert '**1 node would stop a real roll: n5 (strict ownership)**' in text
+    assert '| [n5](#node-n5) | would stop the roll | no |' in text
+    assert '**1 node would stop a real roll: [n5](#node-n5) (strict ownership)**' in text
     assert text.index('## n5: would stop the roll') < text.index('## n1: would reshape')
     assert 'The roll stopped at' not in text
     html = report.render_html(data)
