@@ -186,7 +186,8 @@ options:
         RV(next_steps); C(INVENTORY) stands for it when not given.
       - The module adds what it knows itself, C(backend) (V(embedded) with C(embedded_db), or
         V(rest) with C(cloud) when it is a name and C(endpoint)), C(placement_microversion) (the
-        negotiated one, when Placement was read) and C(collection_version). Credentials
+        one negotiated when it reads Placement, else the one the node records were stored with; the
+        embedded store's is the one it speaks) and C(collection_version). Credentials
         (O(auth), a O(cloud) dict) are never included.
     type: dict
     default: {}
@@ -275,8 +276,13 @@ summary:
       C(failed after its reshape was applied), followed by its rollback command, or
       C(failed, left untouched)),
       C(touched), C(derived), C(unread), C(reason), C(duration), C(moved), C(snapshot),
-      C(rollback) (the rollback command of a node this run reshaped), C(retries), C(created)
-      and C(verification_failed).
+      C(rollback) (the rollback command of a node this run reshaped and that has a snapshot),
+      C(no_rollback) (why a node this run changed has no rollback command), C(written) (what its
+      reshape wrote, C(reshaper) whether its C(POST /reshaper) was applied, C(traits) and C(children)),
+      C(warnings) (its discovery's and its reshape's), C(retries), C(created) and C(verification_failed).
+    - A node's C(status) is C(updated) (label C(updated without a reshape)) when its reshape only wrote
+      what the layout missed (traits such as C(OWNER_NOVA) on a child made by an older nova, or empty
+      children) and sent no C(POST /reshaper); C(totals.statuses) counts it apart from C(reshaped).
   returned: success, unless O(summarize=false)
   type: dict
   sample:
