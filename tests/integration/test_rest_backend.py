@@ -412,8 +412,8 @@ def test_unreachable_endpoint_is_service_unavailable_naming_it(monkeypatch):
 # -- retries through a fault-injecting front (issue 12, item 5 iii) -----------------------
 class FaultyFront(object):
     """A small HTTP front on 127.0.0.1 that forwards to the real Placement, except for the
-    requests a rule names: ``(method, path, action, times)`` with action ``'502'``/``'503'``
-    (answered at once, Placement never sees it), ``'drop'`` (connection closed, never
+    requests a rule names: ``(method, path, action, times)`` with action a status such as ``'502'``,
+    ``'503'`` or ``'401'`` (answered at once, Placement never sees it), ``'drop'`` (connection closed, never
     forwarded) or ``'drop-after'`` (forwarded, Placement applies it, then the connection is
     closed before the answer: a lost answer).  ``seen`` lists every (method, path, outcome).
     """
@@ -440,7 +440,7 @@ class FaultyFront(object):
                 body = self.rfile.read(length) if length else None
                 path = self.path.split('?')[0]
                 action = front._take(self.command, path)
-                if action in ('502', '503'):
+                if action and action.isdigit():
                     front.seen.append((self.command, path, action))
                     payload = b'{"errors": [{"status": %s, "title": "injected"}]}' % action.encode()
                     self.send_response(int(action))
@@ -612,3 +612,71 @@ def test_first_attempt_conflict_is_never_read_back(rest_backend, unique_name):
     rest_backend.create_provider(name, uuid=rp)
     with pytest.raises(errors.Conflict):
         rest_backend.create_provider(name, uuid=rp)
+
+
+# -- what a failed call says (issue 26): the status Placement answered, or that none came ------
+def _closed_port_url():
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()                                 # nothing listens there now
+    return 'http://127.0.0.1:%d' % port
+
+
+def test_refused_connection_says_refused_not_503(monkeypatch):
+    """A refused connection was reported as "503 Service Unavailable": no HTTP answer came."""
+    from keystoneauth1 import adapter as ks_adapter
+    from keystoneauth1 import session as ks_session
+
+    monkeypatch.setattr(RestBackend, 'backoff', 0)
+    url = _closed_port_url()
+    with pytest.raises(errors.NoAnswer) as info:
+        RestBackend.from_options({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': url}})
+    text = str(info.value)
+    assert text.startswith('Placement at %s could not be reached: the connection was refused (GET /, version '
+                           'discovery) after 4 attempts' % url), text
+    assert '503' not in text and info.value.status == 0
+    # a call of ours (the negotiation's GET /) meets the same
+    adapter = ks_adapter.Adapter(session=ks_session.Session(), service_type='placement', endpoint_override=url)
+    with pytest.raises(errors.NoAnswer) as info:
+        RestBackend(adapter)
+    text = str(info.value)
+    assert text.startswith('Placement at %s could not be reached: the connection was refused (GET /)' % url), text
+    assert '503' not in text
+    assert isinstance(info.value, errors.ServiceUnavailable)      # still retried like one
+
+
+def test_401_on_version_discovery_says_401(faulty):
+    """A 401 on GET / read "could not be reached or did not answer version discovery"."""
+    front = faulty(('GET', '/', '401', 50))
+    logs = []
+    with pytest.raises(errors.Unauthorized) as info:
+        RestBackend.from_options({'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': front.url}},
+                                 log=logs.append)
+    text = str(info.value)
+    assert text.startswith('401 Unauthorized') and 'answered 401 Unauthorized to GET / (version discovery)' in text, text
+    assert 'could not be reached' not in text and front.url in text
+    assert logs == []                            # a 401 is not retried (503s are: 4 attempts)
+    assert front.count('GET', '/') <= 2          # keystoneauth's own discovery asks at most twice
+
+
+def test_503_on_every_reshape_says_503(faulty, tmp_path, unique_name):
+    """503 on every POST /reshaper ended as "409 ... the answer to POST /reshaper was lost"."""
+    from test_reshaper_support import flat_gpu_node, gpu_report
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+
+    front = faulty(('POST', '/reshaper', '503', 50))
+    logs = []
+    backend = _backend_through(front, logs)
+    name = unique_name('cn')
+    report = gpu_report(tmp_path / 'host', name)
+    root = flat_gpu_node(backend, name, report)['root']
+    with pytest.raises(errors.PlacementError) as info:
+        reshaper.reshape_node(backend, name, report, snapshot_dir=str(tmp_path / 's'), settle_delays=(0.01,),
+                              backoff=0.01)
+    text = str(info.value)
+    assert info.value.status == 503 and text.startswith('503 '), text
+    assert 'POST /reshaper failed with 503' in text and 'was lost' not in text and '409' not in text, text
+    assert 'a re-read showed it was not applied' in text and 'Nothing was reshaped' in text, text
+    assert front.count('POST', '/reshaper') == 5
+    assert 'VGPU' in backend.get_inventories(root)['inventories']

@@ -139,6 +139,22 @@ class ServiceUnavailable(PlacementError):
     status = 503
 
 
+class NoAnswer(ServiceUnavailable):
+    """No HTTP answer at all: the connection was refused, timed out or was closed before an
+    answer (REST only).  Retried like a 503, but it is no HTTP status: ``status`` is 0 and the
+    message is the detail alone, which says what happened ("refused the connection")."""
+
+    status = 0
+    default_code = 'placement_upgrade.no_answer'
+
+    def __init__(self, detail, **kwargs):
+        kwargs.setdefault('title', 'No Answer')
+        super(NoAnswer, self).__init__(detail, **kwargs)
+
+    def __str__(self):
+        return self.detail
+
+
 class UnsupportedVersion(PlacementError):
     """The server's microversion is too old for what was asked."""
 

@@ -147,6 +147,43 @@ def _text(exc, limit=400):
     return text if len(text) <= limit else text[:limit] + '...'
 
 
+#: what a message says of a refused connection (nothing listens at the port: nothing was sent)
+REFUSED = 'could not be reached: the connection was refused'
+
+
+def _refused(exc):
+    """True when a transport failure is a refused connection (nothing listens at the port)."""
+    seen = 0
+    todo = [exc]
+    while todo and seen < 12:
+        item = todo.pop()
+        seen += 1
+        if isinstance(item, ConnectionRefusedError):
+            return True
+        todo.extend(x for x in (getattr(item, '__cause__', None), getattr(item, '__context__', None),
+                                getattr(item, 'reason', None)) if x is not None)
+        todo.extend(a for a in getattr(item, 'args', ()) if isinstance(a, BaseException))
+    text = str(exc)
+    return 'Connection refused' in text or '[Errno 111]' in text
+
+
+def _timed_out(exc, ks):
+    if ks is not None and isinstance(exc, ks.ConnectTimeout):
+        return True
+    name = type(exc).__name__
+    return name in ('ConnectTimeout', 'ReadTimeout', 'Timeout', 'timeout') or isinstance(exc, TimeoutError)
+
+
+def no_answer(exc, ks=None):
+    """What a request that got no HTTP answer met: :data:`REFUSED`, ``timed out`` or ``could
+    not be reached`` (the verb phrase of a message naming the service)."""
+    if _refused(exc):
+        return REFUSED
+    if _timed_out(exc, ks):
+        return 'timed out'
+    return 'could not be reached'
+
+
 def _where(auth_url):
     return 'The identity service (Keystone) at %s' % (auth_url or '(auth_url not known)')
 
@@ -166,10 +203,9 @@ def _identity_error(exc, auth_url, ks):
     text = _text(exc)
     request_id = getattr(exc, 'request_id', None)
     if isinstance(exc, ks.ConnectionError):
-        what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
-        return errors.ServiceUnavailable(
+        return errors.NoAnswer(
             '%s %s: %s. Check auth_url (the auth option, clouds.yaml or OS_AUTH_URL), that Keystone '
-            'is up, and that this host reaches it (proxy, firewall, TLS).' % (where, what, text))
+            'is up, and that this host reaches it (proxy, firewall, TLS).' % (where, no_answer(exc, ks), text))
     if isinstance(exc, ks.HttpError):
         status = exc.http_status or 500
         if status == 401:
@@ -248,10 +284,82 @@ class _Connector(object):
         except Exception:  # pylint: disable=broad-except
             return '(placement endpoint)'
 
+    def _watch(self):
+        """Record what the requests under openstacksdk's version discovery met (keystoneauth's
+        DiscoveryFailure keeps neither the status nor the connection error): returns
+        ``(seen, undo)``; ``seen`` gets ``response`` (the last answer) or ``error`` (the last
+        transport failure).  Nothing is sent for it."""
+        seen = {}
+        inner = getattr(getattr(self.conn, 'session', None), 'session', None)
+        orig = getattr(inner, 'request', None)
+        if orig is None or not callable(orig):
+            return seen, lambda: None
+        had = 'request' in vars(inner)
+
+        def request(*args, **kwargs):
+            try:
+                resp = orig(*args, **kwargs)
+            except Exception as exc:
+                seen.clear()
+                seen['error'] = exc
+                raise
+            seen.clear()
+            seen['response'] = resp
+            return resp
+
+        def undo():
+            if had:
+                inner.request = orig
+            else:
+                del inner.request
+
+        inner.request = request
+        return seen, undo
+
+    def _discovery_error(self, exc, seen, attempts):
+        """The error of a failed version discovery (GET /), from what its requests met."""
+        endpoint = self._endpoint()
+        check = ('Check that Placement is up and that its endpoint (catalog entry or endpoint option) '
+                 'is right and reachable from this host.')
+        if seen.get('error') is not None:
+            return errors.NoAnswer(
+                'Placement at %s %s (GET /, version discovery) after %d attempts: %s. %s'
+                % (endpoint, no_answer(seen['error'], self.ks), attempts, _text(seen['error']), check))
+        resp = seen.get('response')
+        status = getattr(resp, 'status_code', None)
+        if status is None:
+            return errors.ServiceUnavailable(
+                'Placement at %s could not be reached or did not answer version discovery (GET /) '
+                'after %d attempts: %s. %s' % (endpoint, attempts, _text(exc), check))
+        body = _text(' '.join((getattr(resp, 'text', '') or '').split()), 200) or '(no body)'
+        reason = getattr(resp, 'reason', None) or ''
+        if status == 401:
+            return errors.Unauthorized(
+                'Placement at %s answered 401 Unauthorized to GET / (version discovery): %s. Placement '
+                'itself answers GET / without checking credentials, so the endpoint (catalog entry or '
+                'endpoint option) may not be Placement\'s, or a proxy in front of it asks for credentials '
+                'this run does not send.' % (endpoint, body))
+        if status >= 500:
+            return errors.ServiceUnavailable(
+                'Placement at %s answered %d %s to GET / (version discovery) after %d attempts: %s. '
+                'Check that Placement (and its database) is healthy.'
+                % (endpoint, status, reason, attempts, body), status=status)
+        if status >= 400:
+            err = errors.from_response(status, None)
+            err.detail = ('Placement at %s answered %d %s to GET / (version discovery): %s. Check that '
+                          'the endpoint (catalog entry or endpoint option) is Placement\'s.'
+                          % (endpoint, status, reason, body))
+            err.args = (err.detail,)
+            return err
+        return errors.ServiceUnavailable(
+            'Placement at %s answered GET / with %d but no version discovery document keystoneauth '
+            'could read (%s): %s. %s' % (endpoint, status, body, _text(exc), check))
+
     def placement(self):
         """``conn.placement``: the catalog lookup and openstacksdk's version discovery (GET /)."""
         ks = self.ks
         for attempt in range(1, self.attempts + 1):
+            seen, undo = self._watch()
             try:
                 return self.conn.placement
             except self.config_errors as exc:
@@ -269,17 +377,18 @@ class _Connector(object):
                             self._retry('authentication with %s' % self.auth_url, attempt, exc)
                             continue
                         raise err
-                    if attempt < self.attempts:
-                        self._retry('GET / (version discovery) at Placement %s' % self._endpoint(), attempt, exc)
-                        continue
+                    if isinstance(exc, ks.ConnectionError) and not seen:
+                        seen['error'] = exc
                     # openstacksdk runs version discovery here: an unreachable or
                     # down Placement fails now, before any request of ours.
-                    raise errors.ServiceUnavailable(
-                        'Placement at %s could not be reached or did not answer version discovery '
-                        '(GET /) after %d attempts: %s. Check that Placement is up and that its '
-                        'endpoint (catalog entry or endpoint option) is right and reachable from '
-                        'this host.' % (self._endpoint(), self.attempts, _text(exc)))
+                    err = self._discovery_error(exc, seen, attempt)
+                    if isinstance(err, errors.ServiceUnavailable) and attempt < self.attempts:
+                        self._retry('GET / (version discovery) at Placement %s' % self._endpoint(), attempt, exc)
+                        continue
+                    raise err
                 raise errors.ConfigurationError('Cannot find the Placement service: %s' % (exc,))
+            finally:
+                undo()
         raise errors.ConfigurationError('Cannot find the Placement service')  # pragma: no cover
 
 
@@ -596,11 +705,11 @@ class RestBackend(Backend):
                 err.detail = text
                 err.args = (text,)
         elif isinstance(exc, ks.ConnectionError):
-            what = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
+            what = no_answer(exc, ks)
             # a reset or a read timeout can come after the server applied a write
-            sent = '' if method in ('GET', 'HEAD') else (
+            sent = '' if method in ('GET', 'HEAD') or what == REFUSED else (
                 ' The %s may or may not have been applied: re-read before retrying.' % method)
-            err = errors.ServiceUnavailable(
+            err = errors.NoAnswer(
                 'Placement at %s %s (%s %s): %s. Check that Placement is up and that this host '
                 'reaches its endpoint.%s' % (self.endpoint, what, method, path, exc, sent))
         elif isinstance(exc, ks.EndpointNotFound):

@@ -48,7 +48,7 @@ from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
 from ..files import make_dirs
-from ..errors import ConcurrentUpdate, Forbidden, NotFound, PlacementError, ServiceUnavailable
+from ..errors import ConcurrentUpdate, Forbidden, NoAnswer, NotFound, PlacementError, ServiceUnavailable
 from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
 STATUS_RESHAPED = 'reshaped'
@@ -376,21 +376,30 @@ def _send_settled(backend, root_uuid, body, ctx, delays, log, unknown_hint):
     try:
         _reshape(backend, body)
     except ServiceUnavailable as exc:
-        _log(log, 'POST /reshaper got no answer (%s); reading the node back to settle it' % exc.detail)
+        # an error status (503 from Placement, 502/504 from a proxy, which may come after the
+        # proxy forwarded it; a locked embedded store) or no answer at all (NoAnswer: reset, timed out)
+        answered = not isinstance(exc, NoAnswer)
+        what = ('POST /reshaper failed with %s %s (%s)' % (exc.status, exc.title, exc.detail) if answered
+                else 'the answer to POST /reshaper was lost (%s)' % exc.detail)
+        _log(log, '%s; reading the node back to settle it' % what)
         verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
         ctx['verdict'] = verdict
         if verdict == SETTLED_UNKNOWN:
             raise ReshapeOutcomeUnknown(
-                'POST /reshaper got no answer (%s) and Placement did not answer the re-reads meant to '
-                'settle it: whether it was applied is UNKNOWN. Nothing was written after it; the snapshot '
-                'taken just before it is %s. When Placement answers again, %s.'
-                % (exc.detail, ctx['snapshot'], unknown_hint))
+                '%s and Placement did not answer the re-reads meant to settle it: whether it was applied '
+                'is UNKNOWN. Nothing was written after it; the snapshot taken just before it is %s. When '
+                'Placement answers again, %s.' % (what, ctx['snapshot'], unknown_hint))
         if verdict != SETTLED_APPLIED:
-            ctx['settled'] = ('the answer to POST /reshaper was lost (%s); a re-read showed it %s'
-                              % (exc.detail, 'was not applied' if verdict == SETTLED_NOT_APPLIED
+            ctx['settled'] = ('%s; a re-read showed it %s'
+                              % (what, 'was not applied' if verdict == SETTLED_NOT_APPLIED
                                  else 'was overtaken by another write'))
-            raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'])
-        ctx['settled'] = 'the answer to POST /reshaper was lost (%s); a re-read showed it was applied' % exc.detail
+            # re-planned by the caller's retry; when the retries run out, the error is the
+            # answer's (a 503 stays a 503), not a generation conflict
+            raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'],
+                                   status=exc.status if answered else None,
+                                   code=exc.code if answered else None,
+                                   title=exc.title if answered else None, request_id=exc.request_id)
+        ctx['settled'] = '%s; a re-read showed it was applied' % what
         _log(log, ctx['settled'])
     ctx['applied'] = True
 

@@ -25,12 +25,14 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConcurrentUpdate,
     Forbidden,
+    NoAnswer,
     ServiceUnavailable,
 )
 
 from test_reshaper_support import comparable, consumers_by_name, put, Wrapper
 
 NO_WAIT = (0, 0, 0)
+#: a connection reset after the request went out: no answer (the REST backend raises NoAnswer)
 LOST = 'Placement at http://placement could not be reached (POST /reshaper): connection reset'
 
 
@@ -66,7 +68,7 @@ class AppliedButLost(Wrapper):
         first = not self.reshape_calls
         super(AppliedButLost, self).reshape(body)
         if first:
-            raise ServiceUnavailable(LOST)
+            raise NoAnswer(LOST)
 
 
 class NeverArrives(Wrapper):
@@ -75,7 +77,7 @@ class NeverArrives(Wrapper):
     def reshape(self, body):
         if not self.reshape_calls:
             self.reshape_calls.append(body)
-            raise ServiceUnavailable(LOST)
+            raise NoAnswer(LOST)
         return super(NeverArrives, self).reshape(body)
 
 
@@ -134,7 +136,7 @@ class PlacementGoesAway(Wrapper):
     def reshape(self, body):
         self.reshape_calls.append(body)
         self.down = True
-        raise ServiceUnavailable(LOST)
+        raise NoAnswer(LOST)
 
     def __getattr__(self, name):
         attr = getattr(self.inner, name)
@@ -173,7 +175,7 @@ class OvertakenAfterApplied(Wrapper):
         super(OvertakenAfterApplied, self).reshape(body)
         if first:
             self.write(self.inner)
-            raise ServiceUnavailable(LOST)
+            raise NoAnswer(LOST)
 
 
 def test_an_applied_reshape_overtaken_by_another_write_is_reported_reshaped(embedded_backend, node):
