@@ -58,6 +58,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import type_name
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 
 
@@ -71,7 +72,7 @@ def nova_version(value, expected=None):
         text = value
     else:
         raise AnsibleFilterError('nova_version: give the output of nova-compute --version (text) or the '
-                                 'registered result of the command task, got %s' % type(value).__name__)
+                                 'registered result of the command task, got %s' % type_name(value))
     found = nova_services.parse_version(text)
     if expected is not None:
         found['matches'] = nova_services.version_matches(found['version'], expected)

@@ -49,6 +49,8 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import type_name
+
 _COMPACT = re.compile(r'^([0-9A-Za-z]+)(?::([0-9A-Za-z]+))?$')
 _FORMS = ('a list of {vendor_id, product_id} dicts, or text: "10de:1eb8, 8086" (vendor[:product], '
           'comma or blank separated), or that list as JSON or YAML')
@@ -94,7 +96,7 @@ def pci_filters(value):
     if isinstance(value, (list, tuple)):
         return _entries(value, value)
     if not isinstance(value, str):
-        _fail('a %s is not a filter list' % type(value).__name__, value)
+        _fail('a %s is not a filter list' % type_name(value), value)
     text = value.strip()
     if not text:
         return []
@@ -106,7 +108,7 @@ def pci_filters(value):
         if isinstance(parsed, dict):
             parsed = [parsed]
         if not isinstance(parsed, list):
-            _fail('the text holds a %s, not a list' % type(parsed).__name__, value)
+            _fail('the text holds a %s, not a list' % type_name(parsed), value)
         return _entries(parsed, value)
     return _compact(text, value)
 

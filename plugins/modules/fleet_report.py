@@ -400,6 +400,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     PlacementError,
     ServiceUnavailable,
+    type_name,
 )
 
 
@@ -456,7 +457,7 @@ def _given_records(given, bad):
         if not isinstance(record, dict):
             bad.append({'node': None, 'file': None,
                         'problem': 'records[%d] must be a node record (a mapping), got %s'
-                                   % (index, type(record).__name__)})
+                                   % (index, type_name(record))})
             continue
         node = record.get('node') or record.get('provider')
         if not node:
@@ -465,7 +466,7 @@ def _given_records(given, bad):
             continue
         if not isinstance(node, (str, int, float)) or isinstance(node, bool):
             bad.append({'node': None, 'file': None,
-                        'problem': 'records[%d].node must be a string, got %s' % (index, type(node).__name__)})
+                        'problem': 'records[%d].node must be a string, got %s' % (index, type_name(node))})
             continue
         records.append(record)
     return records

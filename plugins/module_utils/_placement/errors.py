@@ -246,14 +246,26 @@ class BadInput(PlacementError):
         return self.detail
 
 
+#: the builtin types a message names a value by (bool before int: a bool is an int)
+_PLAIN_TYPES = (bool, int, float, str, bytes, dict, list, tuple, set, frozenset)
+
+
 def type_name(value):
-    """What a wrongly shaped value is, for a message: ``str``, ``list``, ``null``, ``float nan``."""
+    """What a wrongly shaped value is, for a message: ``str``, ``list``, ``null``, ``float nan``.
+
+    A subclass of a builtin is named by the builtin: under ansible-core 2.19's data tagging a
+    module argument or a templated value is an ``_AnsibleTaggedStr`` / ``_AnsibleTaggedList``
+    / ``_AnsibleTaggedDict``, which an operator knows as str, list and dict.
+    """
     if value is None:
         return 'null'
     if isinstance(value, float) and math.isnan(value):
         return 'float nan'
     if isinstance(value, float) and value in (float('inf'), float('-inf')):
         return 'float %s' % value
+    for plain in _PLAIN_TYPES:
+        if isinstance(value, plain):
+            return plain.__name__
     return type(value).__name__
 
 

@@ -776,7 +776,7 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
         if not rec:
             continue
         if not isinstance(rec, dict):
-            problems.append('a node record is not a mapping (%s); it was left out' % type(rec).__name__)
+            problems.append('a node record is not a mapping (%s); it was left out' % shapes.type_name(rec))
             continue
         key = _record_key(rec)
         if key is None:

@@ -124,3 +124,24 @@ def test_fleet_report_lists_bad_records_and_reports_the_rest(capsys, tmp_path):
     assert '4 bad node record(s)' in out['summary_line']
     assert sorted(n['node'] for n in out['summary']['nodes']) == ['cn-1', 'cn-2', 'cn-3']
     assert os.path.exists(os.path.join(dest, 'report.html'))
+
+
+def test_type_names_of_ansible_tagged_values_are_the_builtin_names():
+    """issue 26: under ansible-core 2.19 data tagging a module argument or a templated value is a
+    tagged subclass (_AnsibleTaggedStr, _AnsibleTaggedList, ...); messages name str, list, dict."""
+    from ansible.module_utils._internal._datatag import AnsibleTagHelper
+    from ansible.module_utils._internal._datatag._tags import Deprecated
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors as _errors
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import shapes as _shapes
+
+    tag = Deprecated(msg='tagged for the test')
+    for plain, name in (('abc', 'str'), ([1, 2], 'list'), ({'a': 1}, 'dict'), (5, 'int'), (1.5, 'float'),
+                        ((1,), 'tuple')):
+        tagged = tag.tag(plain)
+        assert AnsibleTagHelper.tags(tagged), name               # really tagged
+        assert type(tagged).__name__.startswith('_AnsibleTagged'), type(tagged)
+        assert _errors.type_name(tagged) == name
+    assert _errors.type_name(True) == 'bool' and _errors.type_name(None) == 'null'
+    assert _errors.type_name(float('nan')) == 'float nan'
+    err = _shapes.shape_error('devices', 'a mapping', tag.tag(['x']))
+    assert str(err) == 'devices must be a mapping, got list', str(err)
