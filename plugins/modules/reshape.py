@@ -212,6 +212,15 @@ options:
         alone, C(changed=false)).
       - V(rolled_back) restores the snapshot (O(snapshot), or the latest one of the node in
         O(snapshot_dir)) with one reverse reshape.
+      - Before anything is written, the rollback checks the snapshot. Its content must match the
+        sha256 digest written with it (a snapshot written before snapshots carried one is used,
+        see RV(snapshot_verified)). Independent of the digest, it must agree with the plan
+        recorded in it and with the node; the root is in its state, every provider is of the
+        root's tree, each consumer the reshape wrote holds what that plan made of its totals
+        (a reshape only moves allocations, but for a GPU of a custom mdev class, PCI allocation
+        healing and VCPU to PCPU), and each inventory is the one the reshape replaced. A
+        snapshot that fails is refused, naming the file and what differs (the consumer, the class
+        and both amounts), and nothing is written.
       - V(verified) only runs the verification checks.
     type: str
     choices: [reshaped, rolled_back, verified]
@@ -453,6 +462,15 @@ snapshot:
   returned: always
   type: str
   sample: /var/lib/placement-upgrade/snapshots/compute-01.20260101T101500.123456Z.json
+snapshot_verified:
+  description:
+    - With O(state=rolled_back), whether the snapshot carried a sha256 digest of its content (which
+      then matched, since a snapshot that does not match is refused). V(false) for a snapshot written
+      before snapshots carried one; it was still checked against the plan recorded in it and against
+      the node, and a remark and the message say it was not verified.
+  returned: when O(state=rolled_back)
+  type: bool
+  sample: true
 moved:
   description: How many consumers and allocations the task moved (and, for a reshape, units per class).
   returned: always
@@ -497,6 +515,15 @@ children_created:
   returned: always
   type: list
   elements: str
+would_write:
+  description:
+    - In check mode, what the reshape would write, C(reshaper) (whether it would send a C(POST /reshaper);
+      V(false) when only traits or empty children are missing), C(traits) (as RV(traits_written)) and
+      C(children) (the names of the children it would create).
+  returned: in check mode, when RV(status=reshaped)
+  type: dict
+  sample: {reshaper: false, traits: [{provider: compute-01_pci_0000_81_00_0, uuid: 0b6f3c7e-3f0a-4b8e-9d0b-6a1f8e2c9b10,
+                                      added: [OWNER_NOVA], removed: []}], children: []}
 migrations:
   description:
     - The migrations in flight on the node that the plan was given (V(none) and no records for

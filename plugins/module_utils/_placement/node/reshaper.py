@@ -43,6 +43,7 @@ from . import layout as _layout
 from . import moves as _moves
 from ..rules import allocations as allocation_rules
 from .. import resources as ops
+from .. import tree as _tree
 from . import planner
 from . import snapshot as _snapshot
 from . import verify as _verify
@@ -341,7 +342,7 @@ def _log(log, message):
         log(message)
 
 
-def _plan_summary(plan):
+def _plan_summary(plan, state=None):
     keep = ('status', 'root', 'policy', 'layout_classes', 'moved_classes', 'children',
             'create_children', 'inventory_changes', 'assignments', 'moved', 'warnings')
     summary = dict((k, plan.get(k)) for k in keep)
@@ -350,6 +351,15 @@ def _plan_summary(plan):
     summary['planned_totals'] = dict(
         (c, allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])))
         for c, body in (plan.get('allocations') or {}).items())
+    if state is not None:
+        # what a rollback checks the snapshot against (snapshot.rollback_problems): the VCPU
+        # units of the root each pinned guest has converted to PCPU, and the inventory the
+        # reshape replaced (the state's, normalised)
+        tree = _tree.ProviderTree.of(state)
+        root_uuid = plan['root']['uuid']
+        summary['cpu_pinned'] = dict(
+            (c, tree.amount(c, root_uuid, 'VCPU')) for c in ((plan.get('cpu') or {}).get('pinned') or []))
+        summary['inventories_before'] = dict((u, tree.inventory(u)) for u in tree.uuids())
     return summary
 
 
@@ -595,7 +605,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         ctx['snapshot'] = _snapshot.write_snapshot(
             snapshot_dir, root_prov, state, foreign=foreign,
             layout_children=[c['name'] for c in plan['children']],
-            created_children=ctx['created'], plan=_plan_summary(plan), path=ctx['snapshot'],
+            created_children=ctx['created'], plan=_plan_summary(plan, state), path=ctx['snapshot'],
             run_id=run_id)
         send(plan, state)
         _set_root_traits(backend, plan['root_traits'], attempts, log)
@@ -676,11 +686,14 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         raise _snapshot.SnapshotError('snapshot %s is of provider %s (%s), not of %s (%s)'
                                       % (path, snap['root']['name'], snap['root']['uuid'],
                                          root_prov['name'], root_prov['uuid']))
+    _refuse_snapshot(path, _snapshot.rollback_problems(snap))
+    verified = _snapshot.has_digest(snap)
 
     ctx = {'snapshot': path, 'applied': False, 'settled': None}
 
     def step():
         state, _foreign = read_node(backend, root_prov['uuid'])
+        _refuse_snapshot(path, _snapshot.inventory_drift(snap, state), unchanged=True)
         rplan = planner.plan_rollback(state, snap, remove_children=remove_children)
         if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
             body = planner.rollback_body(rplan)
@@ -699,9 +712,13 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
                      diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
                      warnings=list(rplan['warnings']), reshaper_applied=bool(ctx['applied']))
+    result['snapshot_verified'] = verified
+    unverified = '' if verified else '. ' + _unverified_note(path)
+    if not verified:
+        result['warnings'].append(_unverified_note(path))
     if check_mode:
         result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
-                         if changed else '%s already matches %s' % (root_prov['name'], path))
+                         if changed else '%s already matches %s' % (root_prov['name'], path)) + unverified
         return result
     removed = []
     for item in rplan['remove_children']:
@@ -716,8 +733,30 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     result['msg'] = '%s %s to %s; verification %s' % (
         'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
-            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks))) + unverified
     return result
+
+
+def _refuse_snapshot(path, problems, unchanged=False):
+    """Refuse a snapshot a rollback must not apply (snapshot.rollback_problems / inventory_drift)."""
+    if not problems:
+        return
+    if unchanged:
+        why = ('a rollback restores only what the reshape changed, and this snapshot (written before snapshots '
+               'carried a digest and the inventory the reshape replaced) cannot tell an edit of the file from a '
+               'change made on the node since the reshape. Restore the file from a backup; or, if the node\'s '
+               'record is right (nova changed it since the reshape), set the snapshot\'s record to it: the '
+               'rollback then leaves that record as it is')
+    else:
+        why = ('the file was edited or damaged after it was written: restore it from a backup, or give another '
+               'snapshot of the node')
+    raise _snapshot.SnapshotError('snapshot %s was not used: %s. Nothing was changed; %s'
+                                  % (path, '; '.join(problems), why))
+
+
+def _unverified_note(path):
+    return ('snapshot %s has no digest (written before snapshots carried one): it was checked against the plan '
+            'recorded in it and against the node, but an edit of the file cannot be detected' % path)
 
 
 def verify_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
