@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate docs/modules/ (one page per module, callback, filter and inventory plugin) from the plugins' own
+# Regenerate docs/modules/ (one page per module, callback, filter, inventory and lookup plugin) from the plugins' own
 # DOCUMENTATION/EXAMPLES/RETURN with antsibull-docs. With --check, generate into a temp dir and
 # fail if docs/modules/ differs (a module changed without its page being regenerated).
 set -euo pipefail
@@ -28,6 +28,9 @@ for f in plugins/filter/*.py; do
 done
 for f in plugins/inventory/*.py; do
   gen inventory "$(basename "$f" .py)"
+done
+for f in plugins/lookup/*.py; do
+  gen lookup "$(basename "$f" .py)"
 done
 if [ "$check" = 1 ]; then
   if ! diff -r -q -x README.md "$dest" docs/modules; then
