@@ -75,14 +75,89 @@ def _describe_migration(mig):
         mig.get('status') or '?', where)
 
 
-def _what_to_do(mig=None):
-    what = ('wait for it to finish, or confirm or revert it (openstack server resize confirm|revert '
-            '<instance>; a live migration: openstack server migration abort / wait), then rerun the '
-            'roll for this node')
-    if mig is not None and (mig.get('migration_type') or '') == 'evacuation':
-        what = ('start the source\'s nova-compute again (it removes the evacuated instance\'s source '
+def _what_to_do(mig=None, instance=None, host=None):
+    """What ends the move, with commands that run as printed: the instance is named when nova's
+    record or the host's devices tell it, otherwise the command that finds it."""
+    mig = mig or {}
+    kind = mig.get('migration_type') or ''
+    instance = mig.get('instance_uuid') or instance
+    if kind == 'evacuation':
+        return ('start the source\'s nova-compute again (it removes the evacuated instance\'s source '
                 'allocations) or mark the evacuation done, then rerun the roll for this node')
-    return what
+    if instance is None:
+        return ('wait for it to finish, then confirm or revert it: its instance is the Server UUID of the '
+                'migration with this UUID in `OS_COMPUTE_API_VERSION=2.59 openstack server migration list '
+                '--host %s`; confirm or revert the resize or cold migration of that instance (openstack server '
+                'resize confirm, or revert, naming it) or, for a live migration, wait for it or abort it '
+                '(openstack server migration abort), then rerun the roll for this node' % (host or '<node>'))
+    if kind == 'live-migration':
+        return ('wait for it to finish, or abort it (`OS_COMPUTE_API_VERSION=2.59 openstack server migration '
+                'abort %s %s`), then rerun the roll for this node' % (instance, mig.get('uuid')))
+    return ('wait for it to finish, then confirm or revert it (`openstack server resize confirm %s` or '
+            '`openstack server resize revert %s`, a cold migration too), then rerun the roll for this node'
+            % (instance, instance))
+
+
+#: classes a consumer holds through an mdev of the host (VGPU, or a custom class of nova's mdev_class)
+def _mdev_class(rc):
+    return rc == 'VGPU' or (rc.startswith('CUSTOM_') and not rc.startswith('CUSTOM_PCI_'))
+
+
+def _pci_class(rc):
+    return rc.startswith('CUSTOM_PCI_') or rc in ('SRIOV_NET_VF', 'PCI_DEVICE')
+
+
+def _label(uuid, instances):
+    name = ((instances or {}).get(uuid) or {}).get('name')
+    return '%s (%s)' % (name, uuid) if name else uuid
+
+
+def _device_facts(devices, here, holders):
+    """What the host's devices say about a consumer no domain is: ``(sentences, likely)``.
+
+    ``here``: the classes it holds on the tree; ``holders``: ``{class: set(consumer)}`` of the
+    consumers holding each class on the tree.  For its mdev classes (VGPU) the host's mdevs,
+    for its PCI classes the host's PCI devices and VFs: how many are free, which domains hold
+    them, and the domains holding one whose consumer holds none of that class here: the likely
+    instance of a migration (nova keeps the source's allocations on the migration's uuid while
+    the instance's domain still holds the device).  ``likely`` lists those domains' uuids.
+    """
+    if not devices:
+        return [], []
+    instances = devices.get('instances') or {}
+    out, likely = [], []
+    kinds = (('mdev', [m for g in devices.get('gpus') or () for m in g.get('mdevs') or ()],
+              [rc for rc in here if _mdev_class(rc)]),
+             ('PCI device', list(devices.get('pci_devices') or ())
+              + [vf for pf in devices.get('sriov_pfs') or () for vf in pf.get('vfs') or ()]
+              + [pf for pf in devices.get('sriov_pfs') or () if pf.get('instance_uuid')],
+              [rc for rc in here if _pci_class(rc)]))
+    for what, items, classes in kinds:
+        if not classes:
+            continue
+        if not items:
+            out.append('the host has no %s' % what)
+            continue
+        held = {}
+        for item in items:
+            if item.get('instance_uuid'):
+                owner = str(item['instance_uuid']).lower()
+                held[owner] = held.get(owner, 0) + 1
+        free = len(items) - sum(held.values())
+        text = '%d of the host\'s %d %ss %s free' % (free, len(items), what, 'is' if free == 1 else 'are')
+        if held:
+            text += ', held by domains: %s' % ', '.join('%s %d' % (_label(u, instances), n) for u, n in sorted(held.items()))
+        out.append(text)
+        holding = set()
+        for rc in classes:
+            holding |= holders.get(rc, set())
+        for owner in sorted(held):
+            if owner not in holding:
+                likely.append(owner)
+                out.append('domain %s holds %d %s(s) but holds no %s on this node in Placement: likely the '
+                           'instance of this migration' % (_label(owner, instances), held[owner], what,
+                                                           '/'.join(sorted(classes))))
+    return out, likely
 
 
 def orphan_command(root_uuid):
@@ -92,7 +167,7 @@ def orphan_command(root_uuid):
 
 
 def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,
-         explained=(), two_trees_ok=False, root_uuid=None, orphans=None):
+         explained=(), two_trees_ok=False, root_uuid=None, orphans=None, devices=None):
     """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
 
     ``state``: the node's tree read: the FULL allocations of the consumers the reshape may
@@ -119,6 +194,9 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
     ``orphans``: consumers nova confirmed are neither an instance nor a migration in flight
     (None: nova was not asked); such a consumer is named as an orphaned allocation, with the
     command that deletes it, instead of "a migration or an orphan".
+    ``devices``: the host's device report (discovery), when there is one: a consumer no domain
+    is gets what its mdevs / PCI devices say (free, held, the domain that likely is the
+    instance of its migration).
 
     Returns ``(reasons, remarks, consumers)``: the consumers named in the reasons.
     """
@@ -134,6 +212,11 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
             by_uuid[str(mig['uuid']).lower()] = mig
     reasons, remarks, named = [], [], []
     seen = set()
+    holders = {}
+    for consumer, body in (state.get('allocations') or {}).items():
+        allocs = (body or {}).get('allocations') or {}
+        for rc in _amounts(allocs, [rp for rp in allocs if rp in tree_rps]):
+            holders.setdefault(rc, set()).add(str(consumer).lower())
     for consumer in sorted(state.get('allocations') or {}):
         body = state['allocations'][consumer] or {}
         allocs = body.get('allocations') or {}
@@ -151,9 +234,11 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
             seen.add(key)
             continue
         if (body.get('consumer_type') or '').upper() == MIGRATION_TYPE:
+            facts, likely = _device_facts(devices, here, holders)
             reasons.append('consumer %s is a migration (consumer_type MIGRATION) holding the source '
-                           'allocations of a move on this node (%s): %s'
-                           % (consumer, _text(here), _what_to_do()))
+                           'allocations of a move on this node (%s%s): %s'
+                           % (consumer, _text(here), ''.join('; ' + f for f in facts),
+                              _what_to_do(instance=likely[0] if len(likely) == 1 else None, host=root_name)))
             named.append(consumer)
             seen.add(key)
             continue
@@ -193,14 +278,24 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
             else:
                 remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
             continue
-        text = ('consumer %s holds %s on this node but no guest domain on the host is this consumer: '
+        known = []
+        if body.get('consumer_type'):
+            known.append('Placement\'s consumer_type for it is %s' % body['consumer_type'])
+        facts, likely = _device_facts(devices, here, holders)
+        known.extend(facts)
+        text = ('consumer %s holds %s on this node but no guest domain on the host is this consumer%s. It is '
                 'either a migration in flight (nova\'s migration record holds the source node\'s '
                 'allocations until the move is confirmed or reverted; a resize to the same host '
                 'looks the same) or an orphaned allocation (its instance is gone). Tell them apart '
-                'with `openstack server migration list --host %s` (a migration with uuid %s) '
-                'and `nova-manage placement audit --resource_provider %s --verbose` (an '
-                'orphan; heal it with --delete)'
-                % (consumer, _text(here), root_name, consumer, root_uuid or '<root provider uuid>'))
+                'with `OS_COMPUTE_API_VERSION=2.59 openstack server migration list --host %s` (a migration '
+                'whose UUID is %s), `openstack server show %s` (an instance with that ID) and `nova-manage '
+                'placement audit --resource_provider %s --verbose` (lists it if it is an orphan; --delete '
+                'removes it)'
+                % (consumer, _text(here), ' (%s)' % '; '.join(known) if known else '', root_name, consumer,
+                   consumer, root_uuid or '<root provider uuid>'))
+        if len(likely) == 1:
+            text += ('. If it is a resize or cold migration of %s: `openstack server resize confirm %s` or '
+                     '`openstack server resize revert %s`' % (likely[0], likely[0], likely[0]))
         if hits:
             hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
                     else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')

@@ -142,7 +142,8 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
     return plan_reshape(tree, root_uuid, lay, owners, policy=policy,
                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                         instances=None if instances is None else list(instances),
-                        migrations=migrations, defer_in_flight=defer_in_flight, orphans=orphans)
+                        migrations=migrations, defer_in_flight=defer_in_flight, orphans=orphans,
+                        devices=devices)
 
 
 def layout_from_devices(state, root_uuid, devices, layout_options=None):
@@ -207,25 +208,27 @@ def _orphans_on(tree, orphans, root_uuid):
 
 def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                  allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
-                 defer_in_flight=True, orphans=None):
+                 defer_in_flight=True, orphans=None, devices=None):
     """Compute the reshape plan (see the module docstring); raises PlanError.
 
     The plan's ``orphans`` lists the orphaned allocations nova confirmed on the node, each
-    with the command that deletes it (empty when nova was not asked).
+    with the command that deletes it (empty when nova was not asked).  ``devices`` (the host's
+    device report, when the plan comes from one) lets a move in flight say what the host's
+    devices show (inflight.find).
     ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
     tree = _tree.ProviderTree.of(state)
     plan = _plan_reshape(tree, root_uuid, layout, ownership=ownership, policy=policy,
                          allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
                          instances=instances, migrations=migrations, defer_in_flight=defer_in_flight,
-                         orphans=orphans)
+                         orphans=orphans, devices=devices)
     plan['orphans'] = _orphans_on(tree, orphans, provider_rules.normalize_uuid(root_uuid))
     return plan
 
 
 def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                   allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
-                  defer_in_flight=True, orphans=None):
+                  defer_in_flight=True, orphans=None, devices=None):
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
     root_uuid = provider_rules.normalize_uuid(root_uuid)
@@ -301,7 +304,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             tree.state, root['name'], tree.providers, foreign=foreign, touched=touched_classes,
             instances=instances, migrations=migrations,
             explained=set(ownership) | set((layout.get('cpu') or {}).get('pinned') or {}),
-            two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid, orphans=orphans)
+            two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid, orphans=orphans, devices=devices)
         warnings.extend(remarks)
         if reasons:
             # a node already in the layout stays "already done": only a node with something

@@ -199,3 +199,76 @@ def test_a_migration_starting_between_plan_and_reshape_is_replanned_not_overwrit
     rerun = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
     assert rerun['status'] == 'reshaped' and rerun['verified'] is True
     assert len(rerun['plan']['children']) == 2
+
+
+# -- what a consumer no domain is gets said about it (issue 26) ------------------------------------
+
+def _devices(held_by_inst=True, free=1):
+    mdevs = [{'uuid': 'b0000000-0000-4000-8000-00000000000%d' % i, 'type': 'nvidia-35', 'instance_uuid': None}
+             for i in range(1 + free)]
+    if held_by_inst:
+        mdevs[0]['instance_uuid'] = INST
+    return {'gpus': [{'address': '0000:84:00.0', 'mdevs': mdevs}],
+            'instances': {INST: {'name': 'instance-0000002a', 'mdevs': [mdevs[0]['uuid']] if held_by_inst else []}}}
+
+
+def test_a_consumer_no_domain_is_gets_what_is_known_and_commands_that_tell():
+    """Its consumer_type, the host's mdevs (free, held), the domain that holds one without holding
+    VGPU here (the likely instance of the migration), commands that run as printed."""
+    state = _state(**{MIG: ({ROOT: {'VCPU': 1, 'VGPU': 1}}, 'unknown'), INST: ({OTHER: {'VCPU': 1}}, 'INSTANCE')})
+    reasons, _remarks, named = _find(state, devices=_devices(), root_uuid=ROOT)
+    assert named == [MIG]
+    text = reasons[0]
+    assert "Placement's consumer_type for it is unknown" in text, text
+    assert "1 of the host's 2 mdevs is free, held by domains: instance-0000002a (%s) 1" % INST in text, text
+    assert ('domain instance-0000002a (%s) holds 1 mdev(s) but holds no VGPU on this node in Placement: likely the '
+            'instance of this migration' % INST) in text, text
+    for command in ('OS_COMPUTE_API_VERSION=2.59 openstack server migration list --host cn1',
+                    'openstack server show %s' % MIG,
+                    'nova-manage placement audit --resource_provider %s --verbose' % ROOT,
+                    'openstack server resize confirm %s' % INST, 'openstack server resize revert %s' % INST):
+        assert '`%s`' % command in text, (command, text)
+    assert '<' not in text                          # no placeholder in a command
+    # every mdev free, none held: said so, no instance guessed
+    reasons, _remarks, _named = _find(state, devices=_devices(held_by_inst=False), root_uuid=ROOT)
+    assert "2 of the host's 2 mdevs are free" in reasons[0] and 'likely the instance' not in reasons[0]
+    assert 'resize confirm' not in reasons[0]
+    # a domain holding an mdev AND VGPU here is that consumer's own, not a migration's
+    mine = _state(**{MIG: ({ROOT: {'VGPU': 1}}, 'unknown'), INST: ({ROOT: {'VGPU': 1}}, 'INSTANCE')})
+    reasons, _remarks, _named = _find(mine, devices=_devices(), root_uuid=ROOT)
+    assert 'likely the instance' not in reasons[0] and 'held by domains: instance-0000002a' in reasons[0]
+
+
+def test_resize_hints_name_the_instance():
+    """The confirm/revert hint named <instance>; nova's record, or the host's devices, tell it."""
+    state = _state(**{MIG: ({ROOT: {'VGPU': 1}}, 'unknown')})
+    reasons, _remarks, _named = _find(state, migrations=[_mig()])
+    assert '`openstack server resize confirm %s` or `openstack server resize revert %s`' % (INST, INST) in reasons[0]
+    reasons, _remarks, _named = _find(state, migrations=[_mig(kind='live-migration', status='running')])
+    assert '`OS_COMPUTE_API_VERSION=2.59 openstack server migration abort %s %s`' % (INST, MIG) in reasons[0]
+    typed = _state(**{MIG: ({ROOT: {'VGPU': 1}}, 'MIGRATION'), INST: ({OTHER: {'VGPU': 1}}, 'INSTANCE')})
+    reasons, _remarks, _named = _find(typed, devices=_devices())
+    assert 'openstack server resize confirm %s' % INST in reasons[0] and '<instance>' not in reasons[0]
+    # nothing tells the instance: the command that finds it, no placeholder command
+    reasons, _remarks, _named = _find(typed, instances=None)
+    assert '<instance>' not in reasons[0] and '`OS_COMPUTE_API_VERSION=2.59 openstack server migration list ' \
+        '--host cn1`' in reasons[0]
+
+
+def test_a_cold_migration_away_names_its_instance_through_the_reshape(embedded_backend, node):
+    """nova's cold migration before confirm: the migration's uuid (untyped) holds the source's
+    allocations, the instance holds the destination's, its domain still holds the mdev here."""
+    backend = embedded_backend
+    moving = consumers_by_name(node['report'])['instance-00000003']
+    migration = str(_uuid.uuid4())
+    old = allocation_rules.strip_allocations(backend.get_allocations(moving)['allocations'])
+    put_untyped(backend, node['root'], migration, old)
+    other = make_provider(backend, 'compute-02', {'VCPU': {'total': 8}, 'VGPU': {'total': 4}})
+    put(backend, moving, {other: {'resources': {'VCPU': 2, 'VGPU': old[node['root']]['resources']['VGPU']}}})
+    result = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert result['status'] == 'deferred', result['msg']
+    reason = result['deferred_reason']
+    assert "Placement's consumer_type for it is unknown" in reason, reason
+    assert 'domain instance-00000003 (%s) holds' % moving in reason and 'likely the instance of this migration' in reason
+    assert '`openstack server resize confirm %s`' % moving in reason, reason
+    assert '`openstack server show %s`' % migration in reason
