@@ -53,11 +53,12 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.render import anchor as _anchor
 
-_OUTCOMES = ('reshaped', 'updated', 'planned', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
+_OUTCOMES = ('reshaped', 'updated', 'planned', 'planned_update', 'noop', 'deferred', 'rolled_back', 'verified', 'failed')
 _LABELS = {
     'reshaped': 'reshaped',
     'updated': 'updated without a reshape',
     'planned': 'would reshape',
+    'planned_update': 'would update without a reshape',
     'noop': 'skipped',
     'deferred': 'deferred',
     'rolled_back': 'rolled back',
@@ -89,6 +90,14 @@ def _updated_only(res):
     return _written_text(written)
 
 
+def _planned_update(res):
+    """What a planned reshape (check mode) would write without a POST /reshaper, or ''."""
+    would = res.get('would_write') if isinstance(res.get('would_write'), dict) else {}
+    if res.get('status') != 'reshaped' or would.get('reshaper') is not False:
+        return ''
+    return _written_text({'traits': would.get('traits') or [], 'children': would.get('children') or []})
+
+
 def _steps_text(found, res, check_mode):
     """The node's pass, step by step: ``discover (2 GPUs) - plan (...) - reshape (...) - verify (...)``."""
     steps = ['discover (%s)' % found] if found else []
@@ -103,7 +112,9 @@ def _steps_text(found, res, check_mode):
         steps.append('plan (%s, %s%s)' % (
             _count(moved.get('consumers') or 0, 'consumer'), _count(moved.get('allocations') or 0, 'allocation'),
             ': ' + units if units else ''))
-        if check_mode or res.get('verified') is None:
+        if (check_mode or res.get('verified') is None) and _planned_update(res):
+            steps.append('update (planned, not applied: %s; no POST /reshaper)' % _planned_update(res))
+        elif check_mode or res.get('verified') is None:
             steps.append('reshape (planned, not applied)')
         elif _updated_only(res):
             steps.append('update (%s; no POST /reshaper)' % _updated_only(res))
@@ -246,6 +257,8 @@ class CallbackModule(CallbackBase):
                 status = 'planned'
             if status == 'reshaped' and roll.outcome.get(host) == 'updated':
                 status = 'updated'   # (the reshape task's result said what it wrote)
+            if status == 'planned' and roll.outcome.get(host) == 'planned_update':
+                status = 'planned_update'
             roll.outcome[host] = status
             if record.get('reason'):
                 roll.reason[host] = record['reason']
@@ -264,7 +277,9 @@ class CallbackModule(CallbackBase):
             planning = self._check_mode() or getattr(result._task, 'check_mode', False) is True
             self._say('%s: %s' % (host, _steps_text(roll.found.pop(host, None), res, planning)))
             status = res['status']
-            if self._check_mode() and status in ('reshaped', 'rolled_back'):
+            if self._check_mode() and _planned_update(res):
+                status = 'planned_update'
+            elif self._check_mode() and status in ('reshaped', 'rolled_back'):
                 status = 'planned'
             elif _updated_only(res):
                 status = 'updated'

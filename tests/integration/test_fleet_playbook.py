@@ -370,6 +370,14 @@ def test_the_report_and_the_progress_tell_what_happened(tmp_path, steps):
     if steps:
         extra = {'rolling_reshape_pre_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_disable_compute.yml'),
                  'rolling_reshape_post_tasks': os.path.join(PLAYBOOKS, 'hooks', 'demo_enable_compute.yml')}
+    # the plan says compute-03 would only get the trait
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra, check=True)
+    assert rc == 0, out
+    assert summary(fleet)['mode'] == 'plan'
+    assert statuses(fleet) == dict(fleet['expected'], **{'compute-01': 'planned', 'compute-02': 'planned',
+                                                         'compute-03': 'updated'})
+    assert 'update (planned, not applied: traits added: OWNER_NOVA on %s; no POST /reshaper)' % child in out, out
+    assert '1 would update without a reshape (traits or children only)' in out, out
     rc, out = playbook(fleet, 'rolling_reshape.yml', extra=extra)
     assert rc == 0, out
     report = summary(fleet)

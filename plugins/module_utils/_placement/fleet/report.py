@@ -101,7 +101,7 @@ STATUS_COLOURS = {
 
 #: the labels of a plan (check-mode) report: a failed node is one that would stop a real roll
 PLAN_STATUS_LABELS = dict(STATUS_LABELS, noop='already done (in layout)', failed='would stop the roll',
-                          deferred='would be deferred')
+                          deferred='would be deferred', updated='would update without a reshape')
 
 REPORT_FILES = ('report.md', 'report.html', 'summary.json')
 
@@ -527,7 +527,7 @@ _RECORD_KINDS = {
 _RESULT_KINDS = {
     'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',
     'retries': 'int?', 'remarks': 'list?', 'warnings': 'list?', 'plan': 'mapping?', 'deferred_reason': 'text?',
-    'reshaper_applied': 'bool?', 'traits_written': 'list?', 'children_created': 'list?',
+    'reshaper_applied': 'bool?', 'traits_written': 'list?', 'children_created': 'list?', 'would_write': 'mapping?',
 }
 
 
@@ -604,9 +604,9 @@ def _node_entry(record, names, mode='apply'):
     if status not in STATUSES:
         status = 'failed' if record.get('failed') else status
     written = record.get('written') or {}
-    if (status == 'reshaped' and mode != 'plan' and written.get('reshaper') is False
+    if (status == ('planned' if mode == 'plan' else 'reshaped') and written.get('reshaper') is False
             and (written.get('traits') or written.get('children'))):
-        status = 'updated'   # only traits or empty children were written: no POST /reshaper
+        status = 'updated'   # only traits or empty children were (would be) written: no POST /reshaper
     if mode == 'plan':
         touched = False      # a plan run changes nothing
     elif record.get('touched') is not None:
@@ -901,6 +901,8 @@ def summary_line(report):
     parts = []
     if plan:
         parts.append('%d would reshape' % counts.get('planned', 0))
+        if counts.get('updated'):
+            parts.append('%d would update without a reshape (traits or children only)' % counts['updated'])
         parts.append('%d already done' % counts.get('noop', 0))
         parts.append('%d deferred' % counts.get('deferred', 0))
         parts.append('%d would stop the roll' % counts.get('failed', 0))
@@ -1272,6 +1274,10 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     written = written_of(result)
     if written is not None and mode != 'plan':
         out['written'] = written
+    elif mode == 'plan' and isinstance(result.get('would_write'), dict):
+        out['written'] = written_of(dict(result['would_write'], reshaper_applied=result['would_write'].get('reshaper'),
+                                         traits_written=result['would_write'].get('traits'),
+                                         children_created=result['would_write'].get('children')))
     if backend is not None:
         out['placement_microversion'] = _microversion(backend)
     run_snapshot = None

@@ -304,6 +304,18 @@ def _note_traits(written, item, state):
     entry['removed'] = sorted(set(entry['removed']) | (before - after))
 
 
+def _would_write(plan, state):
+    """What a planned reshape (check mode) would write: ``{"reshaper": whether a POST /reshaper would be
+    sent, "traits": [trait changes on existing providers, as ``traits_written``], "children": [names]}``."""
+    created = set(c['uuid'] for c in plan['create_children'])
+    traits = []
+    for item in plan['set_traits']:
+        if item['uuid'] not in created:
+            _note_traits(traits, item, state)
+    return {'reshaper': bool(plan['allocations'] or plan['inventory_changes'] or plan.get('root_traits')),
+            'traits': traits, 'children': [c['name'] for c in plan['create_children']]}
+
+
 def written_text(created, traits_written):
     """``traits added: OWNER_NOVA on cn1_pci_0000_81_00_0; children created: ...`` ('' when nothing)."""
     parts = []
@@ -655,6 +667,11 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         return result
     if not applied:
         result['msg'] = 'check mode: %s' % planner.summary(plan)
+        if status == STATUS_RESHAPED:
+            result['would_write'] = _would_write(plan, ctx['before'])
+            if not result['would_write']['reshaper']:
+                result['msg'] = 'check mode: node %s: would write only %s; nothing to move, no POST /reshaper' % (
+                    root_prov['name'], written_text(result['would_write']['children'], result['would_write']['traits']))
         return result
     # the consumers the reshape did not write are taken from the state it was computed from
     after = provider_tree_state(backend, root_uuid, known=ctx['before'])

@@ -73,3 +73,22 @@ def test_a_long_deferral_reason_once_with_where_the_whole_of_it_is(callback, clo
                                      action='placement.upgrade.fleet_report'))
     callback.v2_playbook_on_stats(None)
     assert _said(callback)[-1] == 'deferred c1: move in flight (the whole reason: /r/report.html#node-c1)'
+
+
+def test_a_plan_says_the_node_would_only_get_the_trait(callback, clock):
+    class _Context(object):
+        check_mode = True
+
+    callback.set_play_context(_Context())
+    inventory = _Inventory(['c1'])
+    inventory.batch = ['c1']
+    callback.v2_playbook_on_play_start(_Play('Roll', inventory, 1))
+    planned = {'status': 'reshaped', 'changed': True, 'verified': None, 'moved': {'consumers': 0, 'allocations': 0},
+               'would_write': {'reshaper': False, 'children': [], 'traits': TRAIT_ONLY['traits_written']}}
+    callback.v2_runner_on_ok(_Result('c1', planned, action='placement.upgrade.reshape'))
+    callback.v2_playbook_on_stats(None)
+    said = _said(callback)
+    assert said[2] == ('c1: plan (0 consumers, 0 allocations) - update (planned, not applied: traits added: OWNER_NOVA '
+                       'on c1_pci_0000_81_00_0; no POST /reshaper)')
+    assert said[-1] == 'Roll: 1/1 nodes in 0.0 s (0 would reshape, 1 would update without a reshape, 0 skipped, ' \
+        '0 deferred, 0 failed)'

@@ -115,6 +115,8 @@ def test_the_reshaper_says_it_only_put_a_trait(old_child, tmp_path):
                                  hostname=node['provider'], nova_conf=node['nova_conf'],
                                  domain_capabilities=node.get('domain_capabilities'))
     with EmbeddedBackend(fleet['embedded_db']) as backend:
+        planned = reshaper.reshape_node(backend, node['provider'], devices, check_mode=True)
+        before = provider_tree_state(backend, backend.list_providers(name=node['provider'])[0]['uuid'])
         result = reshaper.reshape_node(backend, node['provider'], devices, snapshot_dir=str(tmp_path / 'snaps'))
         state = provider_tree_state(backend, backend.list_providers(name=node['provider'])[0]['uuid'])
     assert result['status'] == 'reshaped' and result['verified'] is True
@@ -125,6 +127,17 @@ def test_the_reshaper_says_it_only_put_a_trait(old_child, tmp_path):
     assert 'traits added: OWNER_NOVA on %s' % child['name'] in result['msg']
     assert 'no POST /reshaper' in result['msg'] and 'created the missing children (none)' not in result['msg']
     assert 'OWNER_NOVA' in state['providers'][child['uuid']]['traits']
+    assert planned['would_write'] == {'reshaper': False, 'children': [], 'traits': result['traits_written']}
+    assert planned['msg'] == ('check mode: node %s: would write only traits added: OWNER_NOVA on %s; nothing to '
+                              'move, no POST /reshaper' % (node['provider'], child['name']))
+    # a plan's report says it would be an update, not a reshape
+    rec, _w = report.collect_record(None, {'node': node['name'], 'reshape': planned}, mode='plan', read=(before, {}))
+    data = report.build_report([rec], mode='plan')
+    assert data['nodes'][0]['status'] == 'updated' and data['nodes'][0]['outcome'] == 'would update without a reshape'
+    assert report.summary_line(data).startswith('1 nodes (plan): 0 would reshape, 1 would update without a reshape '
+                                                '(traits or children only), 0 already done')
+    markdown = report.render_markdown(data)
+    assert 'To be written (plan) (no POST /reshaper):\n- traits added on %s: OWNER_NOVA' % child['name'] in markdown
     # the record the role stores of it reads as an update in the report
     rec, _w = report.collect_record(None, stored_records.node_record(node['name'], node['provider'], result),
                                     read=(state, {}))
