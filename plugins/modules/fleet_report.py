@@ -184,6 +184,9 @@ options:
         warning, so no secret reaches the report.
       - C(inventory) (a path, or a list of inventory sources) is used in the commands of
         RV(next_steps); C(INVENTORY) stands for it when not given.
+      - C(playbook) V(placement.upgrade.rehearse) with an embedded store as the backend is a rehearsal
+        on a copy of production (C(playbooks/rehearse.yml) gives it); RV(next_steps) and the nodes then
+        give no command of the rollback or of the roll, which would act on production, and say so.
       - The module adds what it knows itself, C(backend) (V(embedded) with C(embedded_db), or
         V(rest) with C(cloud) when it is a name and C(endpoint)), C(placement_microversion) (the
         one negotiated when it reads Placement, else the one the node records were stored with; the

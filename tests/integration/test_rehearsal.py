@@ -300,6 +300,18 @@ def test_a_rehearsal_replays_recorded_discovery_without_the_nodes(tmp_path):
                                                          rolling_reshape_serial='100%'))
     assert rc == 0, out
     assert statuses({'out_dir': rehearsal}) == fleet['expected']
+    # its report gives no command of the rollback or of the roll (both would act on production): it says
+    # that production has nothing to roll back, naming the copy
+    with open(os.path.join(rehearsal, 'reports', 'latest', 'summary.json')) as handle:
+        summary = json.load(handle)
+    with open(os.path.join(rehearsal, 'reports', 'latest', 'report.md')) as handle:
+        text = handle.read()
+    reshaped = [n for n, s in sorted(fleet['expected'].items()) if s == 'reshaped']
+    assert reshaped and summary['context']['playbook'] == 'placement.upgrade.rehearse'
+    assert ('Nothing to roll back in production for %s: this run was a rehearsal on the copy %s: production was not '
+            'changed' % (', '.join(reshaped), os.path.join(rehearsal, 'placement.db'))) in ' '.join(summary['next_steps'])
+    for where in (' '.join(summary['next_steps']), text):
+        assert 'placement.upgrade.rollback' not in where and 'placement.upgrade.rolling_reshape ' not in where
     # the plan made with the nodes' own discovery is the plan the rehearsal executed from the recordings
     rc, out = playbook(fleet, 'compare_plan.yml', extra={
         'rehearsal_report': os.path.join(rehearsal, 'reports', 'latest'),

@@ -474,9 +474,40 @@ def no_rollback_reason(entry, mode):
     return ''
 
 
+#: the context's ``playbook`` of a rehearsal (playbooks/rehearse.yml: the roll on a copy of production)
+REHEARSAL_PLAYBOOK = 'placement.upgrade.rehearse'
+
+
+def rehearsal_copy(context):
+    """The store a rehearsal ran on (its copy of production) when ``context`` is a rehearsal's: its
+    ``playbook`` is :data:`REHEARSAL_PLAYBOOK` and the report's own backend an embedded store (the
+    copy; playbooks/rehearse.yml refuses any other).  None otherwise."""
+    context = context or {}
+    if context.get('playbook') == REHEARSAL_PLAYBOOK and context.get('backend') == 'embedded' and context.get('embedded_db'):
+        return str(context['embedded_db'])
+    return None
+
+
+def rehearsal_no_rollback(copy):
+    """Why a rehearsal gives no rollback command (its copy is all it changed)."""
+    return ('this run was a rehearsal on the copy %s: production was not changed, so there is nothing to roll '
+            'back there (the next rehearsal starts from a fresh copy)' % copy)
+
+
+def _rerun(nodes, inventory, copy):
+    """The rerun command of ``nodes``; after a rehearsal, not the roll's (it would run on production)."""
+    if copy:
+        return ('rehearse %s again with the rehearsal\'s own command and --limit %s (playbooks/rehearse.yml '
+                'exports a fresh copy of production)' % ('them' if len(nodes) > 1 else 'it', ','.join(nodes)))
+    return rerun_command(nodes, inventory)
+
+
 def next_steps(nodes, mode, context=None):
-    """What the operator does next, one line each (the fix/rerun, rerun and rollback commands)."""
+    """What the operator does next, one line each (the fix/rerun, rerun and rollback commands).
+    After a rehearsal (:func:`rehearsal_copy`) no command of the roll or the rollback is given: they
+    would act on production."""
     inventory = _inventory_arg(context)
+    copy = rehearsal_copy(context)
     steps = []
     for entry in nodes:
         if entry['status'] != 'failed':
@@ -491,16 +522,21 @@ def next_steps(nodes, mode, context=None):
         if entry['reason'] and reason != entry['reason']:
             reason += ' (the whole reason is in its section of the report)'
         steps.append('%s: %s. Fix the reason, then rerun with --limit %s: %s' % (
-            what, reason, entry['node'], rerun_command([entry['node']], inventory)))
+            what, reason, entry['node'], _rerun([entry['node']], inventory, copy)))
     deferred = [e['node'] for e in nodes if e['status'] == 'deferred']
     if deferred:
         steps.append('Rerun the deferred node%s after %s reason%s cleared: %s' % (
             's' if len(deferred) > 1 else '', 'their' if len(deferred) > 1 else 'its',
-            's are' if len(deferred) > 1 else ' is', rerun_command(deferred, inventory)))
+            's are' if len(deferred) > 1 else ' is', _rerun(deferred, inventory, copy)))
     unreached = [e['node'] for e in nodes if e['status'] == 'unreached']
     if unreached:
         steps.append('The roll did not reach %s; once the cause of the stop is fixed, run %s: %s' % (
-            ', '.join(unreached), 'them' if len(unreached) > 1 else 'it', rerun_command(unreached, inventory)))
+            ', '.join(unreached), 'them' if len(unreached) > 1 else 'it', _rerun(unreached, inventory, copy)))
+    changed = [e['node'] for e in nodes if mode != 'plan' and e['touched']]
+    if copy:
+        if changed:
+            steps.append('Nothing to roll back in production for %s: %s' % (', '.join(changed), rehearsal_no_rollback(copy)))
+        return steps
     touched = [e['node'] for e in nodes if _needs_rollback_hint(e, mode)]
     if touched:
         steps.append('To undo this run on the node%s it reshaped (only if needed), roll %s back: %s' % (
@@ -809,11 +845,18 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
         if seen:
             context['placement_microversion'] = ', '.join(seen)
     inventory = _inventory_arg(context)
+    copy = rehearsal_copy(context)
     for entry in nodes:
         entry['outcome'] = _outcome(entry, mode, inventory)
         entry['rollback'] = (rollback_command([entry['node']], inventory)
                              if _needs_rollback_hint(entry, mode) else '')
         entry['no_rollback'] = no_rollback_reason(entry, mode)
+        if copy and mode != 'plan' and entry['touched']:
+            # a rehearsal changed its copy only: no rollback of production to give
+            entry['rollback'] = ''
+            entry['no_rollback'] = rehearsal_no_rollback(copy)
+            if entry['status'] == 'failed':
+                entry['outcome'] = 'failed after its reshape was applied to the copy'
         for move in entry['moves']:
             for side in ('from', 'to'):
                 for pair in move[side]:
