@@ -95,6 +95,23 @@ options:
       - How long, in seconds, the socket layer waits for an API call before timing out.
       - When not set, nothing is passed to the HTTP library.
     type: int
+  sdk_log_path:
+    description:
+      - Path of a file the OpenStack SDK (openstacksdk) and keystoneauth write their log to, as in
+        C(openstack.cloud); the real Placement's REST calls, for debugging. Nothing is logged when
+        not set. Ignored with O(embedded_db).
+      - Created with mode C(0600) when it does not exist, appended to when it does. Every secret of
+        O(auth), O(cloud) and the C(OS_*) variables is replaced by C(********) before a line is
+        written; keystoneauth hides tokens itself.
+    type: path
+  sdk_log_level:
+    description:
+      - V(DEBUG) logs every HTTP request and answer (method, URL, status, headers with tokens
+        hidden, bodies); V(INFO) only what openstacksdk reports at that level.
+      - Only used with O(sdk_log_path).
+    type: str
+    choices: [INFO, DEBUG]
+    default: INFO
   conflict_retries:
     description:
       - How many times a write that lost a generation race (Placement's

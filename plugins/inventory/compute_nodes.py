@@ -149,7 +149,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             path.endswith(('compute_nodes.yml', 'compute_nodes.yaml'))
 
     def _nodes(self):
-        options = dict((key, self.get_option(key)) for key in ('embedded_db',) + factory.AUTH_OPTIONS)
+        options = dict((key, self.get_option(key)) for key in ('embedded_db',) + factory.AUTH_OPTIONS + factory.LOG_OPTIONS)
         source = self.get_option('source')
         try:
             backend = factory.get_backend(options, create=False)

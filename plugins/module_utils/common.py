@@ -132,6 +132,8 @@ def auth_argument_spec(args=None):
         interface=dict(type='str', choices=['admin', 'internal', 'public'],
                        aliases=['endpoint_type']),
         api_timeout=dict(type='int'),
+        sdk_log_path=dict(type='path'),
+        sdk_log_level=dict(type='str', default='INFO', choices=['INFO', 'DEBUG']),
         conflict_retries=dict(type='int', default=DEFAULT_CONFLICT_RETRIES),
     )
 
@@ -179,7 +181,7 @@ def protect_secrets(module, backend=None):
 
 def backend_options(params):
     """The subset of module params the backend factory reads."""
-    keys = ('embedded_db',) + factory.AUTH_OPTIONS
+    keys = ('embedded_db',) + factory.AUTH_OPTIONS + factory.LOG_OPTIONS
     return dict((key, params.get(key)) for key in keys)
 
 

@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import logging
 import os
 import re
 
@@ -24,6 +25,11 @@ from ..errors import ConfigurationError
 
 AUTH_OPTIONS = ('cloud', 'auth', 'auth_type', 'region_name', 'validate_certs', 'ca_cert',
                 'client_cert', 'client_key', 'interface', 'api_timeout')
+#: openstack.cloud's options for the SDK's own log
+LOG_OPTIONS = ('sdk_log_path', 'sdk_log_level')
+#: the loggers the REST backend's libraries write to
+SDK_LOGGERS = ('openstack', 'keystoneauth')
+MASK = '********'
 
 
 #: a key naming a secret (lower case, ``-`` read as ``_``): keystoneauth's password, token,
@@ -118,9 +124,56 @@ def get_backend(options, environ=None, create=True, log=None):
         return EmbeddedBackend(options['embedded_db'], create=create)
     if wants_rest(options, environ):
         from .rest import RestBackend
+        if options.get('sdk_log_path'):
+            sdk_logging(options['sdk_log_path'], options.get('sdk_log_level') or 'INFO',
+                        secret_values(options.get('auth')) | secret_values(options.get('cloud'))
+                        | environment_secrets(environ))
         return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS), log=log)
     raise ConfigurationError(
         'No placement to talk to: set embedded_db to the path of an embedded placement '
         'database, or cloud/auth for a real Placement API (or, as for openstack.cloud, OS_CLOUD, '
         'OS_AUTH_URL and the other OS_* variables, or a clouds.yaml named by OS_CLIENT_CONFIG_FILE '
         'or in %s).' % ', '.join(CLOUDS_YAML_PATHS))
+
+
+class _Redact(logging.Filter):
+    """Replaces every secret value in a record's message by ``MASK`` (longest first)."""
+
+    def __init__(self, secrets):
+        logging.Filter.__init__(self)
+        self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+
+    def filter(self, record):
+        try:
+            text = record.getMessage()
+        except Exception:  # pylint: disable=broad-except
+            text = str(record.msg)
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        record.msg, record.args = text, None
+        return True
+
+
+def sdk_logging(path, level, secrets):
+    """openstack.cloud's ``sdk_log_path`` / ``sdk_log_level``: openstacksdk's and keystoneauth's
+    loggers write to ``path`` (created 0600, appended to), every secret masked; ``DEBUG`` logs
+    each HTTP request and answer.  One handler per path and process."""
+    path = os.path.abspath(os.path.expanduser(path))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.close(fd)
+    except OSError as exc:
+        raise ConfigurationError('sdk_log_path %s cannot be written: %s' % (path, exc.strerror or exc))
+    handler = None
+    for name in SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        if any(getattr(h, 'placement_upgrade_path', None) == path for h in logger.handlers):
+            continue
+        if handler is None:
+            handler = logging.FileHandler(path)
+            handler.placement_upgrade_path = path
+            handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s: %(message)s'))
+            handler.addFilter(_Redact(secrets))
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if level == 'DEBUG' else logging.INFO)
+
