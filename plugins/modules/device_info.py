@@ -293,6 +293,15 @@ ownership:
     7a52a3cd-b39f-5ffc-940a-28d4c1fad8da:
       "0000:84:00.0": 1
       "0000:85:00.0": 1
+leftovers_removed:
+  description:
+    - The temporary files an interrupted earlier write of O(record_to) left in its directory
+      (C(.<name>.<random>.tmp), older than the task), removed before this write; a warning names
+      them too.
+  returned: when any was removed
+  type: list
+  elements: str
+  sample: [/var/tmp/.devices-compute-01.json.k3j4h5g6.tmp]
 '''
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error

@@ -592,6 +592,16 @@ error:
   description: Placement's error (C(status), C(code), C(title), C(detail), C(request_id)) when the task failed on one.
   returned: failure
   type: dict
+leftovers_removed:
+  description:
+    - The temporary files an interrupted earlier write of the files this task writes (its
+      snapshots in O(snapshot_dir), the node's record of O(record)) left in their directory
+      (C(.<name>.<random>.tmp), older than the task), removed before this write; a warning names
+      them too.
+  returned: when any was removed
+  type: list
+  elements: str
+  sample: [/var/lib/placement-upgrade/snapshots/.compute-01.latest.json.k3j4h5g6.tmp]
 '''
 
 import time
