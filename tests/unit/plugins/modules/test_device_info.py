@@ -212,8 +212,9 @@ def test_documentation_matches_argument_spec(monkeypatch):
     assert doc['attributes']['platform']['platforms'] == 'posix'
     yaml.safe_load(device_info.EXAMPLES)
     returned = yaml.safe_load(device_info.RETURN)
-    # started: added by the action plugin (tests/integration/test_in_process_action.py sees it)
-    assert set(returned) == {'devices', 'ownership', 'started'}
+    # started: added by the action plugin (tests/integration/test_in_process_action.py sees it);
+    # leftovers_removed: by the module's exit, when record_to's write removed any (tests/unit/plugins/modules/test_leftovers.py)
+    assert set(returned) == {'devices', 'ownership', 'started', 'leftovers_removed'}
     assert set(returned['devices']['contains']) == {'hostname', 'sysfs_root', 'gpus', 'sriov_pfs', 'pci_devices',
                                                     'numa_cells', 'instances', 'nova_conf', 'mem_encryption',
                                                     'warnings'}

@@ -94,3 +94,23 @@ def test_an_export_removes_its_own_older_store_leftovers_and_says_so(run_module,
     leftover = _make(str(out / '.x.db.zzzzzzzz.export'), 600)
     rc, res = run_module(placement_export, {'compute_nodes': ['cn1'], 'dest': str(out / 'x.db'), 'force': True}, check=True)
     assert rc == 0 and 'leftovers_removed' not in res and os.path.exists(leftover)
+
+
+def test_a_recording_removes_its_own_older_leftovers_and_says_so(capsys, tmp_path, monkeypatch):
+    """device_info's record_to (files.atomic_write, its own exit: not run_module)."""
+    import fakehost
+    from module_runner import run_module_main
+    from ansible_collections.placement.upgrade.plugins.modules import device_info
+
+    monkeypatch.setattr(files, 'STARTED', STARTED, raising=False)
+    host = fakehost.build_host(str(tmp_path / 'node'), fakehost.default_gpu_host('compute-01'))
+    records = tmp_path / 'records'
+    os.makedirs(str(records))
+    old = _make(str(records / '.compute-01.json.ab12cd34.tmp'), 3600)
+    kept = _make(str(records / '.compute-02.json.ab12cd34.tmp'), 3600)
+    rc, res = run_module_main(device_info.main, {'sysfs_root': host['sysfs_root'], 'domain_xml_glob': host['domain_xml_glob'],
+                                                 'hostname': 'compute-01', 'record_to': str(records / 'compute-01.json')},
+                              capsys)
+    assert rc == 0, res
+    assert res['leftovers_removed'] == [old] and not os.path.exists(old) and os.path.exists(kept)
+    assert [w for w in warnings(res) if w.startswith('removed 1 leftover file(s)') and w.endswith(old)]
