@@ -386,6 +386,16 @@ log:
   returned: always
   type: list
   elements: str
+leftovers_removed:
+  description:
+    - The temporary files an interrupted earlier write of the files this task writes (the node
+      records in C(nodes/), report.md, report.html, summary.json) left in their directory
+      (C(.<name>.<random>.tmp), older than the task), removed before this write; a warning names
+      them too.
+  returned: when any was removed
+  type: list
+  elements: str
+  sample: [/var/lib/placement-upgrade/reports/20260101T120000Z/nodes/.compute-01.json.k3j4h5g6.tmp]
 '''
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
