@@ -417,6 +417,7 @@ def _send_settled(backend, root_uuid, body, ctx, delays, log, unknown_hint):
                                  else 'was overtaken by another write'))
             # re-planned by the caller's retry; when the retries run out, the error is the
             # answer's (a 503 stays a 503), not a generation conflict
+            ctx['resent'] = ctx.get('resent', 0) + 1
             raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'],
                                    status=exc.status if answered else None,
                                    code=exc.code if answered else None,
@@ -686,10 +687,23 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
             root_prov['name'], written_text(ctx['created'], ctx['traits_written']) or 'nothing written')
     result['msg'] = '%s%s; verification %s' % (
         what,
-        ' after %d retr%s on generation conflicts' % (retries, 'y' if retries == 1 else 'ies') if retries else '',
+        _retries_text(retries, ctx.get('resent', 0)),
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
     return result
+
+
+def _retries_text(retries, resent):
+    """`` after N retries (...)`` of a reshape's message: generation conflicts and POST /reshaper
+    sent again after it failed or got no answer and was not applied, each said as what it was."""
+    if not retries:
+        return ''
+    why = []
+    if retries - resent:
+        why.append('%d on generation conflicts' % (retries - resent))
+    if resent:
+        why.append('%d after POST /reshaper failed or got no answer and was not applied, see warnings' % resent)
+    return ' after %d retr%s (%s)' % (retries, 'y' if retries == 1 else 'ies', '; '.join(why))
 
 
 def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_children=False,

@@ -321,3 +321,28 @@ def test_a_rollback_whose_answer_is_lost_is_settled_too(embedded_backend, node):
         assert len(backend.reshape_calls) == calls
         assert any('the answer to POST /reshaper was lost' in w for w in result['warnings'])
         assert comparable(provider_tree_state(embedded_backend, node['root'])) == before
+
+
+class RefusedOnce(Wrapper):
+    """The first POST /reshaper is answered 503 (Placement never applied it)."""
+
+    def reshape(self, body):
+        if not self.reshape_calls:
+            self.reshape_calls.append(body)
+            raise ServiceUnavailable('Placement at http://placement is busy')
+        return super(RefusedOnce, self).reshape(body)
+
+
+def test_a_reshape_sent_again_after_a_503_says_so_not_generation_conflicts(embedded_backend, node):
+    """issue 26: the message said "after 1 retry on generation conflicts" (there was none) and the
+    warning "the answer to POST /reshaper was lost" (a 503 is an answer)."""
+    backend = RefusedOnce(embedded_backend)
+    result = reshape(backend, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result
+    assert len(backend.reshape_calls) == 2 and result['retries'] == 1
+    assert 'generation conflict' not in result['msg'], result['msg']
+    assert ' after 1 retry (1 after POST /reshaper failed or got no answer and was not applied, see warnings)' \
+        in result['msg'], result['msg']
+    assert any(w.startswith('POST /reshaper failed with 503 Service Unavailable (Placement at http://placement is '
+                            'busy); a re-read showed it was not applied') for w in result['warnings']), result['warnings']
+    assert not any('was lost' in w for w in result['warnings'])
