@@ -176,4 +176,3 @@ def sdk_logging(path, level, secrets):
             handler.addFilter(_Redact(secrets))
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG if level == 'DEBUG' else logging.INFO)
-
