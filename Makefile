@@ -1,7 +1,10 @@
 # placement.upgrade: the two commands are `make demo` and `make test`.
-#   make demo       run the main job (tools/demo.py) in the project venv
-#   make test       every test, in order, stopping at the first failing stage:
+#   make demo       run the main job (tools/demo.py) in the project venv;
+#                   make demo DEMO_ARGS="--check" passes arguments to tools/demo.py
+#   make test       make deps, then every test, in order, stopping at the first failing stage:
 #                   unit -> nova-oracle -> sanity -> core-matrix -> lint -> docs-lint -> molecule
+#   make deps       the system packages the tests need (bindep.txt, profile test): says which
+#                   are missing and installs them with apt-get as root (make test runs it first)
 # Each stage is also a target of its own; see docs/development.md.
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -15,7 +18,7 @@ STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
 TEST_STAGES := unit nova-oracle sanity core-matrix lint docs-lint molecule
 
-.PHONY: docs venv demo test unit sanity core-matrix lint ansible-lint changelog-lint build-check ee-check \
+.PHONY: docs venv deps demo test unit sanity core-matrix lint ansible-lint changelog-lint build-check ee-check \
 	docs-lint molecule nova-oracle clean
 
 venv: $(STAMP)
@@ -30,12 +33,9 @@ $(STAMP): requirements.txt requirements-dev.txt
 	echo "$(CURDIR)/$(VENV)/collections" > $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/placement_upgrade_collection.pth
 	touch $(STAMP)
 
+# make demo DEMO_ARGS="--check" (or "--unmapped compute-03", ...): arguments of tools/demo.py
 demo: venv
-	@if [ -f tools/demo.py ]; then \
-		$(BIN)/python tools/demo.py; \
-	else \
-		echo "make demo: the demo is not built yet (tools/demo.py does not exist)"; \
-	fi
+	$(BIN)/python tools/demo.py $(DEMO_ARGS)
 
 # Benchmarks (NOT part of `make test`): embedded vs real Placement, see docs/benchmarks.md.
 #   make bench                       full run (~3 min);  make bench BENCH_ARGS="--quick"  (~30-60 s)
@@ -51,7 +51,7 @@ bench-matrix: venv
 	$(BIN)/python benchmarks/bench_matrix.py $(BENCH_MATRIX_ARGS)
 
 # ---------------------------------------------------------------- make test
-test: venv
+test: venv deps
 	@mkdir -p $(dir $(SUMMARY)); : > $(SUMMARY); start=$$(date +%s); \
 	for stage in $(TEST_STAGES); do \
 		if ! $(MAKE) --no-print-directory STAGE_SUMMARY=$(SUMMARY) $$stage; then \
@@ -63,24 +63,14 @@ test: venv
 	echo; echo "make test: summary"; cat $(SUMMARY); \
 	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
 
-# Headless Chromium renders the demo's HTML report in tests/integration/test_fleet_demo.py:
-# Debian's chromium package, installed when missing and we are root.
-.PHONY: chromium
-chromium:
-	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
-		if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "chromium: installing Debian's chromium (apt-get)"; \
-			export DEBIAN_FRONTEND=noninteractive; \
-			timeout 600 apt-get install -y -q chromium >/dev/null 2>&1 \
-			|| { timeout 300 apt-get update -q >/dev/null 2>&1 && timeout 600 apt-get install -y -q chromium >/dev/null 2>&1; } \
-			|| echo "chromium: WARNING: could not install chromium; the report rendering test cannot run"; \
-		else \
-			echo "chromium: WARNING: chromium missing and not root; the report rendering test cannot run"; \
-		fi; \
-	fi
+# The system packages of the tests (bindep.txt, profile test: chromium, shellcheck), one
+# printed step: what is missing, what apt-get installs (as root), or "deps: all present".
+# Nothing else installs system packages.  DEPS_ARGS=--check only lists what is missing.
+deps:
+	@.ci/deps.sh $(DEPS_ARGS)
 
 # a. pytest over tests/unit and tests/integration (PYTEST_ARGS defaults to "-n 2")
-unit: venv chromium
+unit: venv
 	@$(STAGE) unit .ci/unit.sh
 
 # a2. nova 34.0.0 as the oracle: its libvirt driver starts on every fake host after our
@@ -92,7 +82,7 @@ nova-oracle:
 sanity: venv
 	@$(STAGE) sanity .ci/sanity.sh
 
-# c2. unit tests and sanity again on ansible-core 2.17 and 2.18 (requires_ansible >=2.17), each in
+# c2. unit tests and sanity again on ansible-core 2.18, 2.20 (Python 3.12), 2.21 (Python 3.13) (requires_ansible >=2.18), each in
 # its own venv (.venv-core-<v>); the stages above are 2.19's
 core-matrix: venv
 	@$(STAGE) core-matrix .ci/core-matrix.sh

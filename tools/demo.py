@@ -8,11 +8,26 @@
    with mdevs held by guests, an SR-IOV node, a node already reshaped, a migration in
    flight, one shared DISK_GB pool) and seeds the embedded Placement with the legacy flat
    layout (VGPU on the root) and every guest's allocations;
-2. runs ``ansible-playbook playbooks/rolling_reshape.yml`` on it (the collection from this
-   working tree, the rolling_progress callback on, a canary batch of 1 then 25 %, the
+2. runs ``ansible-playbook placement.upgrade.rolling_reshape`` on it (the collection from
+   this working tree, the rolling_progress callback on, a canary batch of 1 then 25 %, the
    demo's hooks "disabling" nova-compute on each node around its reshape);
 3. prints the fleet summary (nodes reshaped / skipped / deferred / failed, allocations
-   moved, time taken) and the path of the report (HTML and Markdown).
+   moved, time taken), the next steps with their commands and the path of the report
+   (HTML and Markdown).
+
+Every command it prints runs as printed from the directory the demo was started in (the
+project root for ``make demo``), and writes only under the output directory:
+``out/demo/ansible-playbook -i out/demo/inventory.yml ...``.  ``out/demo/ansible-playbook`` is
+a script the demo writes: the venv's ansible-playbook (``.venv/bin/ansible-playbook``) with
+``ANSIBLE_CONFIG=out/demo/ansible.cfg`` and no Python bytecode cache written in the working
+tree.  The demo's ansible.cfg keeps Ansible's own files (home, temp, log) there too and names
+the collection; the inventory carries the demo's stores (the embedded Placement, the
+snapshot and report directories), its hooks and how the report spells its commands, so a
+rollback or a rerun finds them; demo-vars.json holds the roll's batches.
+
+Before removing anything it checks that this Python can run the demo (ansible-core and the
+collection importable: the project venv) and that the output directory is one a demo made;
+it says what it removes.
 
 Exit status: ansible-playbook's, or 3 when the outcome differs from what the simulated
 fleet should give.  ``--check`` runs the whole roll in check mode (a plan report,
@@ -27,11 +42,15 @@ __metaclass__ = type
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
+
+# the demo writes only under its output directory: no __pycache__ in the working tree
+sys.dont_write_bytecode = True
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -40,8 +59,34 @@ if HERE not in sys.path:
 
 import simfleet  # noqa: E402
 
+#: the file that marks a directory as one the demo made (and may remove)
+MARKER = '.placement-upgrade-demo'
+#: what the demo's run needs in this Python (the project venv has all of it)
+REQUIRED_MODULES = (
+    ('ansible', 'ansible-core'),
+    ('ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded',
+     'the collection placement.upgrade (make venv links this working tree into .venv)'),
+)
+#: the roll the demo runs (and prints)
+PLAYBOOK = 'placement.upgrade.rolling_reshape'
+
+WRAPPER = """\
+#!/bin/sh
+# Written by tools/demo.py: the project venv's ansible-playbook with the demo's settings, from
+# any directory: its ansible.cfg (what Ansible writes stays in {out}), no Python bytecode cache
+# written in the working tree, and none of the caller's settings that would override ansible.cfg.
+unset ANSIBLE_CALLBACKS_ENABLED ANSIBLE_COLLECTIONS_PATH ANSIBLE_COLLECTIONS_PATHS ANSIBLE_HOME \\
+  ANSIBLE_LOCAL_TEMP ANSIBLE_REMOTE_TEMP ANSIBLE_LOG_PATH
+ANSIBLE_CONFIG={config}
+PYTHONDONTWRITEBYTECODE=1
+export ANSIBLE_CONFIG PYTHONDONTWRITEBYTECODE
+exec {ansible_playbook} "$@"
+"""
+
 ANSIBLE_CFG = """\
-# Written by tools/demo.py for the demo run.
+# Written by tools/demo.py for the demo run.  Every Ansible command of the demo runs with
+# ANSIBLE_CONFIG pointing here ({out}/ansible-playbook sets it): what Ansible writes stays in
+# {out}.
 [defaults]
 forks = 2
 callbacks_enabled = placement.upgrade.rolling_progress
@@ -50,7 +95,50 @@ retry_files_enabled = false
 host_key_checking = false
 interpreter_python = auto_silent
 nocows = true
+collections_path = {collections}
+home = {home}
+local_tmp = {home}/tmp
+remote_tmp = {home}/tmp
+log_path = {log}
 """
+
+
+def shown(path):
+    """``path`` as printed in a command: relative to the current directory when under it."""
+    path = os.path.abspath(path)
+    relative = os.path.relpath(path, os.getcwd())
+    return path if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def missing_prerequisites():
+    """What this Python lacks to run the demo (checked before anything is removed or written)."""
+    problems = []
+    for module, what in REQUIRED_MODULES:
+        try:
+            __import__(module)
+        except ImportError as exc:
+            problems.append('%s cannot be imported (%s)' % (what, exc))
+    if not problems and not _ansible_playbook():
+        problems.append('ansible-playbook is neither next to %s nor on the PATH' % sys.executable)
+    return problems
+
+
+def clear_out(out):
+    """Remove a previous demo run in ``out``; ``None``, or why ``out`` is left alone."""
+    if not os.path.lexists(out):
+        return None
+    if os.path.islink(out) or not os.path.isdir(out):
+        return '%s exists and is not a directory' % out
+    entries = os.listdir(out)
+    if not entries:
+        return None
+    if MARKER not in entries and 'demo-vars.json' not in entries:
+        return ('%s is not a directory this demo made (no %s in it): it is left as it is. Choose another --out, '
+                'or remove it yourself' % (out, MARKER))
+    print('demo: removing the previous demo run in %s (its fleet, Placement store, snapshots and reports)'
+          % shown(out))
+    shutil.rmtree(out)
+    return None
 
 
 def _collections_link(out):
@@ -66,13 +154,11 @@ def _collections_link(out):
 
 
 def _ansible_playbook():
+    """ansible-playbook of this Python's environment (the venv's), else the one on the PATH."""
     candidate = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
     if os.path.exists(candidate):
         return candidate
-    found = shutil.which('ansible-playbook')
-    if not found:
-        raise SystemExit('demo: ansible-playbook not found (run `make demo`, which builds the venv)')
-    return found
+    return shutil.which('ansible-playbook')
 
 
 def _write(path, text):
@@ -81,52 +167,117 @@ def _write(path, text):
 
 
 def prepare(out, nodes=12, unmapped=(), serial=None, hooks=True):
-    """Build the fleet and the run's files; return (fleet, extra vars path, env)."""
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+    """Build the fleet and the run's files in ``out`` (new or emptied by :func:`clear_out`).
+
+    Returns (fleet, extra vars path, env).  The inventory carries the demo's stores and hooks (so
+    every command on it finds them), the extra vars the roll's batches, ansible.cfg Ansible's own
+    files.
+    """
+    if not os.path.isdir(out):
+        os.makedirs(out)
+    _write(os.path.join(out, MARKER), 'tools/demo.py made this directory and removes it at its next run.\n')
     started = time.time()
-    fleet = simfleet.build(out, nodes=nodes, unmapped=unmapped)
-    built = time.time() - started
-    extra = {
-        'rolling_reshape_hosts': 'compute',
-        'rolling_reshape_serial': serial if serial is not None else [1, '25%'],
+    stores = {
         'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
         'rolling_reshape_report_dir': os.path.join(out, 'reports'),
         'rolling_reshape_report_title': 'Rolling reshape of the simulated fleet (%d nodes)' % nodes,
+        # the commands the report and the play print run as printed, from anywhere
+        'rolling_reshape_report_command': shlex.quote(os.path.join(out, 'ansible-playbook')),
     }
     if hooks:
-        extra['rolling_reshape_pre_tasks'] = os.path.join(REPO, 'playbooks', 'hooks', 'demo_disable_compute.yml')
-        extra['rolling_reshape_post_tasks'] = os.path.join(REPO, 'playbooks', 'hooks', 'demo_enable_compute.yml')
+        # the demo's hooks around each node's reshape (a rehearsal sets its own: none)
+        stores['rolling_reshape_pre_tasks'] = os.path.join(REPO, 'playbooks', 'hooks', 'demo_disable_compute.yml')
+        stores['rolling_reshape_post_tasks'] = os.path.join(REPO, 'playbooks', 'hooks', 'demo_enable_compute.yml')
+    fleet = simfleet.build(out, nodes=nodes, unmapped=unmapped, inventory_vars=stores)
+    built = time.time() - started
+    # the shape of the roll: play keywords, which inventory variables cannot set
+    extra = {
+        'rolling_reshape_hosts': 'compute',
+        'rolling_reshape_serial': serial if serial is not None else [1, '25%'],
+    }
     extra_path = os.path.join(out, 'demo-vars.json')
     _write(extra_path, json.dumps(extra, indent=2, sort_keys=True) + '\n')
-    _write(os.path.join(out, 'ansible.cfg'), ANSIBLE_CFG)
+    home = os.path.join(out, '.ansible')
+    _write(os.path.join(out, 'ansible.cfg'), ANSIBLE_CFG.format(
+        out=out, collections=_collections_link(out), home=home, log=os.path.join(out, 'ansible.log')))
+    wrapper = os.path.join(out, 'ansible-playbook')
+    _write(wrapper, WRAPPER.format(out=out, config=shlex.quote(os.path.join(out, 'ansible.cfg')),
+                                   ansible_playbook=shlex.quote(os.path.abspath(_ansible_playbook()))))
+    os.chmod(wrapper, 0o755)
     env = dict(os.environ)
-    env.update({
-        'ANSIBLE_CONFIG': os.path.join(out, 'ansible.cfg'),
-        'ANSIBLE_COLLECTIONS_PATH': _collections_link(out),
-        'ANSIBLE_LOG_PATH': os.path.join(out, 'ansible.log'),
-        'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
-        'ANSIBLE_HOME': os.path.join(out, '.ansible'),
-        'PYTHONDONTWRITEBYTECODE': '1',
-    })
-    env.pop('ANSIBLE_CALLBACKS_ENABLED', None)
     fleet['build_seconds'] = built
+    fleet['report_command'] = stores['rolling_reshape_report_command']
+    fleet['extra_vars_file'] = extra_path
+    fleet['ansible_playbook'] = wrapper
     return fleet, extra_path, env
 
 
+def command_words(fleet, playbook, *args):
+    """The argv of an Ansible command on the demo's fleet (what is run and what is printed)."""
+    return [fleet['ansible_playbook'], '-i', fleet['inventory'], playbook] + list(args)
+
+
+def printable(fleet, words):
+    """``words`` as one shell line that runs from the current directory."""
+    shown_words = []
+    for word in words:
+        if os.path.isabs(word):
+            word = shown(word)
+        elif word.startswith('@') and os.path.isabs(word[1:]):
+            word = '@' + shown(word[1:])
+        shown_words.append(word)
+    if '/' not in shown_words[0]:
+        shown_words[0] = './' + shown_words[0]   # a program in the current directory, not one on the PATH
+    return ' '.join(shlex.quote(w) for w in shown_words)
+
+
+def roll_words(fleet, check=False):
+    words = command_words(fleet, PLAYBOOK, '-e', '@' + fleet['extra_vars_file'])
+    return words + ['--check'] if check else words
+
+
+def demo_step(fleet, step):
+    """(text, command) of a next step of the report: its command made runnable on the demo.
+
+    The report's commands start with the inventory's ``rolling_reshape_report_command`` (the
+    demo's ansible-playbook script, an absolute path); printed here they are relative to the
+    current directory, and a rerun of the roll takes the demo's vars (its batches).
+    """
+    program = fleet.get('report_command') or 'ansible-playbook'
+    at = step.find(program + ' ')
+    if at < 0:
+        return step, None
+    try:
+        words = shlex.split(step[at + len(program):])
+    except ValueError:
+        return step, None
+    rest, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ('-i', '--inventory', '--inventory-file'):
+            skip = True
+        else:
+            rest.append(word)
+    if not rest or rest[0].startswith('-'):
+        return step, None
+    playbook, args = rest[0], rest[1:]
+    if playbook == PLAYBOOK:
+        args = ['-e', '@' + fleet['extra_vars_file']] + args
+    text = step[:at].rstrip().rstrip(':').rstrip()
+    return text, printable(fleet, command_words(fleet, playbook, *args))
+
+
 def run_playbook(fleet, extra_path, env, check=False, quiet=False):
-    cmd = [_ansible_playbook(), '-i', fleet['inventory'], os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'),
-           '-e', '@' + extra_path]
-    if check:
-        cmd.append('--check')
+    """Run the roll as :func:`roll_words` says (the command the demo prints), from here."""
+    cmd = roll_words(fleet, check=check)
     started = time.time()
     if quiet:
-        proc = subprocess.run(cmd, env=env, cwd=fleet['out_dir'], stdout=subprocess.PIPE,
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, universal_newlines=True, check=False)
         output = proc.stdout
     else:
-        proc = subprocess.run(cmd, env=env, cwd=fleet['out_dir'], check=False)
+        proc = subprocess.run(cmd, env=env, check=False)
         output = None
     return proc.returncode, time.time() - started, output
 
@@ -194,8 +345,18 @@ def print_summary(fleet, summary, report_dir, seconds, check=False):
         lines += _wrapped('  %s %s: ' % ('STOPS   ' if check else 'FAILED  ', item['node']), item['reason'])
     if summary['unreached']:
         lines.append('  not reached (untouched): %s' % ', '.join(summary['unreached']))
+    reasons = ' '.join(str(item['reason']) for item in summary['deferred'] + summary['failed'])
+    if 'openstack ' in reasons or 'nova-manage ' in reasons:
+        lines += _wrapped('  note: ', 'the openstack and nova-manage commands in the reasons are for a real cloud; '
+                          'the simulated fleet has no nova to ask.')
     for step in summary.get('next_steps') or []:
-        lines += _wrapped('  next: ', step)
+        text, command = demo_step(fleet, step)
+        if command is None:
+            lines += _wrapped('  next: ', step)
+        else:
+            # the command on a line of its own, never wrapped: it runs as printed
+            lines += _wrapped('  next: ', text + ':')
+            lines.append(' ' * 11 + command)
     lines += [
         '-' * width,
         '  report   %s' % os.path.join(report_dir, 'report.html'),
@@ -217,7 +378,8 @@ def _wrapped(head, text, width=100):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description='Rolling reshape of a simulated fleet on the embedded Placement.')
-    parser.add_argument('--out', default=os.path.join(REPO, 'out', 'demo'), help='output directory (wiped)')
+    parser.add_argument('--out', default=os.path.join(REPO, 'out', 'demo'),
+                        help='output directory (a previous demo run there is removed first)')
     parser.add_argument('--nodes', type=int, default=12)
     parser.add_argument('--check', action='store_true', help='check mode: the plan report only')
     parser.add_argument('--unmapped', action='append', default=[],
@@ -232,7 +394,22 @@ def main(argv=None):
     serial = None
     if args.serial:
         serial = [int(p) if p.strip().isdigit() else p.strip() for p in args.serial.split(',')]
-    print('demo: building a simulated fleet of %d compute nodes in %s' % (args.nodes, out))
+    given = ' '.join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    problems = missing_prerequisites()
+    if problems:
+        parser.exit(2, 'demo: this Python (%s) cannot run the demo: %s. Run it with the project venv: '
+                       '.venv/bin/python tools/demo.py%s, or make demo%s (make builds .venv first). '
+                       'Nothing was removed or written.\n'
+                    % (sys.executable, '; '.join(problems), ' ' + given if given else '',
+                       ' DEMO_ARGS=%s' % shlex.quote(given) if given else ''))
+    try:
+        simfleet.fleet_plan(nodes=args.nodes, unmapped=args.unmapped)
+    except ValueError as exc:
+        parser.exit(2, 'demo: %s; nothing was removed or written\n' % exc)
+    refused = clear_out(out)
+    if refused:
+        parser.exit(2, 'demo: %s; nothing was removed or written\n' % refused)
+    print('demo: building a simulated fleet of %d compute nodes in %s' % (args.nodes, shown(out)))
     try:
         fleet, extra_path, env = prepare(out, nodes=args.nodes, unmapped=args.unmapped, serial=serial,
                                          hooks=not args.no_hooks)
@@ -243,8 +420,9 @@ def main(argv=None):
         kinds.setdefault(node['kind'], []).append(node['name'])
     print('demo: seeded the embedded Placement in %.1f s with the legacy flat layout: %s'
           % (fleet['build_seconds'], '; '.join('%s %s' % (k, ', '.join(v)) for k, v in sorted(kinds.items()))))
-    print('demo: ansible-playbook playbooks/rolling_reshape.yml -i %s%s'
-          % (os.path.relpath(fleet['inventory']), ' --check' if args.check else ''))
+    print('demo: the roll%s, from %s (run it again with this command; the commands below run from here too):'
+          % (' in check mode' if args.check else '', os.getcwd()))
+    print(' ' * 6 + printable(fleet, roll_words(fleet, check=args.check)))
     sys.stdout.flush()
     rc, _seconds_taken, output = run_playbook(fleet, extra_path, env, check=args.check, quiet=args.quiet)
     summary, path = load_summary(out)

@@ -180,13 +180,15 @@ options:
     description:
       - What the run is, shown in the header of the report and in C(summary.json).
       - Only the keys C(awx_job_id), C(awx_job_template), C(playbook), C(check_mode), C(plan),
-        C(limit) and C(inventory) with a plain value are shown; other keys are dropped with a
-        warning, so no secret reaches the report.
+        C(limit), C(inventory) and C(ansible_playbook) with a plain value are kept; other keys are
+        dropped with a warning, so no secret reaches the report.
       - C(inventory) (a path, or a list of inventory sources) is used in the commands of
         RV(next_steps); C(INVENTORY) stands for it when not given.
       - C(playbook) V(placement.upgrade.rehearse) with an embedded store as the backend is a rehearsal
         on a copy of production (C(playbooks/rehearse.yml) gives it); RV(next_steps) and the nodes then
         give no command of the rollback or of the roll, which would act on production, and say so.
+      - C(ansible_playbook) is how those commands start, in place of C(ansible-playbook) (shell
+        text, for example C(ANSIBLE_CONFIG=/srv/site/ansible.cfg /opt/venv/bin/ansible-playbook)).
       - The module adds what it knows itself, C(backend) (V(embedded) with C(embedded_db), or
         V(rest) with C(cloud) when it is a name and C(endpoint)), C(placement_microversion) (the
         one negotiated when it reads Placement, else the one the node records were stored with; the

@@ -8,8 +8,8 @@ reshape through it with ansible-playbook and prints the fleet summary.  The repo
 writes is opened in headless Chromium: ``--dump-dom`` must show every node, and the
 ``--screenshot`` must be a real picture (not a blank page).
 
-Chromium is Debian's ``chromium`` package; ``make unit`` / ``make test`` install it when
-it is missing and they run as root.
+Chromium is Debian's ``chromium`` package (bindep.txt, profile test): ``make deps``, which
+``make test`` runs first, installs it with apt-get when it is missing and it runs as root.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -42,8 +42,8 @@ def _chromium():
         if path:
             return path
     if os.environ.get('CI'):
-        pytest.fail('chromium is not installed (make unit installs Debian\'s chromium package as root)')
-    pytest.skip('chromium is not installed here; `make unit` installs it (apt-get, as root)')
+        pytest.fail('chromium is not installed (make deps installs Debian\'s chromium package as root)')
+    pytest.skip('chromium is not installed here; `make deps` installs it (apt-get, as root)')
     return None
 
 

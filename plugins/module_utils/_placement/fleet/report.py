@@ -110,7 +110,8 @@ FILE_MODE = 0o600
 DIR_MODE = _files.DIR_MODE
 
 #: the keys of the ``context`` a caller (the role) may give; anything else is dropped
-CALLER_CONTEXT_KEYS = ('awx_job_id', 'awx_job_template', 'playbook', 'check_mode', 'plan', 'inventory', 'limit')
+CALLER_CONTEXT_KEYS = ('awx_job_id', 'awx_job_template', 'playbook', 'check_mode', 'plan', 'inventory', 'limit',
+                       'ansible_playbook')
 #: the keys the module adds from what it knows (never credentials)
 BACKEND_CONTEXT_KEYS = ('backend', 'embedded_db', 'cloud', 'endpoint', 'placement_microversion',
                         'collection_version')
@@ -432,11 +433,32 @@ def context_rows(context):
     return rows
 
 
+class _Invocation(list):
+    """The inventory sources of the commands, and how they spell ``ansible-playbook`` (``program``)."""
+
+    program = 'ansible-playbook'
+
+
 def _inventory_arg(context):
+    """The inventory sources and the program of the commands the report prints (:func:`rerun_command`).
+
+    The context's ``ansible_playbook`` is the shell text the commands start with instead of
+    ``ansible-playbook`` (e.g. ``ANSIBLE_CONFIG=/srv/site/ansible.cfg /opt/venv/bin/ansible-playbook``).
+    """
     inventory = (context or {}).get('inventory')
     if isinstance(inventory, (list, tuple)):
-        return [str(i) for i in inventory if i] or INVENTORY_PLACEHOLDER
-    return str(inventory) if inventory else INVENTORY_PLACEHOLDER
+        sources = [str(i) for i in inventory if i] or [INVENTORY_PLACEHOLDER]
+    else:
+        sources = [str(inventory) if inventory else INVENTORY_PLACEHOLDER]
+    found = _Invocation(sources)
+    program = (context or {}).get('ansible_playbook')
+    if isinstance(program, str) and program.strip():
+        found.program = ' '.join(program.split())
+    return found
+
+
+def _program(inventory):
+    return getattr(inventory, 'program', 'ansible-playbook')
 
 
 def _inventory_options(inventory):
@@ -447,14 +469,14 @@ def _inventory_options(inventory):
 
 def rerun_command(nodes, inventory=INVENTORY_PLACEHOLDER):
     """The command that runs the roll again on ``nodes`` only."""
-    return 'ansible-playbook %s placement.upgrade.rolling_reshape --limit %s' % (
-        _inventory_options(inventory), shlex.quote(','.join(nodes)))
+    return '%s %s placement.upgrade.rolling_reshape --limit %s' % (
+        _program(inventory), _inventory_options(inventory), shlex.quote(','.join(nodes)))
 
 
 def rollback_command(nodes, inventory=INVENTORY_PLACEHOLDER):
     """The command that rolls ``nodes`` back to their snapshots (playbooks/rollback.yml)."""
-    return 'ansible-playbook %s placement.upgrade.rollback -e rollback_nodes=%s' % (
-        _inventory_options(inventory), shlex.quote(','.join(nodes)))
+    return '%s %s placement.upgrade.rollback -e rollback_nodes=%s' % (
+        _program(inventory), _inventory_options(inventory), shlex.quote(','.join(nodes)))
 
 
 def _needs_rollback_hint(entry, mode):
