@@ -14,6 +14,7 @@ __metaclass__ = type
 import errno
 import os
 import re
+import stat
 import tempfile
 import time
 
@@ -75,6 +76,34 @@ def remove_leftovers(directory, name, suffix, sidecars=()):
             except OSError:
                 continue
             removed.append(path)
+    _removed.extend(removed)
+    return removed
+
+
+def remove_leftover_links(directory, name):
+    """Remove the temporary links an interrupted replacement of the link ``name`` left in ``directory``
+    (``<name>.<pid>``, made and then renamed over ``name``; see the fleet report's ``latest``): only
+    symbolic links of exactly that pattern, older than this process.  Returns the removed paths, kept
+    for :func:`take_removed` too."""
+    directory = os.path.abspath(directory or '.')
+    pattern = re.compile(r'^%s\.[0-9]+$' % re.escape(name))
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    removed = []
+    for entry in names:
+        if not pattern.match(entry):
+            continue
+        path = os.path.join(directory, entry)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISLNK(info.st_mode) or info.st_mtime >= STARTED:
+                continue
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
     _removed.extend(removed)
     return removed
 

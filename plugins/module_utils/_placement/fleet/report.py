@@ -1080,6 +1080,7 @@ def latest_link(dest):
         return link
     if os.path.exists(link) and not os.path.islink(link):
         return None
+    _files.remove_leftover_links(parent, 'latest')     # what a run killed between the two steps below left
     tmp = '%s.%d' % (link, os.getpid())
     if os.path.lexists(tmp):
         os.unlink(tmp)

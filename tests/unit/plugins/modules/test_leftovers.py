@@ -114,3 +114,29 @@ def test_a_recording_removes_its_own_older_leftovers_and_says_so(capsys, tmp_pat
     assert rc == 0, res
     assert res['leftovers_removed'] == [old] and not os.path.exists(old) and os.path.exists(kept)
     assert [w for w in warnings(res) if w.startswith('removed 1 leftover file(s)') and w.endswith(old)]
+
+
+def test_the_latest_link_removes_its_own_older_temporary_links_and_says_so(run_module, tmp_path, monkeypatch):
+    """The report's ``latest`` link is replaced through a ``latest.<pid>`` link renamed over it; a run
+    killed in between leaves that link.  Only older symbolic links of exactly that pattern go."""
+    monkeypatch.setattr(files, 'STARTED', STARTED, raising=False)
+    reports = tmp_path / 'reports'
+    os.makedirs(str(reports / 'run-0'))
+
+    def link(name, age):
+        path = str(reports / name)
+        os.symlink('run-0', path)
+        when = STARTED - age
+        os.utime(path, (when, when), follow_symlinks=False)
+        return path
+
+    old = link('latest.4242', 3600)
+    kept = [link('latest.4243', -5), link('latest.abc', 3600), link('other.4242', 3600),
+            _make(str(reports / 'latest.4244'), 3600)]                  # a file, not a link
+    rc, res = run_module(fleet_report, {'dest': str(reports / 'run-1'), 'records': [{'node': 'cn1', 'status': 'noop'}],
+                                        'run_id': 'run-1'})
+    assert rc == 0, res
+    assert res['leftovers_removed'] == [old] and not os.path.lexists(old)
+    assert all(os.path.lexists(path) for path in kept)
+    assert os.readlink(str(reports / 'latest')) == 'run-1'
+    assert [w for w in warnings(res) if w.startswith('removed 1 leftover file(s)') and w.endswith(old)]
