@@ -391,9 +391,9 @@ log:
 leftovers_removed:
   description:
     - The temporary files an interrupted earlier write of the files this task writes (the node
-      records in C(nodes/), report.md, report.html, summary.json) left in their directory
-      (C(.<name>.<random>.tmp), older than the task), removed before this write; a warning names
-      them too.
+      records in C(nodes/), report.md, report.html, summary.json, the C(latest) link) left in their
+      directory (C(.<name>.<random>.tmp), C(latest.<pid>), older than the task), removed before this
+      write; a warning names them too.
   returned: when any was removed
   type: list
   elements: str
