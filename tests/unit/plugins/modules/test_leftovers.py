@@ -8,7 +8,7 @@ writing that name removes them, only names of exactly its own pattern in the dir
 only files older than its own process, and says so (a warning, ``leftovers_removed``).
 
 Here through the modules' main() with the process start set after the leftovers were made (a new
-process); a real SIGKILL and a fresh ansible-playbook run: tests/integration/test_leftovers.py."""
+process); a real SIGKILL and a fresh ansible-playbook run: tests/integration/test_killed_writes.py."""
 
 from __future__ import absolute_import, division, print_function
 
