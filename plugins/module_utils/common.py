@@ -44,6 +44,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import files
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.factory import environment_secrets, is_secret_name, secret_values
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.retry import retries_warning
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConfigurationError,
     PlacementError,
@@ -322,8 +323,7 @@ def run_module(module, action, creates_store=True, open_backend=True):
     result = dict(result)
     result.setdefault('changed', False)
     if result.get('retries'):
-        module.warn('%d generation conflict(s): the write was recomputed from a fresh read and '
-                    'retried (see log)' % result['retries'])
+        module.warn(retries_warning(result['retries'], result.get('resent', 0)))
     result['log'] = messages
     if not getattr(module, '_diff', False):
         result.pop('diff', None)

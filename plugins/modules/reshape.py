@@ -433,10 +433,21 @@ diff:
     before: {providers: {compute-01: {inventories: {VGPU: {total: 16}}}}, consumers: {}}
     after: {providers: {compute-01: {inventories: {}}}, consumers: {}}
 retries:
-  description: How many times the reshape was re-read and re-planned after a generation conflict.
+  description:
+    - How many times the reshape was re-read and re-planned, after a generation conflict or after
+      C(POST /reshaper) failed or got no answer and a re-read showed it was not applied (those
+      are counted in RV(resent) too).
   returned: always
   type: int
   sample: 1
+resent:
+  description:
+    - How many of RV(retries) sent C(POST /reshaper) again because it failed (for example with
+      C(503)) or got no answer, and a re-read showed it was not applied; the task's warning says
+      them apart from generation conflicts.
+  returned: always
+  type: int
+  sample: 0
 verification:
   description: Every check run after the reshape/rollback (or on demand), with its outcome.
   returned: always

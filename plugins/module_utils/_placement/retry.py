@@ -21,6 +21,21 @@ from .errors import ConcurrentUpdate
 DEFAULT_ATTEMPTS = 5
 
 
+def retries_warning(retries, resent=0):
+    """The warning of a write retried (the task's; the node's record carries it too): ``retries``
+    in all, ``resent`` of them a POST /reshaper sent again after it failed or got no answer (a
+    re-read showed it was not applied), the others generation conflicts; each said as what it was."""
+    resent = min(max(resent or 0, 0), retries)
+    parts = []
+    if retries - resent:
+        parts.append('%d generation conflict(s): the write was recomputed from a fresh read and retried'
+                     % (retries - resent))
+    if resent:
+        parts.append('POST /reshaper sent again %d time(s) after it failed or got no answer (a re-read showed '
+                     'it was not applied)' % resent)
+    return '%s (see log)' % '; '.join(parts)
+
+
 def with_conflict_retry(step, attempts=DEFAULT_ATTEMPTS, log=None, what='write', backoff=0.05):
     """Run ``step()`` until it does not raise ConcurrentUpdate, at most ``attempts`` times.
 

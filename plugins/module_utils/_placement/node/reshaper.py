@@ -335,6 +335,7 @@ def _result(status, changed, **kwargs):
         'plan': None,
         'diff': {'before': {}, 'after': {}},
         'retries': 0,
+        'resent': 0,
         'verification': [],
         'verified': None,
         'snapshot': None,
@@ -647,7 +648,7 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                      retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
                      deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']),
                      reshaper_applied=bool(ctx['applied']), traits_written=list(ctx['traits_written']),
-                     children_created=list(ctx['created']))
+                     children_created=list(ctx['created']), resent=ctx.get('resent', 0))
     if ctx['settled']:
         result['warnings'].append(ctx['settled'])
     if status == STATUS_DEFERRED:

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import uuid as _uuid
 
 import pytest
@@ -346,3 +347,25 @@ def test_a_reshape_sent_again_after_a_503_says_so_not_generation_conflicts(embed
     assert any(w.startswith('POST /reshaper failed with 503 Service Unavailable (Placement at http://placement is '
                             'busy); a re-read showed it was not applied') for w in result['warnings']), result['warnings']
     assert not any('was lost' in w for w in result['warnings'])
+
+
+def test_the_task_warning_of_a_resend_after_a_503_names_no_generation_conflict(embedded_backend, node, tmp_path,
+                                                                                monkeypatch, capsys):
+    """The reshape module's own warning (common.run_module) counted a POST /reshaper sent again
+    after a 503 as '1 generation conflict(s)'; it says what it was, and resent is returned."""
+    from ansible_collections.placement.upgrade.plugins.module_utils import common
+    from ansible_collections.placement.upgrade.plugins.modules import reshape as reshape_module
+    from module_runner import run_module_main
+
+    backend = RefusedOnce(embedded_backend)
+    backend.close = lambda: None      # the fixture closes the store
+    monkeypatch.setattr(common.factory, 'get_backend', lambda *args, **kwargs: backend)
+    rc, result = run_module_main(reshape_module.main, {
+        'embedded_db': str(tmp_path / 'placement.db'), 'root_provider': 'compute-01', 'devices': node['report'],
+        'snapshot_dir': node['snapdir']}, capsys)
+    assert rc == 0, result
+    assert result['status'] == 'reshaped' and result['retries'] == 1 and result['resent'] == 1
+    text = json.dumps(result.get('warnings'))   # strings, or dicts with a msg (ansible-core 2.19)
+    assert 'generation conflict' not in text, text
+    assert 'POST /reshaper sent again 1 time(s) after it failed or got no answer (a re-read showed it was not ' \
+           'applied) (see log)' in text, text
