@@ -184,7 +184,8 @@ def settle_reshape(backend, root_uuid, body, delays=SETTLE_DELAYS, log=None):
 
     * every provider and consumer of the body holds what it sent -> ``applied``;
     * every provider of the body is still at the generation the body names, so the
-      reshape did not commit (it bumps each of them): the first of them is FENCED,
+      reshape did not commit (it bumps each of them): one of them (the root when the body
+      has it, so that no child this run created is written to) is FENCED,
       its generation bumped by re-writing its own aggregates (a no-op that Placement
       counts as a write), so the request, should it still be in flight, can never
       commit later -> ``not_applied``.  A fence that loses a generation race means
@@ -209,7 +210,9 @@ def settle_reshape(backend, root_uuid, body, delays=SETTLE_DELAYS, log=None):
                     and state['providers'][rp]['generation'] == entry['resource_provider_generation']]
             if len(same) != len(body['inventories']):
                 return SETTLED_CHANGED, state
-            fence = same[0]
+            # the root when it is in the body: a child this run created keeps the generation the
+            # run recorded, so a cleanup after a failure can still remove it (compare-and-delete)
+            fence = root_uuid if root_uuid in same else same[0]
             backend.set_aggregates(fence, state['providers'][fence]['generation'],
                                    state['providers'][fence]['aggregates'])
             _log(log, 'settle: fenced provider %s (generation %s -> %s) so the lost reshape can '

@@ -369,3 +369,25 @@ def test_the_task_warning_of_a_resend_after_a_503_names_no_generation_conflict(e
     assert 'generation conflict' not in text, text
     assert 'POST /reshaper sent again 1 time(s) after it failed or got no answer (a re-read showed it was not ' \
            'applied) (see log)' in text, text
+
+
+def test_the_settle_fence_is_the_root_not_a_child_this_run_created(embedded_backend, node):
+    """A lost POST /reshaper is fenced by bumping one provider of its body.  The fence was the
+    body's first provider, which can be a child this run created: its generation then no longer
+    matched the run's record, and a cleanup after a failure left the child behind as 'written to
+    since this run created it'.  The root is fenced when the body has it."""
+    _state, plan = created_children_plan(embedded_backend, node)
+    body = planner.reshape_body(plan)
+    root = node['root']
+    children = [rp for rp in body['inventories'] if rp != root]
+    assert children and root in body['inventories']
+    # the children first, as a body built from a dict may list them
+    body['inventories'] = dict([(rp, body['inventories'][rp]) for rp in children]
+                               + [(root, body['inventories'][root])])
+    before = provider_tree_state(embedded_backend, root)['providers']
+    verdict, _state = reshaper.settle_reshape(embedded_backend, root, body, delays=())
+    assert verdict == reshaper.SETTLED_NOT_APPLIED
+    after = provider_tree_state(embedded_backend, root)['providers']
+    assert after[root]['generation'] == before[root]['generation'] + 1
+    for rp in children:
+        assert after[rp]['generation'] == before[rp]['generation'], rp
