@@ -68,6 +68,7 @@ from .. import files as _files
 from .. import shapes
 from .. import names as _names
 from ..node import snapshot as _snapshot
+from ..retry import retries_warning
 from ..errors import BadInput, PlacementError
 from ..tree import ProviderTree
 from ..version import COLLECTION_VERSION
@@ -586,6 +587,7 @@ _RESULT_KINDS = {
     'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',
     'retries': 'int?', 'remarks': 'list?', 'warnings': 'list?', 'plan': 'mapping?', 'deferred_reason': 'text?',
     'reshaper_applied': 'bool?', 'traits_written': 'list?', 'children_created': 'list?', 'would_write': 'mapping?',
+    'resent': 'int?',
 }
 
 
@@ -1337,6 +1339,9 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
         'touched': applied,
         'nova_compute': nova_compute_versions(record),
     }
+    if result.get('retries') and mode != 'plan':
+        # (the task warned it too: run_module)
+        out['warnings'] = _unique(out['warnings'] + [retries_warning(result['retries'], result.get('resent', 0))])
     written = written_of(result)
     if written is not None and mode != 'plan':
         out['written'] = written

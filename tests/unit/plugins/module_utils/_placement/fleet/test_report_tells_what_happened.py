@@ -200,6 +200,11 @@ def test_discovery_warnings_and_reshape_remarks_are_in_the_node_section():
     rec, _w = report.collect_record(None, record, read=(_state([]), {}))
     assert rec['warnings'] == ['device_info: no nova.conf at /etc/nova/nova.conf: the layout falls back to the '
                                'layout options', 'child cn1_x exists but its parent is cn0, not the root']
+    # the reshape task's warning of its retries (run_module warns it) is the node's too
+    retried, _w = report.collect_record(None, dict(record, reshape=dict(result, status='reshaped', retries=2)),
+                                        read=(_state([]), {}))
+    assert retried['warnings'][2:] == ['2 generation conflict(s): the write was recomputed from a fresh read and '
+                                       'retried (see log)']
     other = report.collect_record(None, {'node': 'cn2', 'status': 'noop'}, read=(_state([]), {}))[0]
     data = report.build_report([rec, other], hosts=['cn1', 'cn2'])
     assert report.summary(data)['nodes'][0]['warnings'] == rec['warnings']
