@@ -349,8 +349,8 @@ def test_a_reshape_sent_again_after_a_503_says_so_not_generation_conflicts(embed
     assert not any('was lost' in w for w in result['warnings'])
 
 
-def test_the_task_warning_of_a_resend_after_a_503_names_no_generation_conflict(embedded_backend, node, tmp_path,
-                                                                                monkeypatch, capsys):
+def test_the_task_warning_of_a_resend_after_a_503_names_no_generation_conflict(
+        embedded_backend, node, tmp_path, monkeypatch, capsys):
     """The reshape module's own warning (common.run_module) counted a POST /reshaper sent again
     after a 503 as '1 generation conflict(s)'; it says what it was, and resent is returned."""
     from ansible_collections.placement.upgrade.plugins.module_utils import common
