@@ -29,6 +29,7 @@ def callback():
     cb._display = _Display()
     return cb
 
+
 TRAIT_ONLY = {'status': 'reshaped', 'changed': True, 'verified': True, 'moved': {'consumers': 0, 'allocations': 0},
               'reshaper_applied': False, 'children_created': [],
               'traits_written': [{'provider': 'c1_pci_0000_81_00_0', 'uuid': 'u', 'added': ['OWNER_NOVA'], 'removed': []}]}

@@ -32,7 +32,7 @@ def _state(child_traits):
                'usages': {'VCPU': 0}, 'traits': ['COMPUTE_NODE']},
         CHILD: {'name': 'cn1_pci_0000_81_00_0', 'parent_provider_uuid': ROOT, 'inventories': {'VGPU': {'total': 4}},
                 'usages': {'VGPU': 0}, 'traits': child_traits}},
-        'allocations': {}}
+            'allocations': {}}
 
 
 def _trait_only_result():
