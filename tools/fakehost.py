@@ -47,11 +47,18 @@ The spec (a dict; every key optional)::
         total_vfs: 8; num_vfs: 4
         vf_holders: {0: instance-00000002}     # VF index -> instance name
         vf_addresses: [...]                    # default: same bus, slot+2.., function 0-7
+        nvidia_vgpu:                           # NVIDIA vGPU, vendor-specific VFIO framework (R580+):
+          types: {1152: "NVIDIA L4-6Q"}        #   the GPU's vGPU types (id -> name)
+          vf_types: {0: 1152, 1: 1152}         #   VF index -> nvidia/current_vgpu_type (others 0)
+          creatable: [1152]                    #   what a VF without a type lists in
+                                               #   nvidia/creatable_vgpu_types (default: every type;
+                                               #   a VF with a type lists none)
+          driver: nvidia                       #   the VFs' driver link (bus/pci/drivers/<name>)
     pci_devices:
       - {address: "0000:3b:00.0", vendor_id: "10de", product_id: "20b5",
          class_id: "030200", numa_node: 0, holder: instance-00000003}
     instances:
-      - {name: instance-00000001, uuid: optional, vf_as: interface | hostdev,
+      - {name: instance-00000001, uuid: optional, vf_as: interface | hostdev, managed: 'yes' | 'no',
          extra_mdevs: [uuid, ...], extra_pci: [address, ...]}   # dangling references
     nova_conf:                                 # written to <root>/etc/nova/nova.conf
       devices: {enabled_mdev_types: "nvidia-222,nvidia-592"}
@@ -263,12 +270,15 @@ def build_host(root, spec, clean=False):
         writer.write(os.path.join(pf_dir, 'sriov_numvfs'), '%d\n' % num)
         vf_addresses = pf.get('vf_addresses') or default_vf_addresses(address, num)
         holders = dict((int(k), v) for k, v in (pf.get('vf_holders') or {}).items())
+        vgpu = pf.get('nvidia_vgpu')
         for index, vf_address in enumerate(vf_addresses[:num]):
             vf_dir = writer.pci_function(vf_address, pf.get('vendor_id', '8086'),
                                          pf.get('vf_product_id', '154c'),
                                          pf.get('class_id', '020000'), pf.get('numa_node', -1))
             writer.link(vf_dir, os.path.join(pf_dir, 'virtfn%d' % index))
             writer.link(pf_dir, os.path.join(vf_dir, 'physfn'))
+            if vgpu is not None:
+                nvidia_vgpu_vf(writer, vf_dir, vgpu, index)
             holder = _holder(instances, holders.get(index))
             if holder is not None:
                 holder['vfs'].append(vf_address)
@@ -329,6 +339,7 @@ def build_host(root, spec, clean=False):
         writer.write(path, domain_xml(name, uuid, info.get('mdevs', []) + list(info.get('extra_mdevs', [])),
                                       info.get('pci', []) + list(info.get('extra_pci', [])),
                                       info.get('vfs', []), vf_as=info.get('vf_as', 'interface'),
+                                      managed=info.get('managed', 'yes'),
                                       mem_encryption=info.get('mem_encryption'),
                                       pinned_cpus=info.get('pinned_cpus')))
         xml_paths.append(path)
@@ -344,6 +355,23 @@ def build_host(root, spec, clean=False):
         'nova_conf': nova_conf,
         'domain_capabilities': domcaps,
     }
+
+
+def nvidia_vgpu_vf(writer, vf_dir, vgpu, index):
+    """The ``nvidia/`` directory and driver link of VF ``index`` of an NVIDIA vGPU GPU (the
+    vendor-specific VFIO framework): ``current_vgpu_type`` and ``creatable_vgpu_types``."""
+    types = dict((int(k), v) for k, v in (vgpu.get('types') or {}).items())
+    current = int(dict((int(k), v) for k, v in (vgpu.get('vf_types') or {}).items()).get(index, 0))
+    base = os.path.join(vf_dir, 'nvidia')
+    writer.write(os.path.join(base, 'current_vgpu_type'), '%d\n' % current)
+    creatable = [] if current else [int(t) for t in vgpu.get('creatable', sorted(types))]
+    writer.write(os.path.join(base, 'creatable_vgpu_types'),
+                 'ID    : vGPU Name\n' + ''.join('%-5d : %s\n' % (t, types.get(t, 'NVIDIA vGPU %d' % t))
+                                              for t in creatable))
+    driver = os.path.join(writer.sys, 'bus', 'pci', 'drivers', vgpu.get('driver', 'nvidia'))
+    if not os.path.isdir(driver):
+        os.makedirs(driver)
+    writer.link(driver, os.path.join(vf_dir, 'driver'))
 
 
 def _conf_value(value):
@@ -421,8 +449,11 @@ def cpu_ids(cpus):
 
 
 def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface', mem_encryption=None,
-               pinned_cpus=None):
+               pinned_cpus=None, managed='yes'):
     """A libvirt domain definition shaped like the ones nova writes.
+
+    ``managed``: the ``managed`` attribute of a VF's ``<hostdev>`` (nova writes ``no`` for a
+    device_spec tagged ``managed: no``, as NVIDIA vGPU VFs are: they stay on their driver).
 
     ``pinned_cpus``: host CPUs of a ``hw:cpu_policy=dedicated`` guest, one per vCPU
     (``<cputune><vcpupin>``, as nova writes them); otherwise the guest floats."""
@@ -470,7 +501,7 @@ def domain_xml(name, uuid, mdevs=(), pci=(), vfs=(), vf_as='interface', mem_encr
     for address in vfs:
         if vf_as == 'hostdev':
             lines += [
-                "    <hostdev mode='subsystem' type='pci' managed='yes'>",
+                "    <hostdev mode='subsystem' type='pci' managed=%s>" % quoteattr(managed),
                 '      <source>',
                 '        %s' % _pci_address_xml(address),
                 '      </source>',
@@ -596,6 +627,60 @@ def default_sriov_host(name='compute-01', numa=True, report_in_placement=True):
     }
 
 
+L4_VENDOR, L4_PRODUCT = '10de', '27b8'
+L4_6Q, L4_12Q = 1152, 1153
+
+
+def nvidia_vfio_host(name='compute-01', numa=True):
+    """Spec of an NVIDIA vGPU node of the vendor-specific VFIO framework (driver R580+ on
+    Linux 6.8+: no mdev; a vGPU is a VF whose ``nvidia/current_vgpu_type`` is written).
+
+    Two L4 GPUs (10de:27b8, class 030200), 8 VFs enabled on each from function 4 on, as
+    NVIDIA lays them out.  GPU A (0000:41:00.0, NUMA 0): three VFs of type L4-6Q, the first
+    held by instance-00000061; GPU B (0000:42:00.0, NUMA 1): one VF of type L4-12Q, held by
+    instance-00000062; every other VF has no type and lists the one type its GPU can still
+    create (a GPU runs one type at a time).  The type ids and the L4's VF product id (27b8)
+    are the fake's.  nova.conf (as nova documents this
+    framework) selects the typed VFs by address in ``[pci]device_spec`` with a
+    ``resource_class`` per vGPU type, ``managed: no`` (the VF stays on NVIDIA's driver) and
+    ``live_migratable``, and turns on ``[pci]report_in_placement``; the guests hold their VF
+    by ``<hostdev type='pci' managed='no'>``."""
+    gpu_a, gpu_b = '0000:41:00.0', '0000:42:00.0'
+    vfs_a = default_vgpu_vf_addresses(gpu_a, 8)
+    vfs_b = default_vgpu_vf_addresses(gpu_b, 8)
+    types = {L4_6Q: 'NVIDIA L4-6Q', L4_12Q: 'NVIDIA L4-12Q'}
+    specs = (['{"address": "%s", "resource_class": "CUSTOM_NVIDIA_L4_6Q", "managed": "no", '
+              '"live_migratable": "yes"}' % a for a in vfs_a[:3]]
+             + ['{"address": "%s", "resource_class": "CUSTOM_NVIDIA_L4_12Q", "managed": "no", '
+                '"live_migratable": "yes"}' % a for a in vfs_b[:1]])
+    return {
+        'hostname': name,
+        'sriov_pfs': [
+            {'address': gpu_a, 'vendor_id': L4_VENDOR, 'product_id': L4_PRODUCT, 'vf_product_id': L4_PRODUCT,
+             'class_id': '030200', 'numa_node': 0, 'total_vfs': 32, 'num_vfs': 8, 'vf_addresses': vfs_a,
+             'vf_holders': {0: 'instance-00000061'},
+             'nvidia_vgpu': {'types': types, 'vf_types': {0: L4_6Q, 1: L4_6Q, 2: L4_6Q},
+                             'creatable': [L4_6Q], 'driver': 'nvidia'}},
+            {'address': gpu_b, 'vendor_id': L4_VENDOR, 'product_id': L4_PRODUCT, 'vf_product_id': L4_PRODUCT,
+             'class_id': '030200', 'numa_node': 1, 'total_vfs': 32, 'num_vfs': 8, 'vf_addresses': vfs_b,
+             'vf_holders': {0: 'instance-00000062'},
+             'nvidia_vgpu': {'types': types, 'vf_types': {0: L4_12Q},
+                             'creatable': [L4_12Q], 'driver': 'nvidia'}},
+        ],
+        'numa_cells': [dict(c) for c in DEFAULT_NUMA] if numa else [],
+        'instances': [{'name': 'instance-00000061', 'vf_as': 'hostdev', 'managed': 'no'},
+                      {'name': 'instance-00000062', 'vf_as': 'hostdev', 'managed': 'no'},
+                      {'name': 'instance-00000063'}],
+        'nova_conf': {'pci': {'report_in_placement': True, 'device_spec': specs}},
+    }
+
+
+def default_vgpu_vf_addresses(pf_address, count):
+    """VF addresses of an NVIDIA GPU: the PF's slot from function 4 on, then the next slots."""
+    domain, bus, slot, _function = _parse_bdf(pf_address)
+    return [_bdf(domain, bus, slot + (4 + i) // 8, (4 + i) % 8) for i in range(count)]
+
+
 def default_plain_host(name='compute-01'):
     """Spec of a node without GPUs or SR-IOV: NUMA cells only."""
     return {'hostname': name, 'numa_cells': [dict(c) for c in DEFAULT_NUMA],
@@ -678,7 +763,7 @@ def mixed_host(name='compute-01'):
 PRESETS = {'gpu': default_gpu_host, 'sev': default_sev_host, 'pinned': default_pinned_host,
            'tdx': default_tdx_host,
            'mixed': mixed_host, 'sriov': default_sriov_host, 'plain': default_plain_host,
-           'multi-type': multi_type_gpu_host}
+           'multi-type': multi_type_gpu_host, 'nvidia-vfio': nvidia_vfio_host}
 
 
 def main(argv=None):

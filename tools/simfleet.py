@@ -7,6 +7,8 @@ One call (:func:`build`) makes, under an output directory::
 
     hosts/<node>/sys/...                 fake sysfs of each node (tools/fakehost.py)
     hosts/<node>/etc/libvirt/qemu/*.xml  the guests' libvirt domain XML
+    hosts/<node>/etc/mdevctl.d/...       every mdev defined persistently (as nova 34 leaves them),
+    hosts/<node>/usr/sbin/mdevctl        and a stand-in mdevctl (the pre-flight's mdev check)
     placement.db                         the embedded Placement, seeded with the LEGACY
                                          flat layout (or any Backend given to seed())
     inventory.yml                        an Ansible inventory: group ``compute``, one
@@ -47,6 +49,13 @@ upgrade, and covers every path of the roll:
 * one shared DISK_GB pool (trait MISC_SHARES_VIA_AGGREGATE, same aggregate as every
   node): every guest's DISK_GB lives there and must be carried along.
 
+``nvidia_vfio=N`` appends N NVIDIA vGPU nodes of the vendor-specific VFIO framework
+(``kind: nvidia-vfio``, named after the default fleet's last node, so the default fleet
+is unchanged): fakehost's ``nvidia_vfio_host``, two L4 GPUs whose typed VFs nova.conf's
+``[pci]device_spec`` selects with ``[pci]report_in_placement``; before the upgrade nothing
+of them is in Placement (nova tracked the VFs in its database), so the roll creates nova's
+PCI providers and moves each guest's vGPU class there.  Reshaped.
+
 ``unmapped=[node]`` adds, on a GPU node, a guest whose domain holds no mdev but whose
 allocation has VGPU 1 (an unmappable owner): with the strict ownership policy the roll
 must stop at that node.
@@ -57,7 +66,7 @@ host name, so several fleets can share one (real) Placement.
 
 Command line::
 
-    python tools/simfleet.py OUT [--nodes 12] [--unmapped compute-03] [--prefix P]
+    python tools/simfleet.py OUT [--nodes 12] [--nvidia-vfio 1] [--unmapped compute-03] [--prefix P]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -104,16 +113,19 @@ def stable_uuid(*parts):
 # ---------------------------------------------------------------------------
 # the plan of the fleet (pure data)
 
-def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
+def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7, nvidia_vfio=0):
     """The list of node specs: ``[{name, kind, spec, guests, ...}]`` (no files written).
 
     Roles by position: the last node is the plain migration target, the one before it
     the migrating GPU node, then the already-reshaped node, then the SR-IOV node, then
     (7+ nodes) the evacuating and the resizing GPU nodes; the rest are GPU nodes.
-    Fewer than 5 nodes gives GPU nodes only (plus what fits).
+    Fewer than 5 nodes gives GPU nodes only (plus what fits).  ``nvidia_vfio`` NVIDIA
+    VFIO vGPU nodes come after those ``nodes``.
     """
     if nodes < 1:
         raise ValueError('a fleet needs at least one node')
+    if nvidia_vfio < 0:
+        raise ValueError('nvidia_vfio must be 0 or more, got %d' % nvidia_vfio)
     rng = random.Random(seed)
     names = ['%scompute-%02d' % (prefix, i + 1) for i in range(nodes)]
     kinds = ['gpu'] * nodes
@@ -166,6 +178,10 @@ def fleet_plan(nodes=12, prefix='', unmapped=(), seed=7):
             {'name': guest, 'uuid': fakehost.instance_uuid(source['spec']['hostname'], guest)})
     if nodes >= 7:
         specs[-5]['evacuated_from'] = specs[-1]['name']
+    for index in range(nodes, nodes + nvidia_vfio):
+        name = '%scompute-%02d' % (prefix, index + 1)
+        specs.append({'name': name, 'kind': 'nvidia-vfio', 'spec': fakehost.nvidia_vfio_host(name),
+                      'cpu_only': ['instance-00000063'], 'unmapped': False})
     return specs
 
 
@@ -234,7 +250,46 @@ def build_hosts(out_dir, specs):
     for item in specs:
         root = os.path.join(out_dir, 'hosts', item['name'])
         built[item['name']] = fakehost.build_host(root, item['spec'], clean=True)
+        built[item['name']].update(write_mdevctl(root, built[item['name']]))
     return built
+
+
+#: the stand-in for mdevctl on a simulated node: ``list --defined`` (``-d``) prints the
+#: definitions of <node>/etc/mdevctl.d as mdevctl does (uuid parent type start); nothing else
+_FAKE_MDEVCTL = '''#!/usr/bin/env python3
+# A stand-in for mdevctl on a node simulated by tools/simfleet.py: `mdevctl list --defined`
+# lists the definitions of this node's etc/mdevctl.d; no other command is implemented.
+import json, os, sys
+store = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'etc', 'mdevctl.d')
+if sys.argv[1:2] != ['list'] or not set(sys.argv[2:]) & {'--defined', '-d'}:
+    sys.exit('this stand-in for mdevctl implements only: mdevctl list --defined')
+for parent in sorted(os.listdir(store)) if os.path.isdir(store) else []:
+    for uuid in sorted(os.listdir(os.path.join(store, parent))):
+        with open(os.path.join(store, parent, uuid)) as handle:
+            doc = json.load(handle)
+        print(uuid, parent, doc['mdev_type'], doc.get('start', 'manual'))
+'''
+
+
+def write_mdevctl(root, host):
+    """Every mdev of a built fake host defined persistently, as nova 34 leaves the mdevs it creates
+    (``<root>/etc/mdevctl.d/<parent>/<uuid>``, start ``auto``), and a stand-in ``mdevctl`` at
+    ``<root>/usr/sbin/mdevctl``; returns ``{mdevctl_dir, mdevctl}``."""
+    store = os.path.join(root, 'etc', 'mdevctl.d')
+    for uuid, mdev in sorted((host.get('mdevs') or {}).items()):
+        parent_dir = os.path.join(store, mdev['gpu'])
+        if not os.path.isdir(parent_dir):
+            os.makedirs(parent_dir)
+        with open(os.path.join(parent_dir, uuid), 'w') as handle:
+            json.dump({'mdev_type': mdev['type'], 'start': 'auto', 'attrs': []}, handle, indent=2, sort_keys=True)
+    sbin = os.path.join(root, 'usr', 'sbin')
+    if not os.path.isdir(sbin):
+        os.makedirs(sbin)
+    command = os.path.join(sbin, 'mdevctl')
+    with open(command, 'w') as handle:
+        handle.write(_FAKE_MDEVCTL)
+    os.chmod(command, 0o755)
+    return {'mdevctl_dir': store, 'mdevctl': command}
 
 
 def write_inventory(out_dir, fleet, extra_vars=None):
@@ -246,6 +301,10 @@ def write_inventory(out_dir, fleet, extra_vars=None):
             'rolling_reshape_domain_xml_glob': node['domain_xml_glob'],
             'rolling_reshape_nova_conf': node.get('nova_conf') or '',
         }
+        # the pre-flight's mdev check reads the simulated node's mdevctl, not the controller's
+        if node.get('mdevctl_dir'):
+            host['preflight_mdevctl_dir'] = node['mdevctl_dir']
+            host['preflight_mdevctl'] = node['mdevctl']
         if node.get('domain_capabilities'):
             host['rolling_reshape_domain_capabilities'] = node['domain_capabilities']
         if node['provider'] != node['name']:
@@ -446,14 +505,28 @@ def _held_units(node):
     return held
 
 
+def _vf_class(spec, pf, index):
+    """The class of VF ``index`` of ``pf``: an NVIDIA vGPU VF's is the resource_class of the
+    device_spec naming its address (the fake's own nova.conf), a NIC's the X710 VF's."""
+    if pf.get('nvidia_vgpu') is None:
+        return SRIOV_VF_CLASS
+    addresses = pf.get('vf_addresses') or fakehost.default_vf_addresses(pf['address'], int(pf.get('num_vfs', 8)))
+    for text in spec['nova_conf']['pci']['device_spec']:
+        item = json.loads(text)
+        if item.get('address') == addresses[int(index)]:
+            return item['resource_class']
+    raise ValueError('no device_spec of %s names VF %s' % (spec['hostname'], addresses[int(index)]))
+
+
 def pci_held_units(node):
     """{guest name: {RC: units}} of the PCI devices the guests hold (healed by the reshape)."""
     held = {}
     spec = node['spec']
     for pf in spec.get('sriov_pfs', []):
-        for _index, guest in (pf.get('vf_holders') or {}).items():
+        for index, guest in (pf.get('vf_holders') or {}).items():
             slot = held.setdefault(guest, {})
-            slot[SRIOV_VF_CLASS] = slot.get(SRIOV_VF_CLASS, 0) + 1
+            rc = _vf_class(spec, pf, index)
+            slot[rc] = slot.get(rc, 0) + 1
     for dev in spec.get('pci_devices', []):
         if dev.get('holder'):
             slot = held.setdefault(dev['holder'], {})
@@ -490,6 +563,8 @@ def describe(out_dir, specs, built, prefix='', seed=7):
             'domain_xml_glob': host['domain_xml_glob'],
             'nova_conf': host['nova_conf'],
             'domain_capabilities': host.get('domain_capabilities'),
+            'mdevctl_dir': host.get('mdevctl_dir'),
+            'mdevctl': host.get('mdevctl'),
             'instances': instances,
             'spec': item['spec'],
             'unmapped': item['unmapped'],
@@ -516,7 +591,7 @@ def describe(out_dir, specs, built, prefix='', seed=7):
             expected[node['name']] = 'failed'
         elif node['kind'] in ('migrating', 'resizing', 'evacuating'):
             expected[node['name']] = 'deferred'
-        elif node['kind'] in ('gpu', 'sriov'):
+        elif node['kind'] in ('gpu', 'sriov', 'nvidia-vfio'):
             expected[node['name']] = 'reshaped'
         else:
             expected[node['name']] = 'noop'
@@ -534,7 +609,7 @@ def describe(out_dir, specs, built, prefix='', seed=7):
 
 
 def build(out_dir, nodes=12, prefix='', unmapped=(), seed=7, backend=None, clean=True,
-          inventory_vars=None, log=None):
+          inventory_vars=None, log=None, nvidia_vfio=0):
     """Build the fleet under ``out_dir`` and seed Placement; return the fleet description.
 
     ``backend``: where to seed (default: a new embedded store at ``out_dir/placement.db``).
@@ -552,7 +627,7 @@ def build(out_dir, nodes=12, prefix='', unmapped=(), seed=7, backend=None, clean
                 os.unlink(path)
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir)
-    specs = fleet_plan(nodes=nodes, prefix=prefix, unmapped=unmapped, seed=seed)
+    specs = fleet_plan(nodes=nodes, prefix=prefix, unmapped=unmapped, seed=seed, nvidia_vfio=nvidia_vfio)
     built = build_hosts(out_dir, specs)
     fleet = describe(out_dir, specs, built, prefix=prefix, seed=seed)
     own = backend is None
@@ -588,6 +663,8 @@ def main(argv=None):
                                                  'libvirt XML, embedded Placement in the legacy layout).')
     parser.add_argument('out', help='output directory')
     parser.add_argument('--nodes', type=int, default=12)
+    parser.add_argument('--nvidia-vfio', type=int, default=0, metavar='N',
+                        help='append N NVIDIA vGPU nodes of the vendor-specific VFIO framework (R580+)')
     parser.add_argument('--prefix', default='', help='prefix of every provider and host name')
     parser.add_argument('--unmapped', action='append', default=[],
                         help='a GPU node that gets a VGPU consumer no guest explains (repeatable)')
@@ -610,7 +687,8 @@ def main(argv=None):
             backend = factory.get_backend(options)
             inventory_vars = {'placement_backend': options}
         fleet = build(args.out, nodes=args.nodes, prefix=args.prefix, unmapped=args.unmapped,
-                      seed=args.seed, log=log, backend=backend, inventory_vars=inventory_vars)
+                      seed=args.seed, log=log, backend=backend, inventory_vars=inventory_vars,
+                      nvidia_vfio=args.nvidia_vfio)
     except (ValueError, OSError, PlacementError) as exc:
         parser.exit(2, 'simfleet: %s\n' % exc)
     finally:

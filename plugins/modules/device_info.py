@@ -23,6 +23,13 @@ description:
   - SR-IOV physical functions are the PCI devices with C(sriov_totalvfs); a virtual function
     is held by the instance whose domain XML names its PCI address in a C(<hostdev type='pci'>)
     or C(<interface type='hostdev'>).
+  - NVIDIA vGPUs of the vendor-specific VFIO framework (drivers R580 and later on Linux 6.8+, Ada,
+    Hopper and Blackwell GPUs, no mdev) are such virtual functions, with an C(nvidia/) directory in
+    sysfs; the GPU is their physical function. Each VF's C(nvidia/current_vgpu_type) (its vGPU type,
+    V(0) when none is set), C(nvidia/creatable_vgpu_types) and driver are reported; the type's name
+    is the one a C(creatable_vgpu_types) file of the host gives it. A guest holds such a vGPU by the
+    VF's PCI address in its domain XML. nova tracks these VFs through C([pci]device_spec) only, so the
+    reshape lays them out as nova's PCI providers.
   - Other PCI devices are reported when they match O(pci_filters) or a C([pci]device_spec) of
     the node's nova.conf.
   - The node's nova.conf (O(nova_conf), plus C(nova.conf.d)) is read for the options nova 34 lays
@@ -220,10 +227,31 @@ devices:
       description:
         - SR-IOV physical functions with C(address), C(vendor_id), C(product_id), C(class_id),
           C(numa_node), C(total_vfs), C(num_vfs), C(vf_product_id), C(instance_uuid) (when the PF
-          itself is passed through) and C(vfs) (list of C(address), C(instance_uuid)).
+          itself is passed through), C(vgpu_framework) and C(vfs) (list of C(address), C(instance_uuid)).
+        - C(vgpu_framework) is V(nvidia-vfio) for an NVIDIA GPU whose VFs are vGPUs of the
+          vendor-specific VFIO framework, else V(null). Each such VF also has C(driver) (the driver it
+          is bound to), C(vgpu_type) (C(id) from C(nvidia/current_vgpu_type) and C(name), V(null) when
+          no C(creatable_vgpu_types) of the host names that id; V(null) when no type is set) and
+          C(creatable_vgpu_types) (list of C(id), C(name), as C(nvidia/creatable_vgpu_types) lists them).
       type: list
       elements: dict
       returned: success
+      sample:
+        - address: "0000:41:00.0"
+          vendor_id: "10de"
+          product_id: "27b8"
+          class_id: "030200"
+          numa_node: 0
+          total_vfs: 32
+          num_vfs: 8
+          vf_product_id: "27b8"
+          instance_uuid: null
+          vgpu_framework: nvidia-vfio
+          vfs:
+            - {address: "0000:41:00.4", instance_uuid: 1454d02d-ac58-59e6-aaa4-3134d852eff0, driver: nvidia,
+               vgpu_type: {id: 1152, name: NVIDIA L4-6Q}, creatable_vgpu_types: []}
+            - {address: "0000:41:00.7", instance_uuid: null, driver: nvidia, vgpu_type: null,
+               creatable_vgpu_types: [{id: 1152, name: NVIDIA L4-6Q}]}
     pci_devices:
       description:
         - Other PCI devices matching O(pci_filters) or a nova C([pci]device_spec) with C(address),
@@ -242,8 +270,11 @@ devices:
     instances:
       description:
         - Libvirt domains by UUID with C(name), C(mdevs) (mdev UUIDs), C(pci_addresses),
-          C(mem_encryption) and C(source) (the file or C(virsh dumpxml) call that described the
-          domain).
+          C(mem_encryption), C(vgpus) and C(source) (the file or C(virsh dumpxml) call that described
+          the domain).
+        - C(vgpus) lists the NVIDIA vGPU VFs (vendor-specific VFIO framework) the domain holds, each with C(address)
+          (the VF), C(physfn) (its GPU), C(type_id) and C(type) (the vGPU type's id and name, V(null)
+          when unknown or not set).
       type: dict
       returned: success
     nova_conf:
@@ -279,7 +310,8 @@ devices:
     warnings:
       description:
         - Inconsistencies found (unheld mdevs, instances naming missing mdevs, devices held twice,
-          held PCI addresses that are not reported devices, no nova.conf found).
+          held PCI addresses that are not reported devices, no nova.conf found, an NVIDIA vGPU VF held
+          by a guest without a vGPU type, a vGPU type id no C(creatable_vgpu_types) names).
       type: list
       elements: str
       returned: success

@@ -12,7 +12,10 @@ fixture (``nova.tests.fixtures.libvirt``):
   ``availableInstances`` the sysfs tree shows;
 * every mdev of the tree (uuid, type, parent) becomes a libvirt mdev device;
 * every SR-IOV PF and VF, and every plain PCI device, becomes a node device with
-  the spec's address, vendor/product, NUMA node and PF/VF capabilities;
+  the spec's address, vendor/product, NUMA node and PF/VF capabilities (an NVIDIA vGPU
+  GPU of the vendor-specific VFIO framework is such a PF: its vGPUs are its VFs; nova reads
+  nothing of their ``nvidia/`` files);
+* nova's sysfs check of a device_spec naming one address (is it a PF?) reads the tree;
 * the domain XML files of the tree are defined as libvirt domains;
 * nova.conf is the tree's own file, parsed by oslo.config into nova's CONF.
 
@@ -118,6 +121,27 @@ def pci_info(spec, built):
         add(SpecPCIDevice('PCI', dev['address'], dev.get('numa_node', -1),
                           dev.get('vendor_id', '10de'), dev.get('product_id', '20b5'), ''))
     return info
+
+
+def is_physical_function(built):
+    """nova's ``nova.pci.utils.is_physical_function`` reading the fake tree instead of ``/sys``.
+
+    nova calls it for a ``[pci]device_spec`` naming ONE address (devspec.py
+    ``WhitelistPciAddress._check_physical_function``): the same test as nova's, on
+    ``<tree>/sys/bus/pci/devices/<address>/sriov_totalvfs``.
+    """
+    root = built['sysfs_root']
+
+    def check(domain, bus, slot, function):
+        dev_path = os.path.join(root, 'bus', 'pci', 'devices', '%s:%s:%s.%s' % (domain, bus, slot, function))
+        if os.path.isdir(dev_path):
+            try:
+                with open(os.path.join(dev_path, 'sriov_totalvfs')) as fd:
+                    return int(fd.read()) > 0
+            except (IOError, ValueError):
+                pass
+        return False
+    return check
 
 
 def mdev_info(built):

@@ -43,6 +43,7 @@ import fakehost
 import mirror
 import simfleet
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
@@ -170,9 +171,23 @@ class OracleTestBase(base.ServersTestBase):
             from oslo_utils import versionutils
             from nova.virt.libvirt import host as libvirt_host
             qemu_version = versionutils.convert_version_to_int(libvirt_host.MIN_QEMU_SEV_ES_VERSION)
+        libvirt_version = None
+        if any('live_migratable' in spec for spec in CONF.pci.device_spec):
+            # nova refuses live_migratable below libvirt 10.0.0 / QEMU 8.2.2 (driver.py
+            # _check_pci_whitelist): the NVIDIA VFIO vGPU host runs Linux 6.8+ with them
+            # (Ubuntu 24.04's versions)
+            from oslo_utils import versionutils
+            from nova.virt.libvirt import driver as libvirt_driver
+            libvirt_version = versionutils.convert_version_to_int(
+                libvirt_driver.MIN_VFIO_PCI_VARIANT_LIBVIRT_VERSION)
+            qemu_version = max(qemu_version or 0, versionutils.convert_version_to_int(
+                libvirt_driver.MIN_VFIO_PCI_VARIANT_QEMU_VERSION))
+        self.useFixture(fixtures.MonkeyPatch('nova.pci.utils.is_physical_function',
+                                             mirror.is_physical_function(self.built)))
         self.start_compute(hostname=self.hostname,
                            pci_info=mirror.pci_info(self.spec, self.built),
-                           mdev_info=mirror.mdev_info(self.built), qemu_version=qemu_version)
+                           mdev_info=mirror.mdev_info(self.built), qemu_version=qemu_version,
+                           libvirt_version=libvirt_version)
         self.compute = self.computes[self.hostname]
         self.domains = mirror.define_domains(self.compute.driver._host.get_connection(), self.built)
         self.root_uuid = self.compute_rp_uuids[self.hostname]
@@ -355,6 +370,26 @@ class TestPresets(OracleTestBase):
         result, after = self.run_case(spec)
         self.assertEqual({'oracle-physnet_0000:81:00.0', 'oracle-physnet_0000:3B:00.0'}, set(self.tree(after)))
 
+    def test_nvidia_vfio_vgpu(self):
+        """NVIDIA vGPU of the vendor-specific VFIO framework (R580+, Linux 6.8+): the typed VFs,
+        mirrored into fakelibvirt as VFs, selected by [pci]device_spec with a resource_class per
+        vGPU type and live_migratable; nova 34 wants exactly our tree: one provider per GPU named
+        after the PF, the spec's class, COMPUTE_MANAGED_PCI_DEVICE + HW_PCI_LIVE_MIGRATABLE +
+        OWNER_NOVA, and each guest holding its VF there (healed in the same reshape)."""
+        result, after = self.run_case(fakehost.nvidia_vfio_host(name='oracle-nvidia'))
+        children = self.tree(after)
+        traits = ['COMPUTE_MANAGED_PCI_DEVICE', 'HW_PCI_LIVE_MIGRATABLE', 'OWNER_NOVA']
+        self.assertEqual({'oracle-nvidia_0000:41:00.0': (['CUSTOM_NVIDIA_L4_6Q'], 3, traits),
+                          'oracle-nvidia_0000:42:00.0': (['CUSTOM_NVIDIA_L4_12Q'], 1, traits)},
+                         {name: (sorted(inv), sum(i['total'] for i in inv.values()), t)
+                          for name, (inv, t) in children.items()})
+        for name, rc, guest in (('oracle-nvidia_0000:41:00.0', 'CUSTOM_NVIDIA_L4_6Q', 'instance-00000061'),
+                                ('oracle-nvidia_0000:42:00.0', 'CUSTOM_NVIDIA_L4_12Q', 'instance-00000062')):
+            uuid = after['providers'][name]['uuid']
+            self.assertEqual({rc: 1}, after['consumers'][self.consumers[guest]]['allocations'][uuid])
+        self.assertEqual(2, sum(1 for c in after['consumers'].values()
+                                if any(rp != self.root_uuid for rp in c['allocations'])))
+
     def test_sriov_pci_not_in_placement(self):
         result, after = self.run_case(fakehost.default_sriov_host(name='oracle-nopci', report_in_placement=False),
                                       expect_status='noop')
@@ -492,6 +527,23 @@ class TestControls(OracleTestBase):
         # nova's failed reshape changed nothing either: the tree is still flat
         self.assertIn('VGPU', self.dump()['providers']['oracle-mig']['inventories'])
 
+    def test_nvidia_vgpu_types_mixed_on_one_gpu_stop_nova_and_us(self):
+        """Two vGPU types on the VFs of one GPU, each with its resource_class: nova 34 refuses
+        to start (PlacementPciMixedResourceClassException: one provider per PF, one class), and
+        our planner refuses the layout before writing anything."""
+        from nova import exception
+        spec = fakehost.nvidia_vfio_host(name='oracle-nvmixed')
+        spec['nova_conf']['pci']['device_spec'][1] = spec['nova_conf']['pci']['device_spec'][1].replace(
+            'CUSTOM_NVIDIA_L4_6Q', 'CUSTOM_NVIDIA_L4_4Q')
+        self.build(spec)
+        self.start_old_nova()
+        self.seed_legacy()
+        before = self.dump()
+        refused = self.assertRaises(layout.LayoutError, self.our_reshape)
+        self.assertIn('PlacementPciMixedResourceClassException', str(refused))
+        self.assertEqual(before, self.dump())
+        self.assertRaises(exception.PlacementPciMixedResourceClassException, self.restart_new_nova)
+
     def test_pci_children_with_report_in_placement_false_stop_nova(self):
         self.build(fakehost.default_sriov_host(name='oracle-stop'))
         self.start_old_nova()
@@ -510,11 +562,19 @@ class TestControls(OracleTestBase):
 
 
 class TestDemoFleet(OracleTestBase):
-    """Every node of the demo fleet (tools/simfleet.py, 12 nodes) that the roll reshapes."""
+    """Every node of the demo fleet (tools/simfleet.py, 12 nodes) that the roll reshapes, and the
+    NVIDIA VFIO vGPU node it appends on request."""
 
     def _node(self, index):
         plan = simfleet.fleet_plan(12)
         return plan[index]
+
+    def test_13_nvidia_vfio(self):
+        """The NVIDIA VFIO vGPU node the simulator appends (--nvidia-vfio 1)."""
+        node = simfleet.fleet_plan(12, nvidia_vfio=1)[12]
+        self.assertEqual('nvidia-vfio', node['kind'])
+        result, after = self.run_case(node['spec'])
+        self.assertEqual({'compute-13_0000:41:00.0', 'compute-13_0000:42:00.0'}, set(self.tree(after)))
 
 
 def _fleet_case(index, kind):

@@ -191,3 +191,32 @@ def test_command_line(tmp_path):
                           '--unmapped', 'compute-07'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, check=False)
     assert bad.returncode == 2 and 'compute-07 is not in the fleet' in bad.stderr
+
+
+def test_nvidia_vfio_nodes_come_after_the_default_fleet(tmp_path):
+    """--nvidia-vfio N: NVIDIA vGPU nodes of the vendor-specific VFIO framework, appended;
+    the default fleet before them is the same; seeded flat (nothing of the VFs in Placement),
+    the roll reshapes them: nova's PCI providers, each guest's vGPU class moved there."""
+    assert simfleet.fleet_plan(12, nvidia_vfio=1)[:12] == simfleet.fleet_plan(12)
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=2, nvidia_vfio=1)
+    assert [n['kind'] for n in fleet['nodes']] == ['gpu', 'gpu', 'nvidia-vfio']
+    assert fleet['expected']['compute-03'] == 'reshaped'
+    node = fleet['nodes'][2]
+    assert simfleet.pci_held_units(node) == {'instance-00000061': {'CUSTOM_NVIDIA_L4_6Q': 1},
+                                             'instance-00000062': {'CUSTOM_NVIDIA_L4_12Q': 1}}
+    devices = _devices(node)
+    assert [pf['vgpu_framework'] for pf in devices['sriov_pfs']] == ['nvidia-vfio', 'nvidia-vfio']
+    with EmbeddedBackend(fleet['embedded_db']) as backend:
+        root = backend.list_providers(name='compute-03')[0]['uuid']
+        assert [p['name'] for p in backend.list_providers(in_tree=root)] == ['compute-03']
+        result = reshaper.reshape_node(backend, 'compute-03', devices, snapshot_dir=str(tmp_path / 'snap'))
+        assert result['status'] == 'reshaped' and result['verified'] is True
+        assert result['moved']['units'] == {'CUSTOM_NVIDIA_L4_6Q': 1, 'CUSTOM_NVIDIA_L4_12Q': 1}
+        assert sorted(p['name'] for p in backend.list_providers(in_tree=root)) == [
+            'compute-03', 'compute-03_0000:41:00.0', 'compute-03_0000:42:00.0']
+    out = str(tmp_path / 'cli')
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, 'simfleet.py'), out, '--nodes', '1',
+                           '--nvidia-vfio', '1', '-q'],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)['expected'] == {'compute-01': 'reshaped', 'compute-02': 'reshaped'}

@@ -1196,13 +1196,25 @@ def _status_of(record, mode):
 
 
 def consumer_names(instances):
-    """{uuid: guest name} from a device report's ``instances`` map."""
+    """{uuid: guest name} from a device report's ``instances`` map.
+
+    A guest holding NVIDIA vGPUs of the vendor-specific VFIO framework (the instance's
+    ``vgpus``) is named with the vGPU type of each VF it holds:
+    ``instance-00000061, vGPU NVIDIA L4-6Q on VF 0000:41:00.4``.
+    """
     names = {}
     if not isinstance(instances, dict):
         return names
     for uuid, info in instances.items():
-        if isinstance(info, dict) and info.get('name'):
-            names[str(uuid).lower()] = str(info['name'])
+        if not isinstance(info, dict):
+            continue
+        parts = [str(info['name'])] if info.get('name') else []
+        for vgpu in info.get('vgpus') if isinstance(info.get('vgpus'), list) else []:
+            if isinstance(vgpu, dict) and vgpu.get('address'):
+                kind = vgpu.get('type') or ('type id %s' % vgpu['type_id'] if vgpu.get('type_id') else 'no type')
+                parts.append('vGPU %s on VF %s' % (kind, vgpu['address']))
+        if parts:
+            names[str(uuid).lower()] = ', '.join(parts)
     return names
 
 

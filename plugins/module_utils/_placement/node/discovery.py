@@ -10,7 +10,9 @@ returns the *device report* documented in ``docs/architecture.md``:
   ``mdev_supported_types`` and the mediated devices that exist
   (``<sysfs>/bus/mdev/devices/<uuid>`` links into ``.../<parent BDF>/<uuid>``);
 * SR-IOV physical functions (PCI devices with ``sriov_totalvfs``) and their
-  virtual functions (``virtfnN`` links);
+  virtual functions (``virtfnN`` links); VFs that are NVIDIA vGPUs of the
+  vendor-specific VFIO framework (``nvidia/current_vgpu_type``, R580+ on Linux 6.8+)
+  carry their vGPU type (:mod:`.nvidia_vfio`);
 * other PCI devices matching the operator's vendor/product filters;
 * NUMA cells (``<sysfs>/devices/system/node``);
 * instances, from libvirt domain XML (files or strings such as the output of
@@ -40,6 +42,7 @@ import xml.etree.ElementTree as ET
 
 from .. import shapes as _shapes
 from . import novaconf as _novaconf
+from . import nvidia_vfio as _nvidia_vfio
 from ..errors import LocalFileError
 
 DISCOVERY_CODE = 'placement_upgrade.discovery'
@@ -636,6 +639,7 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
     gpu_addresses = set(g['address'] for g in gpus)
     specs = (nova or {}).get('pci', {}).get('device_spec') if nova else None
     pfs, devices = _discover_pci(sysfs, gpu_addresses, filters, specs)
+    _nvidia_vfio.annotate(sysfs, pfs, warnings)
     cells = _discover_numa(sysfs) if numa else []
     online = _online_cpus(sysfs_root, cells)
     instances = _read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings)
@@ -661,6 +665,7 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
                                      'mem_encryption': info.get('mem_encryption'),
                                      'vcpus': info.get('vcpus'), 'pinned_cpus': info.get('pinned_cpus')}
     _assign_holders(report, warnings)
+    _nvidia_vfio.guests(report, warnings)
     return report
 
 
@@ -888,7 +893,8 @@ def _check_gpu(gpu, where):
 
 def _check_pf(pf, where):
     _check_entries(pf.get('vfs'), where + '.vfs', 'VF records',
-                   {'address': 'text!', 'product_id': _TEXT_OR_NULL, 'instance_uuid': _TEXT_OR_NULL})
+                   {'address': 'text!', 'product_id': _TEXT_OR_NULL, 'instance_uuid': _TEXT_OR_NULL,
+                    'driver': _TEXT_OR_NULL, 'vgpu_type': 'mapping?'})
 
 
 def _check_nova_conf(nova, field):
@@ -939,7 +945,7 @@ def check_report(devices, field='devices'):
     _check_entries(devices.get('sriov_pfs'), field + '.sriov_pfs', 'SR-IOV PF records',
                    {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
                     'vf_product_id': _TEXT_OR_NULL, 'num_vfs': 'int?', 'total_vfs': 'int?', 'numa_node': 'int?',
-                    'instance_uuid': _TEXT_OR_NULL}, _check_pf)
+                    'instance_uuid': _TEXT_OR_NULL, 'vgpu_framework': _TEXT_OR_NULL}, _check_pf)
     _check_entries(devices.get('pci_devices'), field + '.pci_devices', 'PCI device records',
                    {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
                     'numa_node': 'int?', 'instance_uuid': _TEXT_OR_NULL})
@@ -951,7 +957,8 @@ def check_report(devices, field='devices'):
     for uuid, info in (devices.get('instances') or {}).items():
         where = '%s.instances.%s' % (field, uuid)
         _shapes.expect_fields(info, where, {'name': _TEXT_OR_NULL, 'vcpus': 'int?',
-                                            'mem_encryption': _TEXT_OR_NULL}, 'an instance record (a mapping)')
+                                            'mem_encryption': _TEXT_OR_NULL, 'vgpus': 'list?'},
+                              'an instance record (a mapping)')
         _shapes.expect_list_of(info.get('mdevs'), 'text', where + '.mdevs', 'a list of mdev UUIDs')
         _shapes.expect_list_of(info.get('pci_addresses'), 'text', where + '.pci_addresses', 'a list of PCI addresses')
         _shapes.expect_list_of(info.get('pinned_cpus'), 'int', where + '.pinned_cpus', 'a list of CPU ids')

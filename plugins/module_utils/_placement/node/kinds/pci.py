@@ -8,6 +8,12 @@ placement (``nova/compute/pci_placement_translator.py``, Zed+): one child
 ``COMPUTE_MANAGED_PCI_DEVICE``, ``OWNER_NOVA`` and the spec's; without a nova.conf,
 the layout options' PCI and SR-IOV children (one per PF, ``total = num_vfs``).
 
+NVIDIA vGPUs of the vendor-specific VFIO framework (R580+, a VF whose
+``nvidia/current_vgpu_type`` is set, see :mod:`..nvidia_vfio`) are VFs like any other here, as
+they are for nova: the PF's VFs that a device_spec selects make ONE provider, class and traits
+from the spec (nova reads nothing of the vGPU type); the layout only warns where the vGPU
+types and that provider disagree.
+
 Plain Python: no Ansible import here.
 """
 
@@ -22,6 +28,7 @@ from ...rules import names as name_rules
 from ...rules import providers as provider_rules
 from ... import names as _names
 from .. import novaconf as _novaconf
+from .. import nvidia_vfio as _nvidia_vfio
 from .common import KIND_PCI, KIND_SRIOV, LayoutError, address_fields, inherit_fields, inventory_record, pci_class, render_name
 
 
@@ -58,7 +65,8 @@ def nova_pci_devices(devices, nova):
     """The PCI tracker's view: every device a [pci]device_spec matches, with its tags.
 
     ``[{address, vendor_id, product_id, dev_type: type-PCI|type-PF|type-VF,
-    parent_addr, instance_uuid, tags}]``.  As nova: a VF's vendor is its PF's.
+    parent_addr, instance_uuid, tags}]`` (a VF that is an NVIDIA vGPU also has ``vgpu_type``,
+    for the warnings only).  As nova: a VF's vendor is its PF's.
     """
     specs = (nova.get('pci') or {}).get('device_spec') or []
     if not specs:
@@ -67,20 +75,23 @@ def nova_pci_devices(devices, nova):
     pf_addresses = [pf['address'] for pf in pfs]
     out = []
 
-    def consider(address, vendor, product, dev_type, parent, holder):
+    def consider(address, vendor, product, dev_type, parent, holder, record=None):
         spec = _novaconf.matching_spec(specs, address, vendor, product, parent, pf_addresses)
         if spec is None:
             return
-        out.append({'address': address, 'vendor_id': vendor, 'product_id': product,
-                    'dev_type': dev_type, 'parent_addr': parent, 'instance_uuid': holder,
-                    'tags': _novaconf.spec_tags(spec)})
+        dev = {'address': address, 'vendor_id': vendor, 'product_id': product,
+               'dev_type': dev_type, 'parent_addr': parent, 'instance_uuid': holder,
+               'tags': _novaconf.spec_tags(spec)}
+        if record is not None and 'vgpu_type' in record:
+            dev['vgpu_type'] = record['vgpu_type']
+        out.append(dev)
 
     for pf in pfs:
         consider(pf['address'], pf.get('vendor_id'), pf.get('product_id'), 'type-PF', None,
                  pf.get('instance_uuid'))
         for vf in pf.get('vfs') or []:
             consider(vf['address'], pf.get('vendor_id'), vf.get('product_id') or pf.get('vf_product_id'),
-                     'type-VF', pf['address'], vf.get('instance_uuid'))
+                     'type-VF', pf['address'], vf.get('instance_uuid'), vf)
     for dev in devices.get('pci_devices') or []:
         consider(dev['address'], dev.get('vendor_id'), dev.get('product_id'), 'type-PCI', None,
                  dev.get('instance_uuid'))
@@ -142,7 +153,35 @@ def nova_pci_providers(root_name, devices, nova, warnings):
             rp['children'].append(dev)
             rp['rc'] = rc
             rp['traits'] = traits
-    return [rps[name] for name in sorted(rps)]
+    out = [rps[name] for name in sorted(rps)]
+    for rp in out:
+        _vgpu_warnings(rp, warnings)
+    return out
+
+
+def _vgpu_warnings(rp, warnings):
+    """What nova does not check with NVIDIA vGPU VFs: a selected VF without a vGPU type, and
+    VFs of several vGPU types on one provider (one class: a flavor cannot tell them apart)."""
+    vgpus = [d for d in rp['children'] if 'vgpu_type' in d]
+    if not vgpus:
+        return
+    for dev in vgpus:
+        if not dev['vgpu_type']:
+            warnings.append('nova.conf [pci]device_spec selects VF %s of NVIDIA GPU %s, which has no vGPU '
+                            'type (nvidia/current_vgpu_type is 0): nova 34 counts it in %s on %s all the '
+                            'same; write a type to it or leave it out of the device_spec'
+                            % (dev['address'], rp['address'], rp['rc'], rp['name']))
+    kinds = {}
+    for dev in vgpus:
+        if dev['vgpu_type']:
+            kinds.setdefault(_nvidia_vfio.type_label(dev['vgpu_type']), []).append(dev['address'])
+    if len(kinds) > 1:
+        warnings.append('the VFs of NVIDIA GPU %s that nova.conf [pci]device_spec selects have %d vGPU types '
+                        '(%s) but nova 34 reports them on one provider, %s, in one class, %s: a guest asking '
+                        'for %s may get any of them'
+                        % (rp['address'], len(kinds),
+                           '; '.join('%s: %s' % (k, ', '.join(v)) for k, v in sorted(kinds.items())),
+                           rp['name'], rp['rc'], rp['rc']))
 
 
 def nova_children(root_name, devices, nova, warnings):
