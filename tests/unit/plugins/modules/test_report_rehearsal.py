@@ -14,6 +14,7 @@ import os
 
 from ansible_collections.placement.upgrade.plugins.modules import fleet_report
 
+
 def _records(tmp_path):
     """The records the rolling_reshape role gives: cn1 reshaped, cn2 failed after its reshape, cn3 deferred."""
     def applied(node):
@@ -74,4 +75,3 @@ def test_the_same_records_of_a_real_roll_get_their_rollback(run_module, tmp_path
                                         'context': {'playbook': 'placement.upgrade.rehearse'}})
     assert rc == 0, res
     assert 'placement.upgrade.rollback -e rollback_nodes=cn1,cn2' in ' '.join(res['summary']['next_steps'])
-
