@@ -1,21 +1,48 @@
 #!/usr/bin/env bash
 # Unit tests and `ansible-test sanity` on every ansible-core release the collection claims
-# (meta/runtime.yml requires_ansible ">=2.17.0"): 2.17 and 2.18 here, each in its own venv
-# (.venv-core-<v>, built once from tests/core-matrix-requirements.txt); 2.19 is the project
-# venv's and runs in the unit and sanity stages.  Usage: .ci/core-matrix.sh [versions...]
+# (meta/runtime.yml requires_ansible ">=2.18.0"): 2.18 (Python 3.11), 2.20 (Python 3.12) and
+# 2.21 (Python 3.13) here, each in its own venv (.venv-core-<v>, built once from
+# tests/core-matrix-requirements.txt with the Python that release's controller supports);
+# 2.19 is the project venv's and runs in the unit and sanity stages.
+# Usage: .ci/core-matrix.sh [versions...]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-PYTHON=${PYTHON:-python3.11}
 reqs=$root/tests/core-matrix-requirements.txt
 versions=("$@")
-[[ ${#versions[@]} -gt 0 ]] || versions=(2.17 2.18)
+[[ ${#versions[@]} -gt 0 ]] || versions=(2.18 2.20 2.21)
 cd "$root"
+
+# The controller Python of each release: 2.20 and later need 3.12+.
+python_for() {
+  case $1 in
+    2.17|2.18|2.19) echo 3.11 ;;
+    2.20) echo 3.12 ;;
+    *) echo 3.13 ;;
+  esac
+}
+
+# python3.X: on the PATH, or pyenv's copy of that version (this machine image carries several)
+find_python() {
+  local want=python$1 prefix
+  if command -v pyenv >/dev/null 2>&1 && prefix=$(pyenv prefix "$(pyenv versions --bare | grep -E "^$1(\.|$)" | tail -1)" 2>/dev/null) \
+      && [[ -x $prefix/bin/$want ]]; then
+    echo "$prefix/bin/$want"
+  elif command -v "$want" >/dev/null 2>&1 && "$want" -c 'import sys' 2>/dev/null; then
+    command -v "$want"
+  else
+    echo "core-matrix: $want is needed for ansible-core $2 and was not found (on the PATH or in pyenv)" >&2
+    return 1
+  fi
+}
+
 for v in "${versions[@]}"; do
+  pyver=$(python_for "$v")
+  PYTHON=$(find_python "$pyver" "$v")
   venv=$root/.venv-core-$v
   stamp=$venv/.installed
   if [[ ! -f $stamp || $reqs -nt $stamp ]]; then
-    echo "core-matrix: building $venv (ansible-core $v)"
+    echo "core-matrix: building $venv (ansible-core $v, Python $pyver)"
     rm -rf "$venv"
     "$PYTHON" -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip 2>&1 | grep -v 'is ignored' || true
@@ -29,6 +56,6 @@ for v in "${versions[@]}"; do
   echo "core-matrix: ansible-core $("$venv/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
   echo "core-matrix: unit tests (tests/unit)"
   "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2 tests/unit
-  echo "core-matrix: ansible-test sanity"
-  BIN=$venv/bin "$root/.ci/sanity.sh"
+  echo "core-matrix: ansible-test sanity (Python $pyver)"
+  BIN=$venv/bin SANITY_PYTHON=$pyver "$root/.ci/sanity.sh"
 done

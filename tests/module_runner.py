@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run a module's main() in-process the way Ansible runs it in a fresh process.
 
-The one place that knows the in-process traps of ansible-core (2.17, 2.18 and 2.19, the
-versions ``requires_ansible`` claims; ``.ci/core-matrix.sh`` runs the unit tests on each):
+The one place that knows the in-process traps of ansible-core (2.18 to 2.21, the versions
+``requires_ansible`` claims; ``.ci/core-matrix.sh`` runs the unit tests on each):
 * module args go through ``ansible.module_utils.testing.patch_module_args`` (2.19), or
   ``basic._ANSIBLE_ARGS`` before it (:func:`patch_module_args` here does either);
 * warnings and deprecations live in process-wide lists: start each run with them empty;
@@ -32,7 +32,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 try:  # ansible-core 2.19+
     from ansible.module_utils import _internal as ansible_internal
     from ansible.module_utils.testing import patch_module_args as _patch_module_args
-except ImportError:  # ansible-core 2.17 / 2.18
+except ImportError:  # ansible-core 2.18
     ansible_internal = None
     _patch_module_args = None
 
