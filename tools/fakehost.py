@@ -365,9 +365,8 @@ def nvidia_vgpu_vf(writer, vf_dir, vgpu, index):
     base = os.path.join(vf_dir, 'nvidia')
     writer.write(os.path.join(base, 'current_vgpu_type'), '%d\n' % current)
     creatable = [] if current else [int(t) for t in vgpu.get('creatable', sorted(types))]
-    writer.write(os.path.join(base, 'creatable_vgpu_types'),
-                 'ID    : vGPU Name\n' + ''.join('%-5d : %s\n' % (t, types.get(t, 'NVIDIA vGPU %d' % t))
-                                              for t in creatable))
+    lines = ['%-5d : %s\n' % (t, types.get(t, 'NVIDIA vGPU %d' % t)) for t in creatable]
+    writer.write(os.path.join(base, 'creatable_vgpu_types'), 'ID    : vGPU Name\n' + ''.join(lines))
     driver = os.path.join(writer.sys, 'bus', 'pci', 'drivers', vgpu.get('driver', 'nvidia'))
     if not os.path.isdir(driver):
         os.makedirs(driver)

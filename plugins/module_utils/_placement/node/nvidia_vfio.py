@@ -144,4 +144,3 @@ def guests(report, warnings):
                                 '(nvidia/%s is 0)' % (vf['instance_uuid'], vf['address'], pf['address'], CURRENT))
     for uuid, info in (report.get('instances') or {}).items():
         info['vgpus'] = sorted(held.get(uuid, []), key=lambda v: v['address'])
-
