@@ -78,6 +78,12 @@ unit: venv
 nova-oracle:
 	@$(STAGE) nova-oracle .ci/nova-oracle.sh
 
+# The quick lane for the edit-test loop (NOT part of `make test`): the unit tests that start
+# neither the real Placement or Keystone nor a playbook (-m "not real and not slow")
+.PHONY: check
+check: venv
+	@$(STAGE) check $(BIN)/python -m pytest -q -n 2 -m "not real and not slow" tests/unit $(CHECK_ARGS)
+
 # b. ansible-test sanity on a private copy, --venv --python 3.11, offline, no ignore files
 sanity: venv
 	@$(STAGE) sanity .ci/sanity.sh
