@@ -225,6 +225,7 @@ def refused_extra_vars(fleet, marker):
         'rolling_reshape_nova_compute_service': 'nova-compute',
         'rolling_reshape_nova_stop_command': command,
         'rolling_reshape_nova_start_command': command,
+        'rolling_reshape_nova_status_command': command,
         'rolling_reshape_nova_version_command': command,
         'rolling_reshape_nova_force_down': True,
     }

@@ -1,0 +1,249 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Stand-ins for a compute node's service manager around a fake nova-compute process (no systemd,
+no container engine here), for tests/integration/test_nova_compute_supervised.py.
+
+    python standin_units.py supervise DIR UNIT [--restart-sec S]
+        the unit UNIT as systemd runs a unit with Restart=always (kolla-ansible >= 16.0.0's
+        kolla-<container>-container.service, RestartSec 11 s there): it runs the fake
+        nova-compute (``python standin_units.py nova-compute DIR``); when that process ends
+        while the unit is meant to run (killed by ``docker stop``, say) it is started again S
+        seconds later; ``systemctl stop UNIT`` ends it for good (no restart), ``systemctl start
+        UNIT`` starts it.
+    python standin_units.py systemctl DIR show|is-active|stop|start [-p PROP] [--value] UNIT
+        what ``systemctl`` does with the unit (``show`` prints LoadState, ActiveState, SubState,
+        MainPID, and ExecStart when DIR/execstart names its program, as systemd does,
+        ``LoadState=not-found`` for a unit it does not know); the test writes a ``systemctl``
+        script on PATH that runs this.
+    python standin_units.py nova-compute-cli DIR --version
+        the program the unit's ExecStart names (prints the version).
+    python standin_units.py docker DIR stop|start|exec CONTAINER [ARGS...]
+        what ``docker`` does with the container, behind the unit's back: ``stop`` kills the
+        process (the unit then restarts it), ``exec CONTAINER ARGS`` fails with docker's message
+        when the process is not running (``nova-compute --version`` prints a version).
+
+DIR holds the state: ``supervisor.pid``, ``unit`` (its name), ``state`` (``active running``,
+``activating auto-restart``, ``inactive dead``), ``child.pid`` (while the fake nova-compute runs),
+``events`` (one line per start, exit, restart, stop of the unit).  Standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+STOP, START = signal.SIGUSR1, signal.SIGUSR2
+VERSION = '34.0.0'
+
+
+def _read(path, default=''):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return default
+
+
+def _write(path, text):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as handle:
+        handle.write(text)
+    os.rename(tmp, path)
+
+
+def _event(state_dir, text):
+    with open(os.path.join(state_dir, 'events'), 'a') as handle:
+        handle.write('%.3f %s\n' % (time.time(), text))
+
+
+def child_pid(state_dir):
+    """The fake nova-compute's pid while it runs, else None."""
+    pid = _read(os.path.join(state_dir, 'child.pid'))
+    return int(pid) if pid else None
+
+
+def events(state_dir):
+    return [line.split(' ', 1)[1] for line in _read(os.path.join(state_dir, 'events')).splitlines() if line]
+
+
+def supervise(state_dir, unit, restart_sec):
+    wanted = {'stop': False, 'start': False}
+
+    def on_stop(signum, frame):
+        wanted['stop'] = True
+
+    def on_start(signum, frame):
+        wanted['start'] = True
+
+    signal.signal(STOP, on_stop)
+    signal.signal(START, on_start)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    _write(os.path.join(state_dir, 'unit'), unit)
+    pid_file = os.path.join(state_dir, 'child.pid')
+    state_file = os.path.join(state_dir, 'state')
+    child = None
+    restart_at = None
+
+    def start(kind):
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), 'nova-compute', state_dir])
+        _write(pid_file, str(proc.pid))
+        _write(state_file, 'active running')
+        _event(state_dir, '%s %d' % (kind, proc.pid))
+        return proc
+
+    try:
+        child = start('start')
+        _write(os.path.join(state_dir, 'supervisor.pid'), str(os.getpid()))
+        while True:
+            if wanted['stop']:
+                wanted['stop'] = False
+                restart_at = None
+                if child is not None:
+                    child.terminate()
+                    child.wait()
+                    child = None
+                if os.path.exists(pid_file):
+                    os.unlink(pid_file)
+                _write(state_file, 'inactive dead')
+                _event(state_dir, 'unit-stop')
+            if wanted['start']:
+                wanted['start'] = False
+                if child is None:
+                    restart_at = None
+                    child = start('unit-start')
+            if child is not None and child.poll() is not None:
+                # ended while the unit is meant to run: Restart=always
+                _event(state_dir, 'exit %s' % child.returncode)
+                child = None
+                os.unlink(pid_file)
+                _write(state_file, 'activating auto-restart')
+                restart_at = time.time() + restart_sec
+            if child is None and restart_at is not None and time.time() >= restart_at:
+                restart_at = None
+                child = start('restart')
+            time.sleep(0.05)
+    finally:
+        if child is not None:
+            child.terminate()
+            child.wait()
+        if os.path.exists(pid_file):
+            os.unlink(pid_file)
+
+
+def _wait(check, timeout=20.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def systemctl(state_dir, action, args):
+    """``systemctl ACTION [-p PROP]... [--value] UNIT``."""
+    props, value_only = [], False
+    while len(args) > 1:
+        option = args.pop(0)
+        if option == '-p':
+            props.append(args.pop(0))
+        elif option.startswith('--property='):
+            props.append(option.split('=', 1)[1])
+        elif option == '--value':
+            value_only = True
+    unit = args[0].strip("'")
+    known = _read(os.path.join(state_dir, 'unit')) == unit
+    state = _read(os.path.join(state_dir, 'state'), 'inactive dead').split()
+    if action == 'show':
+        lines = [('Id', '%s.service' % unit.replace('.service', '')), ('Names', '%s.service' % unit.replace('.service', ''))]
+        if known:
+            lines += [('LoadState', 'loaded'), ('ActiveState', state[0]), ('SubState', state[1]),
+                      ('MainPID', str(child_pid(state_dir) or 0)), ('Restart', 'always'), ('RestartUSec', '11s')]
+            program = _read(os.path.join(state_dir, 'execstart'))
+            if program:
+                # systemctl show's form of an ExecStart= command line
+                lines.append(('ExecStart', '{ path=%s ; argv[]=%s ; ignore_errors=no ; start_time=[n/a] ; '
+                                           'stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }' % (program, program)))
+        else:
+            lines += [('LoadState', 'not-found'), ('ActiveState', 'inactive'), ('SubState', 'dead'), ('MainPID', '0')]
+        if props:
+            lines = [(k, v) for k, v in lines if k in props]
+        print('\n'.join(v if value_only else '%s=%s' % (k, v) for k, v in lines))
+        return 0
+    if not known:
+        sys.stderr.write('Failed to %s %s.service: Unit %s.service not found.\n' % (action, unit, unit))
+        return 5
+    if action == 'is-active':
+        print(state[0])
+        return 0 if state[0] == 'active' else 3
+    supervisor = int(_read(os.path.join(state_dir, 'supervisor.pid')))
+    if action == 'stop':
+        os.kill(supervisor, STOP)
+        return 0 if _wait(lambda: _read(os.path.join(state_dir, 'state')) == 'inactive dead') else 1
+    if action == 'start':
+        os.kill(supervisor, START)
+        return 0 if _wait(lambda: child_pid(state_dir) is not None) else 1
+    sys.stderr.write('standin systemctl: unknown action %s\n' % action)
+    return 1
+
+
+def docker(state_dir, action, container, args):
+    pid = child_pid(state_dir)
+    if action == 'stop':
+        # the container's process ends; the unit around it is not told
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+            _wait(lambda: child_pid(state_dir) != pid)
+        print(container)
+        return 0
+    if action == 'start':
+        if pid is None:
+            os.kill(int(_read(os.path.join(state_dir, 'supervisor.pid'))), START)
+            _wait(lambda: child_pid(state_dir) is not None)
+        print(container)
+        return 0
+    if action == 'exec':
+        if pid is None:
+            sys.stderr.write('Error response from daemon: container %s is not running\n' % container)
+            return 1
+        if args[:2] == ['nova-compute', '--version']:
+            print(VERSION)
+        return 0
+    sys.stderr.write('standin docker: unknown action %s\n' % action)
+    return 1
+
+
+def nova_compute(state_dir):
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    while True:
+        time.sleep(1)
+
+
+def main(argv):
+    kind, state_dir = argv[0], argv[1]
+    if kind == 'supervise':
+        restart_sec = float(argv[4]) if len(argv) > 4 and argv[3] == '--restart-sec' else 11.0
+        supervise(state_dir, argv[2], restart_sec)
+        return 0
+    if kind == 'systemctl':
+        return systemctl(state_dir, argv[2], argv[3:])
+    if kind == 'nova-compute-cli':
+        # the program a unit's ExecStart names: `nova-compute --version` prints the version
+        if argv[2:] == ['--version']:
+            print(VERSION)
+            return 0
+        return 2
+    if kind == 'docker':
+        return docker(state_dir, argv[2], argv[3], argv[4:])
+    if kind == 'nova-compute':
+        nova_compute(state_dir)
+        return 0
+    sys.stderr.write('usage: see the module docstring\n')
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,403 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nova-compute under a supervisor, around the node's reshape (issue 27, section 2): the rolling
+role with ansible-playbook against the real Placement, nova's os-services API stood in here, and a
+fake nova-compute process run by a stand-in of a systemd unit with Restart=always
+(tests/integration/standin_units.py), as kolla-ansible 16.0.0 and later runs every container
+(kolla-<container>-container.service, RestartSec 11 s there, 1 s here).
+
+* kolla's old recipe, ``docker stop nova_compute`` (the command path), is undone by the unit: the
+  process is started again, and rolling_reshape_nova_status_command, read right before the
+  reshape, finds it running; the node fails before the reshape, left disabled in nova, its tree
+  untouched.
+* the recipe on the unit (kolla-nova_compute-container; openstack-ansible's nova-compute unit on
+  the host): the service manager path, ansible.builtin.service run as on a systemd host (the
+  service_mgr fact says systemd, and ``systemctl`` on PATH is the stand-in, so ansible-core's own
+  systemd_service module runs it): a stop through the unit is not undone (the node is reshaped,
+  nova-compute started again by the unit and enabled), and a unit started again behind the role's
+  back is found (its state re-read) and fails the node.
+
+What this does not test: systemd itself (D-Bus, a unit's real Restart= handling), docker or
+podman, kolla's and openstack-ansible's real units; the stand-ins do what their documentation
+says (systemd.service(5): Restart=always restarts a process that ended unless the unit was
+stopped; docker exec fails on a stopped container).  The nova stand-in reports a stopped
+nova-compute down at once (real nova: after service_down_time, or at once when forced_down).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import pytest
+import yaml
+
+try:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+except ImportError:  # Python < 3.7
+    from http.server import BaseHTTPRequestHandler, HTTPServer as ThreadingHTTPServer
+
+try:
+    from urllib.parse import parse_qs, urlparse
+except ImportError:  # pragma: no cover
+    from urlparse import parse_qs, urlparse
+
+import simfleet
+import standin_units
+from test_fleet_playbook import BIN, _env, statuses, summary, trees
+
+pytestmark = [pytest.mark.slow, pytest.mark.real]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+KOLLA_UNIT = 'kolla-nova_compute-container'
+
+
+def guide_recipes():
+    """The YAML blocks of docs/operator-guide.md that start with ``# recipe: <name>``: {name: vars}.
+
+    The tests below run them as they are (the stand-in docker, systemctl and nova-compute come first
+    on PATH)."""
+    with open(os.path.join(REPO, 'docs', 'operator-guide.md')) as handle:
+        text = handle.read()
+    found = {}
+    for block in re.findall(r'^```yaml\n(# recipe: [^\n]+\n.*?)^```', text, flags=re.M | re.S):
+        found[block.split('\n', 1)[0][len('# recipe: '):].strip()] = yaml.safe_load(block)
+    return found
+
+
+RECIPES = guide_recipes()
+KOLLA = RECIPES['kolla-ansible 16.0.0 and later']
+CONTAINER = RECIPES['a nova_compute container without a unit']
+OSA = RECIPES['openstack-ansible']
+
+
+class NovaServices(object):
+    """nova's os-services API (2.53) for the nodes' nova-compute: up while the fake process runs."""
+
+    def __init__(self, state_dir):
+        self.state_dir = state_dir
+        self.records = {}
+        self.puts = []
+        self.last_report = None
+        self.lock = threading.Lock()
+        nova = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _send(self, status, body):
+                data = json.dumps(body).encode('utf-8')
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.send_header('OpenStack-API-Version', 'compute 2.53')
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                url = urlparse(self.path)
+                query = dict((k, v[0]) for k, v in parse_qs(url.query).items())
+                if url.path.rstrip('/') != '/v2.1/os-services':
+                    return self._send(404, {'itemNotFound': {'message': 'no %s here' % url.path}})
+                with nova.lock:
+                    services = [nova.record(query['host'])] if query.get('host') else list(nova.records.values())
+                self._send(200, {'services': [nova.shown(s) for s in services
+                                              if s['binary'] == query.get('binary', s['binary'])]})
+
+            def do_PUT(self):
+                url = urlparse(self.path)
+                body = json.loads(self.rfile.read(int(self.headers.get('Content-Length') or 0)) or b'{}')
+                with nova.lock:
+                    found = [s for s in nova.records.values() if url.path == '/v2.1/os-services/%s' % s['id']]
+                    if not found:
+                        return self._send(404, {'itemNotFound': {'message': 'no service %s' % url.path}})
+                    record = found[0]
+                    nova.puts.append(dict(body))
+                    if body.get('status') == 'enabled':
+                        record.update(status='enabled', disabled_reason=None)
+                    elif body.get('status') == 'disabled':
+                        record.update(status='disabled', disabled_reason=body.get('disabled_reason'))
+                    if 'forced_down' in body:
+                        record['forced_down'] = bool(body['forced_down'])
+                    shown = nova.shown(record)
+                self._send(200, {'service': shown})
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = 'http://127.0.0.1:%d/v2.1' % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever)
+        self.thread.daemon = True
+        self.thread.start()
+
+    def record(self, host):
+        if host not in self.records:
+            self.records[host] = {'id': str(uuid.uuid4()), 'host': host, 'binary': 'nova-compute', 'zone': 'nova',
+                                  'status': 'enabled', 'disabled_reason': None, 'forced_down': False}
+        return self.records[host]
+
+    def shown(self, record):
+        running = standin_units.child_pid(self.state_dir) is not None
+        if running:
+            # a running nova-compute reports every report_interval; here: whenever nova is asked
+            self.last_report = datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%S.%f')
+        return dict(record, state='up' if running and not record['forced_down'] else 'down',
+                    updated_at=self.last_report)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def node_side(tmp_path):
+    """Start a unit's supervisor: ``start(unit, restart_sec)`` gives its state dir; the stand-in
+    ``systemctl`` and ``docker`` are in ``bin`` (they act on the last unit started)."""
+    state_dir = str(tmp_path / 'unit')
+    os.makedirs(state_dir)
+    bin_dir = str(tmp_path / 'bin')
+    os.makedirs(bin_dir)
+    for tool, kind in (('systemctl', 'systemctl'), ('docker', 'docker'), ('nova-compute', 'nova-compute-cli')):
+        path = os.path.join(bin_dir, tool)
+        with open(path, 'w') as handle:
+            handle.write('#!/bin/sh\nexec "%s" "%s" %s "%s" "$@"\n'
+                         % (sys.executable, os.path.join(HERE, 'standin_units.py'), kind, state_dir))
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    started = []
+
+    def start(unit, restart_sec):
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, 'standin_units.py'), 'supervise', state_dir,
+                                 unit, '--restart-sec', str(restart_sec)])
+        started.append(proc)
+        end = time.time() + 20
+        while not (os.path.exists(os.path.join(state_dir, 'supervisor.pid'))
+                   and standin_units.child_pid(state_dir)):
+            assert time.time() < end and proc.poll() is None, 'the stand-in unit did not start'
+            time.sleep(0.05)
+        return state_dir
+
+    try:
+        yield {'start': start, 'bin': bin_dir, 'dir': state_dir}
+    finally:
+        for proc in started:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def nova(node_side):
+    server = NovaServices(node_side['dir'])
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+SYSTEMD_HOST = '''---
+- name: The stand-in nodes are systemd hosts (their systemctl is the test's stand-in on PATH)
+  hosts: compute
+  gather_facts: false
+  tasks:
+    - name: Say that the service manager is systemd, as fact gathering would on such a host
+      ansible.builtin.set_fact:
+        ansible_service_mgr: systemd
+        cacheable: true
+
+- name: The roll
+  ansible.builtin.import_playbook: placement.upgrade.rolling_reshape
+'''
+
+
+def roll(fleet, node_side, extra, systemd=False, hook=None):
+    """ansible-playbook placement.upgrade.rolling_reshape on the fleet, the stand-ins first on PATH."""
+    out = fleet['out_dir']
+    if systemd:
+        playbook = os.path.join(out, 'systemd_host_roll.yml')
+        with open(playbook, 'w') as handle:
+            handle.write(SYSTEMD_HOST)
+    else:
+        playbook = 'placement.upgrade.rolling_reshape'
+    extra = dict({'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
+                  'rolling_reshape_report_dir': os.path.join(out, 'reports')}, **extra)
+    if hook:
+        path = os.path.join(out, 'pre_hook.yml')
+        with open(path, 'w') as handle:
+            handle.write(hook)
+        extra['rolling_reshape_pre_tasks'] = path
+    env = _env(out)
+    env['PATH'] = node_side['bin'] + os.pathsep + env.get('PATH', '')
+    proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', fleet['inventory'], playbook,
+                           '-e', json.dumps(extra)], env=env, cwd=out, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=600)
+    return proc.returncode, proc.stdout
+
+
+def one_node_fleet(tmp_path, placement_server, rest_backend, unique_name):
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=1, prefix=unique_name('sup') + '-', backend=rest_backend,
+                           inventory_vars={'placement_backend': placement_server.module_auth()})
+    assert list(fleet['expected'].values()) == ['reshaped']
+    return fleet, fleet['nodes'][0]['name'], fleet['nodes'][0]['provider']
+
+
+def nova_steps(nova):
+    return {'rolling_reshape_nova_service': 'always',
+            'rolling_reshape_compute_endpoint': nova.url,
+            # nova sees it down at once (kolla's unit restarts it within service_down_time otherwise)
+            'rolling_reshape_nova_force_down': True,
+            'rolling_reshape_nova_timeout': 60}
+
+
+def flat(out):
+    return ' '.join(out.split())
+
+
+def test_the_guide_gives_the_recipes_tested_here():
+    assert KOLLA['rolling_reshape_nova_compute_service'] == KOLLA_UNIT
+    assert OSA['rolling_reshape_nova_compute_service'] == 'nova-compute'
+    assert CONTAINER['rolling_reshape_nova_stop_command'] == ['docker', 'stop', 'nova_compute']
+    assert CONTAINER['rolling_reshape_nova_status_command'] == ['docker', 'exec', 'nova_compute', 'true']
+
+
+def test_kolla_docker_stop_undone_by_the_unit_fails_the_node_before_the_reshape(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    # the commands of a container without a unit, on a kolla-ansible >= 16.0.0 node (its unit restarts it)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    before = trees(fleet, rest_backend)
+    # the ~11 s of kolla's RestartSec pass before the reshape (here 1 s: the hook waits for it)
+    hook = ('- name: Time passes before the reshape\n'
+            '  ansible.builtin.wait_for:\n    path: %s\n    timeout: 30\n' % os.path.join(state_dir, 'child.pid'))
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **CONTAINER), hook=hook)
+    assert rc != 0, out
+    said = flat(out)
+    assert ('The roll stops at %s: %s: nova-compute runs again right before the reshape, after it was stopped: '
+            'rolling_reshape_nova_status_command (docker exec nova_compute true) exits 0. The stop command (docker stop '
+            'nova_compute) ended it, and something started it again: most likely a supervisor, such as the systemd '
+            'unit kolla-ansible (16.0.0 and later) runs every container under, kolla-<container>-container.service '
+            'with Restart=always, which starts the container again about 11 s after a docker stop. Stop the unit '
+            'instead: rolling_reshape_nova_compute_service: kolla-nova_compute-container'
+            % (node, node)) in said, out
+    assert 'The old nova-compute would have run through the reshape, which was not started' in said
+    assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
+    # the unit did start it again, and it runs: nothing says it is stopped
+    assert [e.split()[0] for e in standin_units.events(state_dir)] == ['start', 'exit', 'restart']
+    assert standin_units.child_pid(state_dir) is not None
+    assert 'left disabled in nova and stopped' not in said
+    # nothing written to the tree; the node failed, disabled in nova
+    assert trees(fleet, rest_backend) == before
+    assert statuses(fleet) == {node: 'failed'}
+    record = nova.records[provider]
+    assert record['status'] == 'disabled' and record['disabled_reason'].startswith('placement.upgrade ')
+
+
+@pytest.mark.parametrize('unit', [KOLLA_UNIT, 'nova-compute'], ids=['kolla-unit', 'openstack-ansible'])
+def test_stopped_through_its_unit_nova_compute_stays_stopped_and_the_node_is_reshaped(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova, unit):
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](unit, 1)
+    # longer than the unit's RestartSec: a stop through the unit is not undone
+    hook = '- name: Time passes before the reshape\n  ansible.builtin.pause:\n    seconds: 3\n'
+    if unit == 'nova-compute':
+        # openstack-ansible: the unit runs nova-compute of a venv, not on PATH; the recipe's version
+        # command reads the program the unit's ExecStart names
+        with open(os.path.join(state_dir, 'execstart'), 'w') as handle:
+            handle.write(os.path.join(node_side['bin'], 'nova-compute'))
+        recipe = OSA
+    else:
+        recipe = KOLLA
+    assert recipe['rolling_reshape_nova_expected_version'] == standin_units.VERSION
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **recipe), systemd=True, hook=hook)
+    assert rc == 0, out
+    assert statuses(fleet) == {node: 'reshaped'}
+    assert [n['nova_compute'] for n in summary(fleet)['nodes']] == [{'before': '34.0.0', 'after': '34.0.0'}]
+    assert [e.split()[0] for e in standin_units.events(state_dir)] == ['start', 'unit-stop', 'unit-start']
+    assert standin_units.child_pid(state_dir) is not None
+    # the unit was read again right before the reshape (and found stopped)
+    assert "TASK [placement.upgrade.rolling_reshape : Read the state of nova-compute's unit right before the reshape]" \
+        in out, out
+    record = nova.records[provider]
+    assert (record['status'], record['forced_down']) == ('enabled', False)
+    assert nova.puts[0]['status'] == 'disabled' and nova.puts[-1] == {'status': 'enabled'}
+
+
+def test_a_unit_started_again_before_the_reshape_fails_the_node(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    before = trees(fleet, rest_backend)
+    # something behind the role's back (a deployment run, another unit) starts the unit again
+    hook = ('- name: Something starts the unit again\n'
+            '  ansible.builtin.command:\n    argv: [systemctl, start, %s]\n' % KOLLA_UNIT)
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **KOLLA), systemd=True, hook=hook)
+    assert rc != 0, out
+    pid = standin_units.child_pid(state_dir)
+    assert pid is not None
+    said = flat(out)
+    assert ('The roll stops at %s: %s: nova-compute runs again right before the reshape, after it was stopped: '
+            'its unit %s is active (running), main PID %d. The service manager stopped %s and something started '
+            'it again' % (node, node, KOLLA_UNIT, pid, KOLLA_UNIT)) in said, out
+    assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
+    assert trees(fleet, rest_backend) == before
+    assert statuses(fleet) == {node: 'failed'}
+    assert nova.records[provider]['status'] == 'disabled'
+
+
+def test_a_status_command_that_cannot_run_fails_the_node_before_the_reshape(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    node_side['start'](KOLLA_UNIT, 1)
+    missing = str(tmp_path / 'no-such-docker')
+    before = trees(fleet, rest_backend)
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **dict(
+        CONTAINER, rolling_reshape_nova_status_command=[missing, 'exec', 'nova_compute', 'true'])))
+    assert rc != 0, out
+    said = flat(out)
+    assert ('%s: whether nova-compute runs could not be read right before the reshape: '
+            'rolling_reshape_nova_status_command (%s exec nova_compute true) could not be run (' % (node, missing)) in said, out
+    # ansible-core 2.19 says 'Error executing command.', 2.18 '[Errno 2] No such file or directory: ...'; both rc 2
+    assert ' rc 2: is %s on the node, and executable?). The reshape was not started: the roll wrote nothing to ' \
+           "the node's tree." % missing in said, out
+    assert trees(fleet, rest_backend) == before
+    assert statuses(fleet) == {node: 'failed'}
+
+
+def test_stopped_by_the_pre_hook_and_started_again_fails_the_node(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """No unit or command for the role (the hooks stop and start nova-compute), the status command set."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    before = trees(fleet, rest_backend)
+    hook = ('- name: Stop the container (behind its unit)\n'
+            '  ansible.builtin.command:\n    argv: [docker, stop, nova_compute]\n'
+            '- name: Time passes before the reshape\n'
+            '  ansible.builtin.wait_for:\n    path: %s\n    timeout: 30\n' % os.path.join(state_dir, 'child.pid'))
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), rolling_reshape_nova_compute_service='',
+                                          rolling_reshape_nova_version_command=[],
+                                          rolling_reshape_nova_status_command=CONTAINER['rolling_reshape_nova_status_command']),
+                   hook=hook)
+    assert rc != 0, out
+    said = flat(out)
+    assert ('The roll stops at %s: %s: nova-compute runs right before the reshape: rolling_reshape_nova_status_command '
+            '(docker exec nova_compute true) exits 0. The role does not stop it (rolling_reshape_nova_compute_service '
+            'and rolling_reshape_nova_stop_command are empty): the pre hook (%s) did not stop it, or something started '
+            'it again, such as a supervisor' % (node, node, os.path.join(fleet['out_dir'], 'pre_hook.yml'))) in said, out
+    assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
+    assert [e.split()[0] for e in standin_units.events(state_dir)] == ['start', 'exit', 'restart']
+    assert trees(fleet, rest_backend) == before
+    assert statuses(fleet) == {node: 'failed'}
+    assert nova.records[provider]['status'] == 'disabled'
