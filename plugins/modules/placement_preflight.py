@@ -31,6 +31,22 @@ description:
     is a writable directory, or can be created (its nearest existing parent is a writable
     directory). Nothing is created here; the reshape and the report create them (mode C(0700)) when
     they write their first file.
+  - C(nova_credentials) - for every node of O(nodes) whose nova.conf was read, nova-compute's OWN
+    C([placement]) credentials do what nova-compute needs at start-up, probed from where this module
+    runs as nova 34 connects (keystoneauth's options of the section). That is a token from the identity
+    service (Keystone), the Placement endpoint nova would use (C(endpoint_override), else the catalog's
+    C(service_type) endpoint for the first of C(valid_interfaces), default C(internal,public), in
+    C(region_name)), its version discovery, and the same C(POST /reshaper) probe as
+    C(reshape_permission). Nodes with the same options are probed once. A node whose nova cannot
+    reshape (no token, no endpoint, or C(403) on the probe when the credentials lack the C(service) role)
+    fails the check, named with the step and what Keystone or Placement answered. A node whose nova.conf
+    was not found or sets no C(auth_type) in C([placement]) cannot be checked, and a warning names it.
+    Against the embedded store nothing is probed.
+  - C(mdev_persistence) - on every node of O(nodes) with mdevs, C(mdevctl) is installed and every
+    mdev a guest holds is defined persistently (C(/etc/mdevctl.d/<parent>/<uuid>)). A reboot of the
+    host loses a transient mdev, and nova 34 starts only defined mdevs, so its guest cannot start.
+    Each problem is a warning naming the node, the mdevs, their parent and the guest, with the
+    C(mdevctl define) command that fixes it; with O(fail_on_transient_mdevs=true) it fails the check.
 options:
   providers:
     description:
@@ -74,6 +90,62 @@ options:
       requires:
         description: A file the command needs (its service's configuration).
         type: str
+  nodes:
+    description:
+      - What the P(placement.upgrade.preflight#role) role read on each node the roll will touch, with
+        M(placement.upgrade.node_preflight) (each element is that module's result plus the node's name),
+        that is nova-compute's C([placement]) options and the node's mdevs. Used by the C(nova_credentials) and
+        C(mdev_persistence) checks.
+      - The secret options (C(nova_placement.secrets)) are never logged or returned.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      node:
+        description: The node's name, as messages name it (its inventory name).
+        type: str
+        required: true
+      nova_placement:
+        description:
+          - M(placement.upgrade.node_preflight)'s RV(placement.upgrade.node_preflight#module:nova_placement)
+            (V(null) when it was not read).
+        type: dict
+        suboptions:
+          files:
+            description: The files read, in order.
+            type: list
+            elements: str
+            default: []
+          options:
+            description: The options of C([placement]), secrets left out.
+            type: dict
+            default: {}
+          auth_section:
+            description: The section C(auth_section) names, when set.
+            type: str
+          auth:
+            description: The options of the section the auth options are read from, secrets left out.
+            type: dict
+            default: {}
+          secrets:
+            description: The auth options holding a secret (C(password), C(application_credential_secret), ...).
+            type: dict
+            default: {}
+          missing:
+            description: Why nothing was read (no nova.conf), when nothing was.
+            type: str
+      mdevs:
+        description:
+          - M(placement.upgrade.node_preflight)'s RV(placement.upgrade.node_preflight#module:mdevs)
+            (V(null) when it was not read).
+        type: dict
+  fail_on_transient_mdevs:
+    description:
+      - Fail the C(mdev_persistence) check when a node's guests hold mdevs that are not defined
+        persistently or C(mdevctl) is missing on an mdev node. By default each is a warning, since the
+        reshape does not touch the mdevs (they are lost at the next reboot of the host, not by the roll).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - placement.upgrade.auth
   - placement.upgrade.auth.ATTRIBUTES
@@ -125,7 +197,9 @@ checks:
   elements: dict
   contains:
     check:
-      description: Name of the check (reachable, microversion, reshape_permission, root_providers, directories).
+      description: >-
+        Name of the check (reachable, microversion, reshape_permission, root_providers, directories,
+        nova_credentials, mdev_persistence).
       type: str
       returned: always
       sample: microversion
@@ -166,6 +240,29 @@ missing:
   type: list
   elements: str
   sample: []
+nova_credentials:
+  description:
+    - For each node of O(nodes) whose nova.conf was read, by node name, what probing nova-compute's own
+      C([placement]) credentials found. No secret is returned.
+    - C(passed) (V(null) when the node could not be checked), C(detail) (what was found, or why the node
+      could not be checked), C(user), C(roles) (of the token Keystone gave; empty when none was given) and
+      C(endpoint) (the Placement endpoint nova-compute would use; V(null) when not found).
+  returned: when O(nodes) holds nova.conf options
+  type: dict
+  sample:
+    compute-01:
+      passed: false
+      detail: "nova-compute may not reshape with its own credentials (user nova, project service, ...): 403 Forbidden ..."
+      user: nova
+      roles: [admin, member, reader]
+      endpoint: https://placement.internal.example:8778
+mdev_problems:
+  description: For each node of O(nodes) whose mdevs are not all persistent, the problems found.
+  returned: when O(nodes) holds mdevs
+  type: dict
+  sample:
+    compute-03:
+      - "compute-03: 1 mdev(s) held by guests are not defined persistently ..."
 log:
   description: Messages from the task.
   returned: always
@@ -178,6 +275,7 @@ error:
   type: dict
 '''
 
+import json
 import os
 import shutil
 
@@ -193,6 +291,8 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import files
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import mdev_persistence
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import placement_auth
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import microversions
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
@@ -272,8 +372,138 @@ def command_found(command, requires=None):
     return not requires or os.path.exists(requires)
 
 
-def run_checks(backend, providers, min_microversion, check_reshape_permission, directories=()):
+def _names(nodes, of=None):
+    """The nodes named (every one: the operator must know which), or 'all N nodes' when they are all of ``of``."""
+    names = [n['node'] for n in nodes]
+    if of is not None and len(names) > 1 and len(names) == len(of):
+        return 'all %d nodes' % len(names)
+    return ', '.join(names)
+
+
+def _conf_where(conf, read):
+    section = '[placement]'
+    if conf.get('auth_section'):
+        section = '[placement] (auth options in [%s])' % conf['auth_section']
+    if len(read) > 1:
+        return "%s of each node's nova.conf (%s)" % (section, ', '.join(' + '.join(f) for f in read))
+    return '%s of %s' % (section, ' + '.join(read[0] if read else []) or 'nova.conf')
+
+
+def _probe_nova(conf, log, read=None):
+    """``{passed, detail, user, roles, endpoint}`` of one set of nova [placement] options
+    (``read``: the distinct file lists the nodes sharing them read them from)."""
+    auth = conf.get('auth') if conf.get('auth_section') else conf.get('options')
+    user = (auth or {}).get('username') or (auth or {}).get('user_id') or (auth or {}).get('application_credential_id')
+    out = {'passed': False, 'detail': '', 'user': user, 'roles': [], 'endpoint': None}
+    where = _conf_where(conf, read or [conf.get('files') or []])
+    if not (auth or {}).get('auth_type') and not (auth or {}).get('auth_plugin'):
+        out.update(passed=None, detail='not checked: %s sets no auth_type (nova-compute would have no '
+                   'credentials for Placement; if nova-compute reads another file, name it with '
+                   'rolling_reshape_nova_conf)' % where)
+        return out
+    try:
+        nova, info = placement_auth.connect(conf, log=log)
+    except PlacementError as exc:
+        out['detail'] = 'nova-compute cannot reach Placement with its own credentials (%s): %s' % (
+            where, format_error(exc))
+        return out
+    try:
+        out.update(user=info['user'] or user, roles=info['roles'], endpoint=info['endpoint'])
+        passed, detail = probe_reshape_permission(nova)
+    finally:
+        nova.close()
+    who = 'user %s, project %s, Placement at %s, from %s' % (out['user'], info['project'], info['endpoint'], where)
+    if passed:
+        out.update(passed=True, detail='nova-compute may reshape (%s)' % who)
+    else:
+        roles = ', '.join(info['roles']) or 'none'
+        lacks = '' if 'service' in info['roles'] else ', no `service` role'
+        out['detail'] = ('nova-compute may not reshape with its own credentials (%s; the token\'s roles: %s%s): %s'
+                         % (who, roles, lacks, detail))
+    return out
+
+
+def check_nova_credentials(backend, nodes, warn, log):
+    """``(passed, detail, {node: result})`` for nova-compute's own credentials, or None when no
+    node of ``nodes`` carries nova.conf options.  Nodes with the same options are probed once."""
+    read = [n for n in nodes if n.get('nova_placement') is not None]
+    if not read:
+        return None
+    results = {}
+    if backend.kind == 'embedded':
+        return True, 'the embedded store has no identity service: nova-compute\'s credentials of %d node(s) ' \
+            'are not probed' % len(read), results
+    groups, unread = {}, {}
+    for item in read:
+        conf = item['nova_placement']
+        if conf.get('missing'):
+            unread.setdefault(conf['missing'], []).append(item)
+            continue
+        # the same options give the same answer wherever they were read (the path only names them)
+        key = json.dumps([conf.get('options'), conf.get('auth_section'), conf.get('auth'), conf.get('secrets')],
+                         sort_keys=True, default=str)
+        groups.setdefault(key, []).append(item)
+    failed, unchecked, probes = [], [], 0
+    for reason, items in sorted(unread.items()):
+        unchecked.append('%s: not checked: %s' % (_names(items), reason))
+        for item in items:
+            results[item['node']] = {'passed': None, 'detail': 'not checked: %s' % reason, 'user': None,
+                                     'roles': [], 'endpoint': None}
+    passed_nodes = 0
+    for key in sorted(groups):
+        items = groups[key]
+        paths = []
+        for item in items:
+            if (item['nova_placement'].get('files') or []) not in paths:
+                paths.append(item['nova_placement'].get('files') or [])
+        outcome = _probe_nova(items[0]['nova_placement'], log, paths[:3] + ([['...']] if len(paths) > 3 else []))
+        probes += outcome['passed'] is not None
+        for item in items:
+            results[item['node']] = dict(outcome)
+        if outcome['passed'] is None:
+            unchecked.append('%s: %s' % (_names(items), outcome['detail']))
+        elif outcome['passed']:
+            passed_nodes += len(items)
+        else:
+            failed.append('%s: %s' % (_names(items, read), outcome['detail']))
+    for text in unchecked:
+        warn('nova-compute\'s own Placement credentials: %s' % text)
+    if failed:
+        return False, '; '.join(failed), results
+    detail = 'nova-compute may reshape with its own [placement] credentials on %d node(s) (%d probe(s))' % (
+        passed_nodes, probes)
+    if unchecked:
+        detail += '; %d node(s) not checked (see the warnings)' % (len(read) - passed_nodes)
+    return True, detail, results
+
+
+def check_mdevs(nodes, fail, warn):
+    """``(passed, detail, {node: [problem]})`` of the mdev persistence of ``nodes``, or None."""
+    read = [n for n in nodes if n.get('mdevs') is not None]
+    if not read:
+        return None
+    found = {}
+    mdev_nodes = [n for n in read if (n.get('mdevs') or {}).get('mdev_node')]
+    for item in mdev_nodes:
+        texts = mdev_persistence.problems(item['node'], item['mdevs'])
+        if texts:
+            found[item['node']] = texts
+    if not found:
+        return True, 'every mdev held by a guest is defined persistently (mdevctl) on the %d mdev node(s)' % len(
+            mdev_nodes), found
+    texts = [t for node in sorted(found) for t in found[node]]
+    if fail:
+        return False, '; '.join(texts), found
+    for text in texts:
+        warn(text)
+    return True, '%d of %d mdev node(s) have mdevs that a reboot of the host would lose, or no mdevctl ' \
+        '(warned: fail_on_transient_mdevs is false)' % (len(found), len(mdev_nodes)), found
+
+
+def run_checks(backend, providers, min_microversion, check_reshape_permission, directories=(),
+               nodes=(), fail_on_transient_mdevs=False, warn=None, log=None):
     """Run the checks on an open backend; return the result dict (``failed`` set when one failed)."""
+    warn = warn or (lambda message: None)
     want = microversions.version_tuple(min_microversion)
     checks = [check('reachable', True, 'Placement answered (%s backend)' % backend.kind)]
     result = {'changed': False, 'checks': checks, 'backend': backend.kind, 'providers': {}, 'missing': []}
@@ -299,6 +529,14 @@ def run_checks(backend, providers, min_microversion, check_reshape_permission, d
         checks.append(check('root_providers', not missing, text))
     if directories:
         checks.append(check('directories', *check_directories(directories)))
+    nova = check_nova_credentials(backend, list(nodes or []), warn, log)
+    if nova is not None:
+        checks.append(check('nova_credentials', nova[0], nova[1]))
+        result['nova_credentials'] = nova[2]
+    mdevs = check_mdevs(list(nodes or []), fail_on_transient_mdevs, warn)
+    if mdevs is not None:
+        checks.append(check('mdev_persistence', mdevs[0], mdevs[1]))
+        result['mdev_problems'] = mdevs[2]
     failed = [c for c in checks if not c['passed']]
     if failed:
         result['failed'] = True
@@ -333,7 +571,9 @@ def _run(module, _backend, log):
         module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages, found))
     try:
         result = run_checks(backend, params['providers'], params['min_microversion'],
-                            params['check_reshape_permission'], params['directories'])
+                            params['check_reshape_permission'], params['directories'],
+                            nodes=params['nodes'], fail_on_transient_mdevs=params['fail_on_transient_mdevs'],
+                            warn=module.warn, log=keep)
     finally:
         backend.close()
     result['commands_found'] = found
@@ -356,6 +596,19 @@ def argument_spec(args=None):
             command=dict(type='str', required=True),
             requires=dict(type='str'),
         )),
+        nodes=dict(type='list', elements='dict', default=[], options=dict(
+            node=dict(type='str', required=True),
+            nova_placement=dict(type='dict', options=dict(
+                files=dict(type='list', elements='str', default=[]),
+                options=dict(type='dict', default={}),
+                auth_section=dict(type='str'),
+                auth=dict(type='dict', default={}),
+                secrets=dict(type='dict', default={}, no_log=True),
+                missing=dict(type='str'),
+            )),
+            mdevs=dict(type='dict'),
+        )),
+        fail_on_transient_mdevs=dict(type='bool', default=False),
     )
 
 

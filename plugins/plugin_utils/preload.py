@@ -33,6 +33,8 @@ MODULES = (
     'ansible_collections.placement.upgrade.plugins.action.device_info',
     'ansible_collections.placement.upgrade.plugins.modules.placement_preflight',
     'ansible_collections.placement.upgrade.plugins.action.placement_preflight',
+    'ansible_collections.placement.upgrade.plugins.modules.node_preflight',
+    'ansible_collections.placement.upgrade.plugins.action.node_preflight',
 )
 
 _DONE = []

@@ -457,3 +457,51 @@ def matching_spec(specs, address, vendor_id, product_id, parent_addr=None, pf_ad
         if spec_matches(spec, address, vendor_id, product_id, parent_addr, pf_addresses):
             return spec
     return None
+
+
+# -- nova-compute's own credentials for Placement ([placement]) --------------------------------
+
+PLACEMENT_SECTION = 'placement'
+
+
+def _section_options(raw, section):
+    """``{option: last value}`` of one section, option names as oslo.config's ``dest`` (``-`` -> ``_``)."""
+    out = {}
+    for option, values in sorted((raw.get(section) or {}).items()):
+        if values:
+            out[option.replace('-', '_')] = values[-1]
+    return out
+
+
+def placement_section(path=DEFAULT_NOVA_CONF, conf_dir=None, is_secret=None):
+    """nova-compute's ``[placement]`` options, as nova 34 hands them to keystoneauth, or None.
+
+    nova registers keystoneauth's auth, session and adapter options in ``[placement]``
+    (nova/conf/placement.py, ``register_ksa_opts``); keystoneauth takes the auth plugin's
+    options from the section ``auth_section`` names when it is set.  Nothing is interpreted
+    here: the values are the text of the files (the last one of each option, a later file
+    winning), for the caller to load as keystoneauth does.  Returns None when no file exists,
+    else::
+
+        {"files": [paths read], "options": {option: value},   # [placement], secrets left out
+         "auth_section": name or None,
+         "auth": {option: value},                             # where the auth options are
+         "secrets": {option: value}}                          # the auth options holding a secret
+
+    ``is_secret``: ``is_secret(option) -> bool`` (which options hold a secret); their values go
+    only in ``secrets`` (the caller keeps them out of every log).
+    """
+    files = config_files(path, conf_dir)
+    if not files:
+        return None
+    raw = read_raw(files)
+    options = _section_options(raw, PLACEMENT_SECTION)
+    auth_section = options.get('auth_section') or None
+    auth = _section_options(raw, auth_section) if auth_section else dict(options)
+    is_secret = is_secret or (lambda name: False)
+    # (with auth_section, a secret in [placement] itself is not read by keystoneauth: left out)
+    secrets = dict((k, v) for k, v in auth.items() if is_secret(k))
+    options = dict((k, v) for k, v in options.items() if not is_secret(k))
+    auth = dict((k, v) for k, v in auth.items() if not is_secret(k))
+    return {'files': files, 'options': options, 'auth_section': auth_section, 'auth': auth,
+            'secrets': secrets}
