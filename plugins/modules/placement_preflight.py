@@ -483,7 +483,7 @@ def check_mdevs(nodes, fail, warn):
     if not read:
         return None
     found = {}
-    mdev_nodes = [n for n in read if (n.get('mdevs') or {}).get('mdev_node')]
+    mdev_nodes = [n for n in read if (n.get('mdevs') or {}).get('mdev_node') or (n.get('mdevs') or {}).get('error')]
     for item in mdev_nodes:
         texts = mdev_persistence.problems(item['node'], item['mdevs'])
         if texts:

@@ -130,6 +130,8 @@ def define_command(mdev):
 
 def problems(node, result):
     """Sentences (none when all is well) about one node's :func:`check` result."""
+    if result and result.get('error'):
+        return ['%s: its mdevs could not be checked: %s' % (node, result['error'])]
     if not result or not result.get('mdev_node'):
         return []
     out = []

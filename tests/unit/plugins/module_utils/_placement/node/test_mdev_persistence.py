@@ -149,3 +149,24 @@ def test_placement_section_keeps_secrets_apart(tmp_path):
                              'application_credential_id': 'abc'}
     assert found['options'] == {'auth_section': 'nova_auth', 'region_name': 'R2'}
     assert novaconf.placement_section(str(tmp_path / 'absent.conf')) is None
+
+
+def test_a_node_whose_devices_cannot_be_read_is_said(tmp_path, capsys):
+    """node_preflight never fails on what it finds: a discovery error is the node's problem, said by the check."""
+    from ansible_collections.placement.upgrade.plugins.modules import node_preflight, placement_preflight
+    from module_runner import run_module_main
+
+    rc, read = run_module_main(node_preflight.main, {'sysfs_root': str(tmp_path / 'nosys'), 'nova_conf': '',
+                                                     'hostname': 'cn-3'}, capsys)
+    assert rc == 0, read
+    assert read['mdevs']['error'] == 'sysfs root %s does not exist or is not a directory' % (tmp_path / 'nosys')
+    assert read['nova_placement'] == {'missing': 'no nova.conf to read (nova_conf is empty)'}
+    db = str(tmp_path / 'placement.db')
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
+    EmbeddedBackend(db).close()
+    node = {'node': 'cn-3', 'nova_placement': None, 'mdevs': read['mdevs']}
+    rc, result = run_module_main(placement_preflight.main, {'embedded_db': db, 'nodes': [node],
+                                                            'fail_on_transient_mdevs': True}, capsys)
+    assert rc == 1
+    assert result['msg'] == ('Pre-flight failed, no node was touched: mdev_persistence: cn-3: its mdevs could not be '
+                             'checked: sysfs root %s does not exist or is not a directory' % (tmp_path / 'nosys'))
