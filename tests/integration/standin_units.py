@@ -30,6 +30,8 @@ DIR holds the state: ``supervisor.pid``, ``unit`` (its name), ``state`` (``activ
 
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import os
 import signal
 import subprocess

@@ -374,6 +374,7 @@ def test_a_status_command_that_cannot_run_fails_the_node_before_the_reshape(
            "the node's tree." % missing in said, out
     assert trees(fleet, rest_backend) == before
     assert statuses(fleet) == {node: 'failed'}
+    assert nova.records[provider]['status'] == 'disabled'
 
 
 def test_stopped_by_the_pre_hook_and_started_again_fails_the_node(
