@@ -275,6 +275,13 @@ def nova_steps(nova):
 def flat(out):
     return ' '.join(out.split())
 
+def reason(fleet):
+    """The failed node's reason in summary.json: one line, as the report prints it."""
+    found = [n['reason'] for n in summary(fleet)['nodes']]
+    assert len(found) == 1 and '\n' not in found[0], found
+    return found[0]
+
+
 
 def test_the_guide_gives_the_recipes_tested_here():
     assert KOLLA['rolling_reshape_nova_compute_service'] == KOLLA_UNIT
@@ -303,6 +310,9 @@ def test_kolla_docker_stop_undone_by_the_unit_fails_the_node_before_the_reshape(
             'instead: rolling_reshape_nova_compute_service: kolla-nova_compute-container'
             % (node, node)) in said, out
     assert 'The old nova-compute would have run through the reshape, which was not started' in said
+    assert reason(fleet).startswith('%s: nova-compute runs again right before the reshape, after it was stopped: '
+                                    'rolling_reshape_nova_status_command (docker exec nova_compute true) exits 0. '
+                                    'The stop command (docker stop nova_compute) ended it' % node)
     assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
     # the unit did start it again, and it runs: nothing says it is stopped
     assert [e.split()[0] for e in standin_units.events(state_dir)] == ['start', 'exit', 'restart']
@@ -360,6 +370,7 @@ def test_a_unit_started_again_before_the_reshape_fails_the_node(
     assert ('The roll stops at %s: %s: nova-compute runs again right before the reshape, after it was stopped: '
             'its unit %s is active (running), main PID %d. The service manager stopped %s and something started '
             'it again' % (node, node, KOLLA_UNIT, pid, KOLLA_UNIT)) in said, out
+    assert 'main PID %d. The service manager stopped' % pid in reason(fleet)
     assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
     assert trees(fleet, rest_backend) == before
     assert statuses(fleet) == {node: 'failed'}
@@ -406,6 +417,7 @@ def test_stopped_by_the_pre_hook_and_started_again_fails_the_node(
             '(docker exec nova_compute true) exits 0. The role does not stop it (rolling_reshape_nova_compute_service '
             'and rolling_reshape_nova_stop_command are empty): the pre hook (%s) did not stop it, or something started '
             'it again, such as a supervisor' % (node, node, os.path.join(fleet['out_dir'], 'pre_hook.yml'))) in said, out
+    assert 'exits 0. The role does not stop it' in reason(fleet)
     assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
     assert [e.split()[0] for e in standin_units.events(state_dir)] == ['start', 'exit', 'restart']
     assert trees(fleet, rest_backend) == before
@@ -431,6 +443,7 @@ def test_without_forced_down_nova_never_sees_it_down_and_the_unit_is_named(
             'down: ' % (node, node)) in said, out
     assert 'nova-compute on %s is not down after 8 s (nova reports state up' % provider in said, out
     assert 'or set forced_down once it is. The stop command (docker stop nova_compute) ended it' in said, out
+    assert 'set forced_down once it is. The stop command (docker stop nova_compute) ended it' in reason(fleet)
     assert ('The stop command (docker stop nova_compute) ended it, and something started it again: most likely a '
             'supervisor, such as the systemd unit kolla-ansible (16.0.0 and later) runs every container under') in said
     assert 'nova-compute of %s is left disabled in nova: enable it once the node is fixed.' % node in said, out
