@@ -155,6 +155,21 @@ class NoAnswer(ServiceUnavailable):
         return self.detail
 
 
+class WaitTimeout(PlacementError):
+    """A wait that ran out of time (nova never showed the state waited for): every request was
+    answered, so it is no HTTP status; ``status`` is 0 and the message is the detail alone."""
+
+    status = 0
+    default_code = 'placement_upgrade.wait_timeout'
+
+    def __init__(self, detail, **kwargs):
+        kwargs.setdefault('title', 'Timed Out')
+        super(WaitTimeout, self).__init__(detail, **kwargs)
+
+    def __str__(self):
+        return self.detail
+
+
 class UnsupportedVersion(PlacementError):
     """The server's microversion is too old for what was asked."""
 

@@ -174,7 +174,7 @@ def _after(stamp, since):
 def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,
              clock=time.time, sleep=time.sleep, log=None):
     """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
-    ``reported_since``); ``(record, waited seconds)``; ServiceUnavailable after ``timeout``."""
+    ``reported_since``); ``(record, waited seconds)``; WaitTimeout after ``timeout``."""
     if state not in STATES:
         raise errors.ConfigurationError('wait_for must be up or down, got %r' % (state,))
     start = clock()
@@ -185,7 +185,7 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
             return record, round(clock() - start, 3)
         waited = clock() - start
         if waited >= timeout:
-            raise errors.ServiceUnavailable(
+            raise errors.WaitTimeout(
                 '%s on %s is not %s after %d s (nova reports state %s, last report %s%s): %s'
                 % (binary, host, state, timeout, record.get('state'), record.get('updated_at'),
                    ', expected after %s' % reported_since if reported_since and state == 'up' else '',

@@ -142,3 +142,23 @@ def test_good_times_and_intervals_are_taken():
     for since in (None, '2026-11-23 12:00:00', '2026-11-23T12:00:00', '2026-11-23 12:00:00.123456'):
         assert compute_service.check_arguments(dict(params, reported_since=since)) is None
     assert compute_service.check_arguments(dict(params, state='disabled', disabled_reason='why')) is None
+
+
+def test_a_wait_that_runs_out_of_time_says_so_not_503(monkeypatch):
+    """nova answered every poll; the service just never got there: no '503 Service Unavailable'
+    (it was raised as ServiceUnavailable, and the task's message began with a 503 nova never sent)."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
+    from ansible_collections.placement.upgrade.plugins.module_utils.common import error_result
+
+    monkeypatch.setattr(nova_services, 'get_service', lambda *args, **kwargs: dict(ENABLED))
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    with pytest.raises(errors.WaitTimeout) as info:
+        nova_services.wait_for(None, 'cmp-01', 'down', timeout=8, interval=2, clock=lambda: now[0], sleep=sleep)
+    failed = error_result(info.value)
+    assert failed['msg'].startswith('nova-compute on cmp-01 is not down after 8 s (nova reports state up'), failed['msg']
+    assert '503' not in failed['msg'] and 'Unavailable' not in failed['msg']
+    assert failed['error']['status'] == 0 and failed['error']['code'] == 'placement_upgrade.wait_timeout'
