@@ -88,7 +88,7 @@ class TestNovaServices(OracleTestBase):
         self.assertTrue(changed)
         record, _waited = nova_services.wait_for(adapter, HOST, 'down', timeout=5, interval=0.2)
         self.assertEqual(('down', True), (record['state'], record['forced_down']))
-        with self.assertRaises(errors.ServiceUnavailable) as ctx:
+        with self.assertRaises(errors.WaitTimeout) as ctx:
             nova_services.wait_for(adapter, HOST, 'up', timeout=1, interval=0.2)
         self.assertIn('is not up after 1 s (nova reports state down', ctx.exception.detail)
 
