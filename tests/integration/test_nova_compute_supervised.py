@@ -275,12 +275,12 @@ def nova_steps(nova):
 def flat(out):
     return ' '.join(out.split())
 
+
 def reason(fleet):
     """The failed node's reason in summary.json: one line, as the report prints it."""
     found = [n['reason'] for n in summary(fleet)['nodes']]
     assert len(found) == 1 and '\n' not in found[0], found
     return found[0]
-
 
 
 def test_the_guide_gives_the_recipes_tested_here():
