@@ -76,6 +76,14 @@ def test_vgpu_lives_on_one_child_per_gpu(host):
     tree = _tree(node)
     root = tree.pop(node['provider'])
     assert 'VGPU' not in root['inventories'], 'VGPU left on the root provider'
+    # the AMD SEV node (the one with domain capabilities) also gets nova 34's <node>_amd_sev child
+    # (and <node>_amd_sev_es), holding the MEM_ENCRYPTION_CONTEXT that left its root
+    sev = dict((name, tree.pop(name)) for name in list(tree) if name.startswith(node['provider'] + '_amd_sev'))
+    if node.get('domain_capabilities'):
+        assert 'MEM_ENCRYPTION_CONTEXT' not in root['inventories']
+        assert 'MEM_ENCRYPTION_CONTEXT' in sev['%s_amd_sev' % node['provider']]['inventories']
+    else:
+        assert not sev
     assert sorted(tree) == sorted('%s_pci_0000_%02x_00_0' % (node['provider'], 0x84 + i)
                                   for i in range(node['gpus']))
     for child in tree.values():
