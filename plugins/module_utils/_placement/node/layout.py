@@ -27,9 +27,12 @@ One file per reshape kind, as nova's libvirt driver has one method per kind:
 ``vgpu.py`` (``_update_provider_tree_for_vgpu``), ``pci.py`` (PCI and SR-IOV, the PCI
 tracker's ``pci_placement_translator``), ``pcpu.py`` (``_update_provider_tree_for_pcpu``),
 ``mem_encryption.py`` (``_update_provider_tree_for_memory_encryption``), ``numa.py``
-(the opt-in NUMA layout no nova release writes); ``common.py`` holds what they share
-(kinds, options, names, child uuids) and ``ownership.py`` the ownership map.  This
-package's namespace is the layout's API: :func:`build_layout` and the names below.
+(the opt-in NUMA layout no nova release writes).  Each keeps the contract of
+``kinds/common.py``'s ``Kind`` (children, refusals, its own allocation rule, root
+clean-up, ...) and is one line of the registry ``kinds.KINDS``, which the layout, the
+planner and verification loop over; ``common.py`` also holds what the kinds share
+(options, names, child uuids) and ``ownership.py`` the ownership map.  This package's
+namespace is the layout's API: :func:`build_layout` and the names below.
 
 The layout is plain data (dicts and lists).  Child provider uuids are
 deterministic (:func:`child_uuid`), so check mode predicts them and reruns
@@ -46,8 +49,7 @@ __metaclass__ = type
 from . import discovery as _discovery
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
-from .kinds import mem_encryption as _mem_encryption
-from .kinds import numa as _numa
+from . import kinds as _kinds
 from .kinds import pci as _pci
 from .kinds import vgpu as _vgpu
 from .kinds.common import (
@@ -57,26 +59,31 @@ from .kinds.common import (
     KIND_PCI,
     KIND_PCPU,
     KIND_SRIOV,
-    KINDS,
     NUMA_CLASSES,
+    OPTION_KINDS,
     LayoutError,
     child_uuid,
     merge_options,
     pci_class,
 )
 from .kinds.mem_encryption import KIND_MEM_ENCRYPTION, MEM_ENCRYPTION_CONTEXT, SEV_TRAIT, mem_encryption_children, taker
-from .kinds.numa import numa_child_names, split_proportional
-from .kinds.ownership import merge_ownership, owned_units, ownership_from_devices
+from .kinds.numa import numa_child_names, numa_source, split_proportional
+from .kinds.ownership import merge_ownership, owned_units, ownership_from_devices, ownership_of_report
 from .kinds.pci import nova_pci_devices, nova_pci_providers
 from .kinds.pcpu import nova_cpu
 from .kinds.vgpu import nova_gpu_inventories
+
+# the kind registry (kinds/__init__.py); the loops below read it there, so a kind registered
+# there is one the layout builds
+KINDS = _kinds.KINDS
 
 __all__ = [
     'DEFAULT_OPTIONS', 'KINDS', 'KIND_GPU', 'KIND_MEM_ENCRYPTION', 'KIND_NUMA', 'KIND_PCI', 'KIND_PCPU',
     'KIND_SRIOV', 'LayoutError', 'MEM_ENCRYPTION_CONTEXT', 'NUMA_CLASSES', 'SEV_TRAIT', 'build_layout',
     'child_uuid', 'mem_encryption_children', 'merge_options', 'merge_ownership', 'nova_children', 'nova_cpu',
-    'nova_gpu_inventories', 'nova_pci_devices', 'nova_pci_providers', 'numa_child_names', 'owned_units',
-    'ownership_from_devices', 'pci_class', 'split_proportional', 'taker',
+    'nova_gpu_inventories', 'nova_pci_devices', 'nova_pci_providers', 'numa_child_names', 'numa_source',
+    'OPTION_KINDS', 'owned_units', 'layout_of_report', 'ownership_of_report', 'ownership_from_devices',
+    'pci_class', 'split_proportional', 'taker',
 ]
 
 
@@ -105,53 +112,24 @@ def build_layout(root_name, devices, options=None, numa_source=None):
     if not root_name:
         raise LayoutError('the root provider has no name')
     _discovery.check_report(devices)
+    return layout_of_report(root_name, devices, options, numa_source)
+
+
+def layout_of_report(root_name, devices, options=None, numa_source=None):
+    """:func:`build_layout` of a device report already checked (discovery.check_report)."""
     devices = devices or {}
     opts = merge_options(options)
     warnings = []
-    children = []
     nova = devices.get('nova_conf')
-
-    if nova is not None:
-        if opts[KIND_NUMA]['enabled']:
-            raise LayoutError('the NUMA layout (children <node>_NUMA<N>) is one no nova release '
-                              'writes: nova keeps VCPU/MEMORY_MB on the root, so it would double '
-                              'the node\'s capacity. It is refused on a node whose nova.conf was '
-                              'read (%s).' % ', '.join(nova.get('files') or ['nova.conf']))
-        children = nova_children(root_name, devices, nova, warnings)
-        children.extend(mem_encryption_children(root_name, devices))
-        result = _finish_layout(root_name, opts, children, warnings, nova)
-        result['cpu'] = nova_cpu(devices, nova, opts[KIND_PCPU])
-        result['mem_encryption'] = _mem_encryption_seen(devices)
-        return result
-
-    if opts[KIND_GPU]['enabled']:
-        children.extend(_vgpu.option_children(root_name, devices.get('gpus') or [], opts[KIND_GPU], warnings))
-    if opts[KIND_SRIOV]['enabled']:
-        children.extend(_pci.sriov_option_children(root_name, devices.get('sriov_pfs') or [], opts[KIND_SRIOV], warnings))
-    if opts[KIND_PCI]['enabled']:
-        children.extend(_pci.pci_option_children(root_name, devices.get('pci_devices') or [], opts[KIND_PCI], warnings))
-    if opts[KIND_NUMA]['enabled']:
-        warnings.append('NUMA children are a layout no nova release writes (nova keeps VCPU and '
-                        'MEMORY_MB on the root); use it only without nova-compute on this node')
-        children.extend(_numa.option_children(root_name, devices.get('numa_cells') or [], opts[KIND_NUMA],
-                                              numa_source or {}, warnings))
-    children.extend(mem_encryption_children(root_name, devices))
-    result = _finish_layout(root_name, opts, children, warnings, None)
-    result['cpu'] = None
-    result['mem_encryption'] = _mem_encryption_seen(devices)
+    for kind in _kinds.KINDS:
+        kind.check_options(opts, nova)
+    children = []
+    for kind in _kinds.KINDS:
+        children.extend(kind.children(root_name, devices, opts, nova, numa_source, warnings))
+    result = _finish_layout(root_name, opts, children, warnings, nova)
+    for kind in _kinds.KINDS:
+        result.update(kind.describe(devices, nova, opts))
     return result
-
-
-def _mem_encryption_seen(devices):
-    """What the report says of memory encryption, for the planner's messages: None when no
-    domain capabilities were given, else ``{"source", "models": {model: total}}`` (the models
-    nova 34 would report, with their slots)."""
-    report = devices.get('mem_encryption')
-    if report is None:
-        return None
-    return {'source': report.get('source'),
-            'models': dict((m, int((i or {}).get('total') or 0))
-                           for m, i in sorted((report.get('models') or {}).items()))}
 
 
 def nova_children(root_name, devices, nova, warnings):
@@ -182,7 +160,7 @@ def _finish_layout(root_name, opts, children, warnings, nova):
         child.setdefault('takes_all', None)
     classes = sorted(set(rc for c in children for rc in c['inventories'])
                      | set(src for c in children for src in c['moves_from']))
-    root_traits_remove = [_mem_encryption.SEV_TRAIT] if any(c['takes_all'] for c in children) else []
+    root_traits_remove = [t for kind in _kinds.KINDS for t in kind.root_traits_remove(children)]
     return {'root_name': root_name, 'options': opts, 'children': children,
             'classes': classes, 'warnings': warnings, 'remove': remove,
             'root_traits_remove': root_traits_remove,

@@ -35,14 +35,16 @@ __metaclass__ = type
 
 import copy
 
+from . import discovery as _discovery
 from . import inflight as _inflight
 from . import layout as _layout
+from . import kinds as _kinds
+from .kinds.common import PlanError, add as _add, amount_on as _amount_on
 from ..rules import allocations as allocation_rules
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
 from ..rules import providers as provider_rules
 from .. import tree as _tree
-from ..errors import PlacementError
 
 PLAN_VERSION = 1
 POLICY_STRICT = 'strict'
@@ -54,29 +56,12 @@ STATUS_NOOP = 'noop'
 STATUS_DEFERRED = 'deferred'
 
 
-class PlanError(PlacementError):
-    """The plan cannot be made (unmapped consumer, capacity, bad input).
-
-    ``consumers`` names the consumers at fault (may be empty).
-    """
-
-    status = 0
-    default_code = 'placement_upgrade.plan'
-
-    def __init__(self, detail, consumers=None, **kwargs):
-        kwargs.setdefault('title', 'Reshape Plan Refused')
-        super(PlanError, self).__init__(detail, **kwargs)
-        self.consumers = sorted(consumers or [])
-
-
 # -- small helpers ------------------------------------------------------------
 
 # one rule, in tree.py (verification and the reshaper compare inventories with it too)
 norm_inventories = _tree.norm_inventories
-
-
-def _amount_on(allocs, rp, rc):
-    return ((allocs.get(rp) or {}).get('resources') or {}).get(rc, 0)
+# PlanError (imported above) is defined with the kinds (kinds/common.py), which raise it too;
+# planner.PlanError stays its name for the callers.
 
 
 def find_root(state, root_uuid):
@@ -91,38 +76,6 @@ def find_root(state, root_uuid):
     return root
 
 
-def numa_source(state, root_uuid, devices, options):
-    """The VCPU/PCPU/MEMORY_MB inventory a NUMA layout splits.
-
-    The root's inventory plus what NUMA children of that layout already hold, so
-    the split is the same before and after a reshape (the rerun is a no-op).
-    """
-    opts = _layout.merge_options(options)
-    if not opts[_layout.KIND_NUMA]['enabled']:
-        return {}
-    tree = _tree.ProviderTree.of(state)
-    root = find_root(tree, root_uuid)
-    names = set(_layout.numa_child_names(root['name'], devices, options))
-    sources = [tree.raw_inventory(root_uuid)]
-    for uuid in tree.uuids():
-        if uuid != root_uuid and tree.get(uuid).get('name') in names:
-            sources.append(tree.raw_inventory(uuid))
-    out = {}
-    for rc in opts[_layout.KIND_NUMA]['resource_classes']:
-        recs = [norm_inventories({rc: s[rc]})[rc] for s in sources if rc in s]
-        if not recs:
-            continue
-        out[rc] = {
-            'total': sum(r['total'] for r in recs),
-            'reserved': sum(r['reserved'] for r in recs),
-            'min_unit': min(r['min_unit'] for r in recs),
-            'max_unit': max(r['max_unit'] for r in recs),
-            'step_size': recs[0]['step_size'],
-            'allocation_ratio': recs[0]['allocation_ratio'],
-        }
-    return out
-
-
 # -- the plan ---------------------------------------------------------------------
 
 def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POLICY_STRICT,
@@ -135,9 +88,10 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
     consumers nova knows neither as an instance nor as a migration (inflight.py).
     ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
+    _discovery.check_report(devices)      # the report's one check in a plan
     tree = _tree.ProviderTree.of(state)
-    lay = layout_from_devices(tree, root_uuid, devices, layout_options)
-    owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership_overrides)
+    lay = _layout_of(tree, root_uuid, devices, layout_options)
+    owners = _layout.merge_ownership(_layout.ownership_of_report(devices), ownership_overrides)
     instances = (devices or {}).get('instances')
     return plan_reshape(tree, root_uuid, lay, owners, policy=policy,
                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
@@ -148,17 +102,32 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
 
 def layout_from_devices(state, root_uuid, devices, layout_options=None):
     """The layout of a device report on this tree (its providers only: no consumer is needed)."""
-    tree = _tree.ProviderTree.of(state)
+    _discovery.check_report(devices)
+    return _layout_of(_tree.ProviderTree.of(state), root_uuid, devices, layout_options)
+
+
+def _layout_of(tree, root_uuid, devices, layout_options):
     root = find_root(tree, root_uuid)
-    return _layout.build_layout(root['name'], devices, layout_options,
-                                numa_source=numa_source(tree, root_uuid, devices, layout_options))
+    if not root.get('name'):
+        raise _layout.LayoutError('the root provider has no name')
+    source = _layout.numa_source(tree, root, devices, layout_options)
+    return _layout.layout_of_report(root['name'], devices, layout_options, numa_source=source)
+
+
+def numa_source(state, root_uuid, devices, options):
+    """The VCPU/PCPU/MEMORY_MB inventory a NUMA layout splits (kinds/numa.py)."""
+    if not _layout.merge_options(options)[_layout.KIND_NUMA]['enabled']:
+        return {}
+    _discovery.check_report(devices)
+    tree = _tree.ProviderTree.of(state)
+    return _layout.numa_source(tree, find_root(tree, root_uuid), devices, options)
 
 
 def write_candidates(state, root_uuid, layout):
     """The consumers a plan of ``layout`` may write: those holding ON THE TREE a class the
     layout places on a child (the moved classes, and the classes of the children, which
-    heal existing holders), VCPU when the layout turns VCPU into PCPU on the root, and the
-    holders a healing child names.  A superset of the consumers :func:`plan_reshape`
+    heal existing holders), and what a kind rewrites besides (``Kind.writes``: VCPU when
+    the layout turns VCPU into PCPU on the root, the holders a healing child names).  A superset of the consumers :func:`plan_reshape`
     rewrites (its ``touched`` and pinned consumers): only these need their FULL allocations
     read (backend.provider_tree_state ``select``); the tree part of the others (a partial
     body) is all the plan reads of them.
@@ -169,10 +138,11 @@ def write_candidates(state, root_uuid, layout):
     holders = set()
     for want in layout.get('children') or ():
         classes.update(want.get('inventories') or {})
-        if want.get('heal'):
-            holders.update(str(c).lower() for c in want.get('holders') or {})
-    if layout.get('cpu') and 'PCPU' not in (tree.raw_inventory(root_uuid) or {}):
-        classes.add('VCPU')
+    root_inv = tree.raw_inventory(root_uuid) or {}
+    for kind in _kinds.KINDS:
+        more, named = kind.writes(layout, root_inv)
+        classes.update(more)
+        holders.update(named)
     out = set()
     for consumer in tree.consumers():
         allocs = tree.allocations(consumer, strict=False)
@@ -229,17 +199,67 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
 def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                   allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
                   defer_in_flight=True, orphans=None, devices=None):
+    """The plan's steps, in order (docs/architecture.md, "the plan"); each kind of
+    :data:`kinds.KINDS` adds its own rules at its step."""
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
-    root_uuid = provider_rules.normalize_uuid(root_uuid)
-    root = find_root(tree, root_uuid)
-    foreign = foreign or {}
-    ownership = ownership or {}
-    warnings = list(layout.get('warnings') or [])
+    work = _PlanWork(tree, root_uuid, layout, ownership, policy, foreign)
+    _resolve_children(work)
+    _check(work)
+    _inventories(work)
+    if defer_in_flight:
+        waiting = _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, devices)
+        if waiting is not None:
+            return waiting
+    for kind in _kinds.KINDS:
+        reason = kind.prepare_root(work)
+        if reason:
+            return _finish(work, reason)
+    _reassign(work)
+    for kind in _kinds.KINDS:
+        kind.settle(work)
+    _check_children(work)
+    plan = _finish(work)
+    plan.update(work.results)
+    return plan
 
-    # -- children: reuse by name, else a deterministic uuid ---------------------
-    children = []
-    for want in layout['children']:
+
+class _PlanWork(object):
+    """What a plan computes, step by step: the tree it reads, the children it resolves, the
+    inventories before and after, the consumers' allocations as they are (``current``) and as
+    they will be (``new_allocs``), the usage, what was assigned how, and what each kind adds
+    (``results``: the plan keys of the kinds; ``kind_state``: a kind's notes between steps)."""
+
+    def __init__(self, tree, root_uuid, layout, ownership, policy, foreign):
+        self.tree = tree
+        self.root_uuid = provider_rules.normalize_uuid(root_uuid)
+        self.root = find_root(tree, self.root_uuid)
+        self.layout = layout
+        self.ownership = ownership or {}
+        self.policy = policy
+        self.foreign = foreign or {}
+        self.warnings = list(layout.get('warnings') or [])
+        self.children = []
+        self.child_by_uuid = {}
+        self.root_inv = tree.inventory(self.root_uuid)
+        self.moved = sorted(rc for rc in self.root_inv if rc in layout['classes'])
+        self.inv_before = {}
+        self.inv_after = {}
+        self.current = {}
+        self.names = {}
+        self.used = {}
+        self.used_before = {}
+        self.new_allocs = {}
+        self.assignments = {}
+        self.results = {}
+        self.kind_state = {}
+
+
+def _resolve_children(work):
+    """Step 1: every child of the layout, reused by name, else a deterministic uuid; its final
+    inventories (fields the layout leaves to Placement inherited) and traits."""
+    tree, root_uuid = work.tree, work.root_uuid
+    for want in work.layout['children']:
         uuid = tree.uuid_of(want['name'])
         exists = uuid is not None
         if exists and uuid == root_uuid:
@@ -250,8 +270,8 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                 raise PlanError('provider %s in the tree already has the uuid planned for child %s '
                                 'under another name (%s)' % (uuid, want['name'], tree.get(uuid)['name']))
         if exists and tree.parent(uuid) != root_uuid:
-            warnings.append('child %s exists but its parent is %s, not the root; it is reused as is'
-                            % (want['name'], tree.parent(uuid)))
+            work.warnings.append('child %s exists but its parent is %s, not the root; it is reused as is'
+                                 % (want['name'], tree.parent(uuid)))
         cur_inv = tree.inventory(uuid)
         final_inv = {}
         for rc, rec in want['inventories'].items():
@@ -266,7 +286,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             final_traits = sorted(set(want['traits']))
         else:
             final_traits = sorted(set(cur_traits) | set(want['traits']))
-        children.append({
+        work.children.append({
             'name': want['name'], 'uuid': uuid, 'kind': want['kind'], 'device': want['device'],
             'exists': exists, 'inventories': final_inv, 'traits': want['traits'],
             'traits_before': cur_traits, 'traits_after': final_traits,
@@ -274,321 +294,20 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
             'holders': dict(want.get('holders') or {}), 'takes_all': want.get('takes_all'),
             'guest_models': dict(want.get('guest_models') or {}),
         })
-    child_by_uuid = dict((c['uuid'], c) for c in children)
-
-    _check_nova_rules(layout, tree, root_uuid, children)
-
-    # -- inventories ------------------------------------------------------------
-    root_inv = tree.inventory(root_uuid)
-    moved = sorted(rc for rc in root_inv if rc in layout['classes'])
-    _check_root_classes(tree, root, root_inv, moved, layout, children)
-    inv_before = dict((u, tree.inventory(u)) for u in tree.providers)
-    inv_after = copy.deepcopy(inv_before)
-    inv_after[root_uuid] = dict((rc, rec) for rc, rec in root_inv.items() if rc not in moved)
-    for child in children:
-        inv_before.setdefault(child['uuid'], {})
-        inv_after[child['uuid']] = child['inventories']
-
-    current = tree.all_allocations()
-    names = tree.names()
-    names.update((c['uuid'], c['name']) for c in children)
-    for rp, info in foreign.items():
-        names.setdefault(rp, info.get('name') or rp)
-
-    # -- moves in flight (inflight.py: every form nova uses) -------------------------
-    if defer_in_flight:
-        touched_classes = set(moved)
-        if layout.get('cpu') and 'PCPU' not in root_inv:
-            touched_classes.add('VCPU')
-        reasons, remarks, _named = _inflight.find(
-            tree.state, root['name'], tree.providers, foreign=foreign, touched=touched_classes,
-            instances=instances, migrations=migrations,
-            explained=set(ownership) | set((layout.get('cpu') or {}).get('pinned') or {}),
-            two_trees_ok=allow_foreign_allocations, root_uuid=root_uuid, orphans=orphans, devices=devices)
-        warnings.extend(remarks)
-        if reasons:
-            # a node already in the layout stays "already done": only a node with something
-            # to change waits for the move
-            try:
-                trial = plan_reshape(tree, root_uuid, layout, ownership, policy=policy,
-                                     allow_foreign_allocations=True, foreign=foreign,
-                                     defer_in_flight=False)
-            except PlanError:
-                trial = None
-            if trial is not None and trial['status'] == STATUS_NOOP:
-                trial['warnings'] = warnings + [r + ' (nothing to reshape here)' for r in reasons]
-                return trial
-            reason = 'move in flight: %s' % '; '.join(reasons)
-            return _finish(tree, root, moved, layout, children, inv_before, inv_before, {}, {},
-                           policy, warnings, names, reason, current)
-
-    # -- VCPU -> PCPU (Train): who is pinned, decided before anything moves ------
-    cpu = layout.get('cpu')
-    pinned_consumers = []
-    cpu_plan = None
-    if cpu and 'PCPU' not in root_inv:
-        undecided = []
-        for consumer in sorted(current):
-            if not _amount_on(current[consumer], root_uuid, 'VCPU'):
-                continue
-            verdict = cpu['pinned'].get(consumer, 'no guest domain on this host is this consumer (a '
-                                                  'migration in flight, or an orphan allocation)')
-            if verdict is True:
-                pinned_consumers.append(consumer)
-            elif verdict is not False:
-                undecided.append('%s: %s' % (consumer, verdict))
-        if undecided:
-            reason = ('VCPU to PCPU ([compute]cpu_dedicated_set in %s): cannot tell whether these '
-                      'consumers are pinned guests: %s. Name them in the layout option pcpu.pinned or '
-                      'pcpu.unpinned, or reshape once the migration is over'
-                      % (cpu['files'], '; '.join(undecided)))
-            return _finish(tree, root, moved, layout, children, inv_before, inv_before, {}, {},
-                           policy, warnings, names, reason, current)
-        cpu_plan = _cpu_inventory(root_inv, cpu, layout.get('nova') or {})
-        inv_after[root_uuid].update(cpu_plan['set'])
-        for rc in cpu_plan['drop']:
-            inv_after[root_uuid].pop(rc, None)
-
-    # -- consumers: re-assign the moved classes -------------------------------
-    used = _tree.sum_allocations(current)
-    used_before = copy.deepcopy(used)
-    healers = [c for c in children if c['heal']]
-    touched = [c for c in current
-               if any(_amount_on(current[c], root_uuid, rc) for rc in moved)
-               or any(c in child['holders'] for child in healers)]
-    new_allocs = dict((c, copy.deepcopy(current[c])) for c in touched)
-    assignments = {}
-    unmapped = []
-    to_pack = []
-    for consumer in touched:
-        allocs = new_allocs[consumer]
-        root_entry = allocs.get(root_uuid, {'resources': {}})
-        owned = ownership.get(consumer) or {}
-        for rc in moved:
-            amount = root_entry['resources'].pop(rc, 0)
-            if not amount:
-                continue
-            used[root_uuid][rc] -= amount
-            targets = [c for c in children if _child_rc(c, rc) in c['inventories']]
-            taker = _layout.taker(targets, rc)
-            if taker is not None:
-                # nova's rule for this class: every allocation of the root goes to that child
-                # (MEM_ENCRYPTION_CONTEXT -> <node>_amd_sev, whatever the guest's model)
-                _add(allocs, used, taker['uuid'], rc, amount)
-                seen = taker['guest_models'].get(consumer, 'amd-sev')
-                if seen != 'amd-sev':
-                    warnings.append('consumer %s runs as %s (domain <launchSecurity>) but holds %s on '
-                                    'the root: nova 34 moves every such allocation to %s, and so does '
-                                    'this reshape' % (consumer, seen, rc, taker['name']))
-                assignments.setdefault(consumer, {})[rc] = {
-                    'how': 'nova-rule', 'amount': amount, 'to': {taker['name']: amount}}
-                continue
-            want, reason = _by_ownership(rc, amount, targets, owned, allocs)
-            owned_total = sum(want.values())
-            if reason is None:
-                for child_uuid, n in want.items():
-                    _add(allocs, used, child_uuid, _child_rc(child_by_uuid[child_uuid], rc), n)
-                assignments.setdefault(consumer, {})[rc] = {
-                    'how': 'ownership', 'amount': amount,
-                    'to': _named_units(want, child_by_uuid)}
-            elif policy == POLICY_PACK:
-                # what ownership does place stays there; the rest is packed
-                partial = want if owned_total < amount else {}
-                for child_uuid, n in partial.items():
-                    _add(allocs, used, child_uuid, _child_rc(child_by_uuid[child_uuid], rc), n)
-                to_pack.append((consumer, rc, amount, targets, reason, partial))
-            else:
-                unmapped.append((consumer, rc, amount, reason))
-        if not root_entry['resources']:
-            allocs.pop(root_uuid, None)
-    if unmapped:
-        raise PlanError(
-            'cannot assign moved resources to devices by ownership: %s. Nothing was changed. '
-            'Fix the device report (guest domain XML / mdevs), give explicit ownership, or '
-            'choose the pack policy.'
-            % '; '.join('consumer %s: %d %s (%s)' % (c, n, rc, why) for c, rc, n, why in unmapped),
-            consumers=[c for c, _rc, _n, _w in unmapped])
-    for consumer, rc, amount, targets, reason, partial in to_pack:
-        allocs = new_allocs[consumer]
-        placed = _pack(consumer, rc, amount - sum(partial.values()), targets, allocs, used, inv_after)
-        for child_uuid, n in placed.items():
-            _add(allocs, used, child_uuid, _child_rc(child_by_uuid[child_uuid], rc), n)
-        to = dict(partial)
-        for child_uuid, n in placed.items():
-            to[child_uuid] = to.get(child_uuid, 0) + n
-        assignments.setdefault(consumer, {})[rc] = {
-            'how': 'ownership+pack' if partial else 'pack', 'amount': amount, 'reason': reason,
-            'to': _named_units(to, child_by_uuid)}
-
-    _heal(healers, current, new_allocs, used, assignments, warnings)
-    if cpu_plan is not None:
-        for consumer in pinned_consumers:
-            allocs = new_allocs.setdefault(consumer, copy.deepcopy(current[consumer]))
-            res = allocs[root_uuid]['resources']
-            n = res.pop('VCPU')
-            res['PCPU'] = res.get('PCPU', 0) + n
-            used[root_uuid]['VCPU'] -= n
-            used[root_uuid]['PCPU'] = used[root_uuid].get('PCPU', 0) + n
-        cpu_plan['pinned'] = list(pinned_consumers)
-        # what the conversion writes, for the result message (summary)
-        cpu_plan['units'] = sum(_amount_on(current[c], root_uuid, 'VCPU') for c in pinned_consumers)
-        cpu_plan['root_inventory'] = {
-            'before': dict((rc, root_inv[rc]['total']) for rc in ('VCPU', 'PCPU') if rc in root_inv),
-            'after': dict((rc, inv_after[root_uuid][rc]['total']) for rc in ('VCPU', 'PCPU')
-                          if rc in inv_after[root_uuid])}
-        _check_root_cpu(root, inv_after[root_uuid], used.get(root_uuid) or {}, used_before.get(root_uuid) or {})
-    _check_children(children, new_allocs, used, used_before, inv_after)
-    plan = _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allocs,
-                   assignments, policy, warnings, names, None, current)
-    plan['cpu'] = cpu_plan
-    return plan
+    work.child_by_uuid = dict((c['uuid'], c) for c in work.children)
 
 
-def _cpu_inventory(root_inv, cpu, nova):
-    """The root's VCPU/PCPU records nova 34 reports under ``cpu_dedicated_set``."""
-    default = nova.get('default') or {}
-    out = {'set': {'PCPU': inventory_rules.normalize_inventory(dict(cpu['pcpu']), 'PCPU')}, 'drop': []}
-    if cpu['vcpu_total']:
-        rec = dict(root_inv.get('VCPU') or {})
-        n = cpu['vcpu_total']
-        rec.update({'total': n, 'max_unit': n, 'min_unit': 1, 'step_size': 1,
-                    'reserved': default.get('reserved_host_cpus') or 0})
-        if default.get('cpu_allocation_ratio') is not None:
-            rec['allocation_ratio'] = default['cpu_allocation_ratio']
-        out['set']['VCPU'] = inventory_rules.normalize_inventory(rec, 'VCPU')
-    else:
-        out['drop'].append('VCPU')
-    return out
-
-
-def _check_root_cpu(root, inv, used, used_before):
-    for rc in ('VCPU', 'PCPU'):
-        after = used.get(rc, 0)
-        if rc not in inv:
-            if after:
-                raise PlanError('unpinned guests hold %d VCPU on %s but nova 34 would report no VCPU '
-                                '(cpu_dedicated_set without cpu_shared_set). Set cpu_shared_set, or '
-                                'name them in pcpu.pinned. Nothing was changed.' % (after, root['name']))
-            continue
-        if not inventory_rules.fits(inv[rc], used_before.get(rc, 0), after):
-            raise PlanError('%s would have %d %s allocated but nova 34 reports a capacity of %d under '
-                            'cpu_dedicated_set / cpu_shared_set. Nothing was changed.'
-                            % (root['name'], after, rc, inventory_rules.capacity(inv[rc])))
-
-
-def _child_rc(child, rc):
-    """The class a child takes a root class ``rc`` as (a custom-class GPU takes VGPU as its class)."""
-    return (child.get('moves_from') or {}).get(rc, rc)
-
-
-MEM_ENCRYPTION_COMMANDS = (
-    'openstack --os-placement-api-version 1.28 resource provider allocation unset --provider {root} '
-    '--resource-class MEM_ENCRYPTION_CONTEXT <consumer>',
-    'openstack resource provider inventory delete {root} --resource-class MEM_ENCRYPTION_CONTEXT')
-
-
-def _check_root_classes(tree, root, root_inv, moved, layout, children):
-    """Stops a plan that would leave on the root a class nova 34 moves off it at start-up
-    (VGPU, MEM_ENCRYPTION_CONTEXT) without moving it: such a node is never "noop" or
-    "planned" while nova would fail or change it on its first start.  The message says what
-    nova 34 does at start-up and which input is missing, or why no reshape exists."""
-    nova = layout.get('nova')
-    files = ', '.join((nova or {}).get('files') or [])
-    if 'VGPU' in root_inv and 'VGPU' not in moved:
-        holders = tree.consumers_of(root['uuid'], 'VGPU')
-        held = ', allocated by consumers %s' % ', '.join(holders) if holders else ''
-        if nova is not None:
-            raise PlanError('the root provider %s has VGPU inventory%s but nova.conf (%s) gives '
-                            'nova 34 no device to report it on ([devices]enabled_mdev_types): '
-                            'nova would drop it from the root (InventoryInUse while instances '
-                            'hold it). Set enabled_mdev_types as the new release runs it, then '
-                            'plan again. Nothing was changed.' % (root['name'], held, files),
-                            consumers=holders)
-        raise PlanError('the root provider %s has VGPU inventory%s and this layout moves it nowhere '
-                        '(the device report gives no physical GPU with an mdev type a child, or the '
-                        'layout option gpu.enabled is false), and no nova.conf was read on this node. '
-                        'At start-up nova 34 moves the root\'s VGPU to one child per physical GPU of '
-                        '[devices]enabled_mdev_types, and with no enabled mdev type it removes VGPU from '
-                        'the root (Placement refuses that with InventoryInUse while instances hold '
-                        'it). Missing input: the node\'s nova.conf (device_info nova_conf); give it '
-                        'and plan again. Nothing was changed.' % (root['name'], held),
-                        consumers=holders)
-    mec = _layout.MEM_ENCRYPTION_CONTEXT
-    if mec not in root_inv or _layout.taker(children, mec) is not None:
-        return
-    holders = tree.consumers_of(root['uuid'], mec)
-    name = root['name']
-    nova_does = ('At start-up nova 34 moves every %s allocation of the root to the AMD SEV child '
-                 '%s_amd_sev and to no other provider (_reshape_memory_encryption_allocations), '
-                 'then removes the class from the root; with no AMD SEV child its start-up reshape '
-                 'fails (ReshapeFailed: the child resource provider for AMD SEV is not found)%s'
-                 % (mec, name, ' while a consumer holds it on the root' if holders else
-                    '; as no consumer holds it, nova only removes the root\'s inventory'))
-    held = (' allocated by consumers %s' % ', '.join(holders)) if holders else ' no consumer holds'
-    seen = layout.get('mem_encryption')
-    if seen is None:
-        missing = ['libvirt\'s domain capabilities (device_info use_virsh or domain_capabilities), '
-                   'which with the kernel\'s kvm_amd parameters tell whether nova 34 finds AMD SEV']
-        if nova is None:
-            missing.append('the node\'s nova.conf (device_info nova_conf; none was read)')
-        raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2),%s, and the '
-                        'device report cannot tell whether this host supports AMD SEV. %s. Missing '
-                        'input: %s. Give it and plan again. Nothing was changed.'
-                        % (name, mec, held, nova_does, '; '.join(missing)), consumers=holders)
-    models = seen.get('models') or {}
-    source = seen.get('source') or 'domain capabilities'
-    if models.get('amd_sev') == 0:
-        found = ('this host has AMD SEV with no guest slots (maxGuests 0 in %s), so nova 34 makes no '
-                 '%s_amd_sev child' % (source, name))
-    else:
-        found = ('this host has no AMD SEV support (the kernel\'s kvm_amd sev parameter and <sev '
-                 'supported=\'yes\'> in %s, which were read), so nova 34 makes no %s_amd_sev child'
-                 % (source, name))
-    others = sorted(m for m, n in models.items() if n and m != 'amd_sev')
-    if others:
-        found += ('; the models it does report (%s) get their own children, which nova never moves '
-                  'root allocations to' % ', '.join(others))
-    cmds = [c.format(root=root['uuid']) for c in MEM_ENCRYPTION_COMMANDS]
-    if holders:
-        todo = ('No reshape leads from this state to one nova 34 accepts. What you can do: if these '
-                'guests are AMD SEV guests and the host does support it, enable it (kvm_amd sev=1, '
-                'a libvirt and firmware that show <sev supported=\'yes\'>) and plan again; otherwise '
-                'their %s on the root backs nothing nova 34 knows: remove it from each consumer with '
-                '`%s`, then the root\'s inventory with `%s`, and plan again (or keep this node\'s '
-                'nova-compute on its current release)' % (mec, cmds[0], cmds[1]))
-    else:
-        todo = ('This reshape does not remove inventory nova would remove: delete it with `%s` and plan '
-                'again' % cmds[1])
-    raise PlanError('the root provider %s has %s inventory (AMD SEV before 2025.2),%s, but %s. %s. %s. '
-                    'Nothing was changed.' % (name, mec, held, found, nova_does, todo), consumers=holders)
-
-
-def _check_nova_rules(layout, tree, root_uuid, children):
-    """Stops where nova 34 would refuse the tree we leave or change it on its first start."""
-    nova = layout.get('nova')
+def _check(work):
+    """Step 2: the kinds' refusals (what nova 34 would refuse or change on its first start),
+    then the providers nova 34 would delete."""
+    for kind in _kinds.KINDS:
+        kind.check_root(work)
+    nova = work.layout.get('nova')
     if nova is None:
         return
-    wanted = set(c['name'] for c in children)
-    # nova's ensure_tracking_was_not_enabled_before looks at every provider of the tree,
-    # the root included; the PCI view (stray check) only at the children
-    marked = sorted(tree.name(u) for u in tree.providers
-                    if 'COMPUTE_MANAGED_PCI_DEVICE' in tree.traits(u))
-    managed = [n for n in marked if n != tree.name(root_uuid)]
     files = ', '.join(nova.get('files') or []) or 'nova.conf'
-    if marked and not nova.get('pci_in_placement'):
-        raise PlanError('providers %s carry COMPUTE_MANAGED_PCI_DEVICE but [pci]report_in_placement '
-                        'is False in %s: nova 34 refuses to start on this node ("Nova does not '
-                        'support disabling it after it is enabled"). Enable report_in_placement in '
-                        'nova.conf, or remove the trait / those providers, then plan again. Nothing '
-                        'was changed.' % (', '.join(marked), files))
-    stray = [n for n in managed if n not in wanted]
-    if stray:
-        raise PlanError('PCI providers %s are not in the PCI view nova 34 builds from %s '
-                        '([pci]device_spec, physical_network tags): nova would delete them on its '
-                        'first start. Remove them (or fix device_spec), then plan again. Nothing was '
-                        'changed.' % (', '.join(stray), files))
-    present = set(tree.names().values())
-    gone = [n for n in layout.get('remove') or [] if n in present]
+    present = set(work.tree.names().values())
+    gone = [n for n in work.layout.get('remove') or [] if n in present]
     if gone:
         raise PlanError('providers %s get no inventory from nova 34 with %s and this host '
                         '([mdev_<type>]max_instances, or a memory encryption model with no slots '
@@ -597,36 +316,144 @@ def _check_nova_rules(layout, tree, root_uuid, children):
                         % (', '.join(gone), files))
 
 
-def _heal(healers, current, new_allocs, used, assignments, warnings):
-    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units."""
-    for child in healers:
-        rc = next(iter(child['inventories']))
-        for consumer, units in sorted(child['holders'].items()):
-            if consumer not in current:
-                warnings.append('consumer %s holds %d device(s) of %s but has no allocation on this '
-                                'node (a migration holds them, or it is gone): nova does not heal it '
-                                'either' % (consumer, units, child['name']))
+def _inventories(work):
+    """Step 3: the inventories before and after (the moved classes leave the root, the
+    children get theirs), the allocations as they are, the names of every provider."""
+    tree, root_uuid = work.tree, work.root_uuid
+    work.inv_before = dict((u, tree.inventory(u)) for u in tree.providers)
+    work.inv_after = copy.deepcopy(work.inv_before)
+    work.inv_after[root_uuid] = dict((rc, rec) for rc, rec in work.root_inv.items() if rc not in work.moved)
+    for child in work.children:
+        work.inv_before.setdefault(child['uuid'], {})
+        work.inv_after[child['uuid']] = child['inventories']
+    work.current = tree.all_allocations()
+    work.names = tree.names()
+    work.names.update((c['uuid'], c['name']) for c in work.children)
+    for rp, info in work.foreign.items():
+        work.names.setdefault(rp, info.get('name') or rp)
+
+
+def _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, devices):
+    """Step 4: a move in flight (inflight.py: every form nova uses) defers a node with
+    something to change; a node already in the layout stays "already done".  None: go on."""
+    tree, layout = work.tree, work.layout
+    touched_classes = set(work.moved)
+    explained = set(work.ownership)
+    for kind in _kinds.KINDS:
+        touched_classes.update(kind.writes(layout, work.root_inv)[0])
+        explained.update(kind.explained(layout))
+    reasons, remarks, _named = _inflight.find(
+        tree.state, work.root['name'], tree.providers, foreign=work.foreign, touched=touched_classes,
+        instances=instances, migrations=migrations, explained=explained,
+        two_trees_ok=allow_foreign_allocations, root_uuid=work.root_uuid, orphans=orphans, devices=devices)
+    work.warnings.extend(remarks)
+    if not reasons:
+        return None
+    try:
+        trial = plan_reshape(tree, work.root_uuid, layout, work.ownership, policy=work.policy,
+                             allow_foreign_allocations=True, foreign=work.foreign, defer_in_flight=False)
+    except PlanError:
+        trial = None
+    if trial is not None and trial['status'] == STATUS_NOOP:
+        trial['warnings'] = work.warnings + [r + ' (nothing to reshape here)' for r in reasons]
+        return trial
+    return _finish(work, 'move in flight: %s' % '; '.join(reasons))
+
+
+def _reassign(work):
+    """Step 6: every consumer holding a moved class on the root gets it on the children: by a
+    kind's own rule (:func:`kinds.taker`), else by the device ownership, else (``pack``) packed;
+    the consumers a kind rewrites (``Kind.consumers``) are copied for its ``settle`` step."""
+    current, root_uuid = work.current, work.root_uuid
+    work.used = _tree.sum_allocations(current)
+    work.used_before = copy.deepcopy(work.used)
+    extra = set()
+    for kind in _kinds.KINDS:
+        extra.update(kind.consumers(work))
+    touched = [c for c in current
+               if any(_amount_on(current[c], root_uuid, rc) for rc in work.moved) or c in extra]
+    work.new_allocs = dict((c, copy.deepcopy(current[c])) for c in touched)
+    unmapped = []
+    to_pack = []
+    for consumer in touched:
+        allocs = work.new_allocs[consumer]
+        root_entry = allocs.get(root_uuid, {'resources': {}})
+        for rc in work.moved:
+            amount = root_entry['resources'].pop(rc, 0)
+            if not amount:
                 continue
-            allocs = new_allocs[consumer]
-            have = _amount_on(allocs, child['uuid'], rc)
-            if have == units:
-                continue
-            _add(allocs, used, child['uuid'], rc, units - have)
-            if not allocs[child['uuid']]['resources'][rc]:
-                del allocs[child['uuid']]['resources'][rc]
-            assignments.setdefault(consumer, {})[rc] = {
-                'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}}
+            work.used[root_uuid][rc] -= amount
+            left = _assign(work, consumer, rc, amount, allocs)
+            if left is not None:
+                (to_pack if work.policy == POLICY_PACK else unmapped).append(left)
+        if not root_entry['resources']:
+            allocs.pop(root_uuid, None)
+    if unmapped:
+        raise PlanError(
+            'cannot assign moved resources to devices by ownership: %s. Nothing was changed. '
+            'Fix the device report (guest domain XML / mdevs), give explicit ownership, or '
+            'choose the pack policy.'
+            % '; '.join('consumer %s: %d %s (%s)' % (c, n, rc, why) for c, rc, n, why, _t, _p in unmapped),
+            consumers=[c for c, _rc, _n, _w, _t, _p in unmapped])
+    for consumer, rc, amount, reason, targets, partial in to_pack:
+        _pack_rest(work, consumer, rc, amount, reason, targets, partial)
+
+
+def _assign(work, consumer, rc, amount, allocs):
+    """One consumer's ``amount`` of a moved ``rc``: by a kind's rule or by ownership.  None when
+    placed; else ``(consumer, rc, amount, why, targets, partial)`` for the pack policy (what
+    ownership does place stays: ``partial``) or the refusal."""
+    targets = [c for c in work.children if _child_rc(c, rc) in c['inventories']]
+    taker = _kinds.taker(targets, rc)
+    if taker is not None:
+        # nova's rule for this class: every allocation of the root goes to that child
+        # (MEM_ENCRYPTION_CONTEXT -> <node>_amd_sev, whatever the guest's model)
+        _add(allocs, work.used, taker['uuid'], rc, amount)
+        seen = taker['guest_models'].get(consumer, 'amd-sev')
+        if seen != 'amd-sev':
+            work.warnings.append('consumer %s runs as %s (domain <launchSecurity>) but holds %s on '
+                                 'the root: nova 34 moves every such allocation to %s, and so does '
+                                 'this reshape' % (consumer, seen, rc, taker['name']))
+        work.assignments.setdefault(consumer, {})[rc] = {
+            'how': 'nova-rule', 'amount': amount, 'to': {taker['name']: amount}}
+        return None
+    want, reason = _by_ownership(rc, amount, targets, work.ownership.get(consumer) or {}, allocs)
+    if reason is None:
+        for child_uuid, n in want.items():
+            _add(allocs, work.used, child_uuid, _child_rc(work.child_by_uuid[child_uuid], rc), n)
+        work.assignments.setdefault(consumer, {})[rc] = {
+            'how': 'ownership', 'amount': amount, 'to': _named_units(want, work.child_by_uuid)}
+        return None
+    if work.policy != POLICY_PACK:
+        return (consumer, rc, amount, reason, targets, {})
+    # what ownership does place stays there; the rest is packed
+    partial = want if sum(want.values()) < amount else {}
+    for child_uuid, n in partial.items():
+        _add(allocs, work.used, child_uuid, _child_rc(work.child_by_uuid[child_uuid], rc), n)
+    return (consumer, rc, amount, reason, targets, partial)
+
+
+def _pack_rest(work, consumer, rc, amount, reason, targets, partial):
+    """The pack policy: what ownership left of a consumer's ``rc``, packed first-fit."""
+    allocs = work.new_allocs[consumer]
+    placed = _pack(consumer, rc, amount - sum(partial.values()), targets, allocs, work.used, work.inv_after)
+    for child_uuid, n in placed.items():
+        _add(allocs, work.used, child_uuid, _child_rc(work.child_by_uuid[child_uuid], rc), n)
+    to = dict(partial)
+    for child_uuid, n in placed.items():
+        to[child_uuid] = to.get(child_uuid, 0) + n
+    work.assignments.setdefault(consumer, {})[rc] = {
+        'how': 'ownership+pack' if partial else 'pack', 'amount': amount, 'reason': reason,
+        'to': _named_units(to, work.child_by_uuid)}
+
+
+def _child_rc(child, rc):
+    """The class a child takes a root class ``rc`` as (a custom-class GPU takes VGPU as its class)."""
+    return (child.get('moves_from') or {}).get(rc, rc)
 
 
 def _named_units(per_uuid, child_by_uuid):
     return dict(sorted((child_by_uuid[u]['name'], n) for u, n in per_uuid.items()))
-
-
-def _add(allocs, used, rp, rc, n):
-    entry = allocs.setdefault(rp, {'resources': {}})
-    entry['resources'][rc] = entry['resources'].get(rc, 0) + n
-    used.setdefault(rp, {})
-    used[rp][rc] = used[rp].get(rc, 0) + n
 
 
 def _by_ownership(rc, amount, targets, owned, allocs):
@@ -692,10 +519,11 @@ def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
     return placed
 
 
-def _check_children(children, new_allocs, used, used_before, inv_after):
-    """Every planned allocation on a child obeys the unit checks and capacity."""
+def _check_children(work):
+    """Step 8: every planned allocation on a child obeys the unit checks and capacity."""
     problems = []
-    for child in children:
+    new_allocs, used, inv_after = work.new_allocs, work.used, work.inv_after
+    for child in work.children:
         inv = inv_after[child['uuid']]
         for consumer in sorted(new_allocs):
             for rc, amount in (new_allocs[consumer].get(child['uuid']) or {}).get('resources', {}).items():
@@ -714,7 +542,7 @@ def _check_children(children, new_allocs, used, used_before, inv_after):
                     problems.append('%s has %d %s allocated but the layout gives it no %s inventory'
                                     % (child['name'], after, rc, rc))
                 continue
-            before = (used_before.get(child['uuid']) or {}).get(rc, 0)
+            before = (work.used_before.get(child['uuid']) or {}).get(rc, 0)
             if not inventory_rules.fits(inv[rc], before, after):
                 problems.append('%s would have %d %s allocated but its capacity is %d'
                                 % (child['name'], after, rc, inventory_rules.capacity(inv[rc])))
@@ -723,39 +551,57 @@ def _check_children(children, new_allocs, used, used_before, inv_after):
                         % '; '.join(problems))
 
 
-def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allocs,
-            assignments, policy, warnings, names, deferred_reason, current):
-    root_uuid = root['uuid']
-    allocations = {}
-    for consumer in sorted(new_allocs):
-        if new_allocs[consumer] == current[consumer]:
-            continue
-        allocations[consumer] = write_request(tree, consumer, new_allocs[consumer])
+def _providers_out(work, inv_after):
+    """Every provider as the plan leaves it, and the uuids whose inventory changes."""
+    tree, children = work.tree, work.children
     provider_out = {}
     inventory_changes = []
-    for uuid in sorted(set(inv_before) | set(inv_after)):
+    for uuid in sorted(set(work.inv_before) | set(inv_after)):
         exists = uuid in tree
         child = next((c for c in children if c['uuid'] == uuid), None)
-        changed = inv_before.get(uuid, {}) != inv_after.get(uuid, {})
+        changed = work.inv_before.get(uuid, {}) != inv_after.get(uuid, {})
         if changed:
             inventory_changes.append(uuid)
         provider_out[uuid] = {
-            'name': names.get(uuid, uuid),
-            'parent_provider_uuid': tree.parent(uuid) if exists else root_uuid,
+            'name': work.names.get(uuid, uuid),
+            'parent_provider_uuid': tree.parent(uuid) if exists else work.root_uuid,
             'generation': tree.generation(uuid) if exists else None,
             'new': not exists,
             'inventories': inv_after.get(uuid, {}),
             'inventory_changed': changed,
             'traits': child['traits_after'] if child else tree.traits(uuid),
         }
-    root_traits = None
-    root_before = tree.traits(root_uuid)
-    drop = set(layout.get('root_traits_remove') or [])
-    if drop & set(root_before) and _layout.MEM_ENCRYPTION_CONTEXT in moved and not deferred_reason:
-        # nova takes HW_CPU_X86_AMD_SEV off the root when it moves MEM_ENCRYPTION_CONTEXT
-        root_traits = {'uuid': root_uuid, 'name': root['name'], 'before': root_before,
-                       'after': sorted(set(root_before) - drop)}
-        provider_out[root_uuid]['traits'] = root_traits['after']
+    return provider_out, inventory_changes
+
+
+def _root_traits(work, provider_out, deferred_reason):
+    """The root's trait change the kinds ask for (``Kind.root_cleanup``), or None."""
+    root_uuid = work.root_uuid
+    root_before = work.tree.traits(root_uuid)
+    drop = set()
+    for kind in _kinds.KINDS:
+        drop.update(kind.root_cleanup(work.layout, work.moved))
+    if not (drop & set(root_before)) or deferred_reason:
+        return None
+    root_traits = {'uuid': root_uuid, 'name': work.root['name'], 'before': root_before,
+                   'after': sorted(set(root_before) - drop)}
+    provider_out[root_uuid]['traits'] = root_traits['after']
+    return root_traits
+
+
+def _finish(work, deferred_reason=None):
+    """Step 9: the plan as plain data (a deferred node: nothing to write, ``deferred_reason``)."""
+    tree, children, root_uuid = work.tree, work.children, work.root_uuid
+    new_allocs = {} if deferred_reason else work.new_allocs
+    inv_after = work.inv_before if deferred_reason else work.inv_after
+    assignments = {} if deferred_reason else work.assignments
+    allocations = {}
+    for consumer in sorted(new_allocs):
+        if new_allocs[consumer] == work.current[consumer]:
+            continue
+        allocations[consumer] = write_request(tree, consumer, new_allocs[consumer])
+    provider_out, inventory_changes = _providers_out(work, inv_after)
+    root_traits = _root_traits(work, provider_out, deferred_reason)
     create = [{'name': c['name'], 'uuid': c['uuid'], 'parent_provider_uuid': root_uuid}
               for c in children if not c['exists']]
     set_traits = [{'name': c['name'], 'uuid': c['uuid'], 'traits': c['traits_after']}
@@ -768,7 +614,6 @@ def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allo
         for rc, rec in per_rc.items():
             moved_records += 1
             moved_units[rc] = moved_units.get(rc, 0) + rec['amount']
-
     if deferred_reason:
         status = STATUS_DEFERRED
         create, set_traits, inventory_changes, allocations = [], [], [], {}
@@ -778,14 +623,14 @@ def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allo
         status = STATUS_PLANNED
     else:
         status = STATUS_NOOP
-
+    planned = status == STATUS_PLANNED
     plan = {
         'version': PLAN_VERSION,
         'status': status,
-        'root': {'uuid': root_uuid, 'name': root['name'], 'generation': root.get('generation')},
-        'policy': policy,
-        'layout_classes': list(layout['classes']),
-        'moved_classes': moved if status != STATUS_DEFERRED else [],
+        'root': {'uuid': root_uuid, 'name': work.root['name'], 'generation': work.root.get('generation')},
+        'policy': work.policy,
+        'layout_classes': list(work.layout['classes']),
+        'moved_classes': work.moved if status != STATUS_DEFERRED else [],
         'children': [{'name': c['name'], 'uuid': c['uuid'], 'kind': c['kind'], 'device': c['device'],
                       'exists': c['exists'], 'inventories': c['inventories'], 'traits': c['traits'],
                       'takes_all': c['takes_all']}
@@ -793,19 +638,20 @@ def _finish(tree, root, moved, layout, children, inv_before, inv_after, new_allo
         'create_children': create,
         'set_traits': set_traits,
         'root_traits': root_traits,
-        'ensure': {'resource_classes': ensure_rcs if status == STATUS_PLANNED else [],
-                   'traits': ensure_traits if status == STATUS_PLANNED else []},
+        'ensure': {'resource_classes': ensure_rcs if planned else [], 'traits': ensure_traits if planned else []},
         'providers': provider_out,
         'inventory_changes': inventory_changes,
         'allocations': allocations,
-        'assignments': assignments if status == STATUS_PLANNED else {},
-        'moved': {'consumers': len(allocations), 'allocations': moved_records if status == STATUS_PLANNED else 0,
-                  'units': moved_units if status == STATUS_PLANNED else {}},
+        'assignments': assignments if planned else {},
+        'moved': {'consumers': len(allocations), 'allocations': moved_records if planned else 0,
+                  'units': moved_units if planned else {}},
         'deferred_reason': deferred_reason,
-        'warnings': warnings,
+        'warnings': work.warnings,
     }
-    plan['cpu'] = None
-    plan['diff'] = plan_diff(plan, tree, names)
+    for kind in _kinds.KINDS:
+        for key in kind.plan_keys:
+            plan[key] = None
+    plan['diff'] = plan_diff(plan, tree, work.names)
     return plan
 
 
@@ -899,35 +745,19 @@ def summary(plan, created=None):
 
 
 def _writes_text(plan, past):
-    """What the plan writes into allocations: the moves to children and the VCPU to PCPU
-    conversion of the pinned guests (each said apart; "no allocation" when neither)."""
+    """What the plan writes into allocations: the moves to children, then what each kind
+    writes itself (``Kind.said``: the VCPU to PCPU conversion of the pinned guests), each
+    said apart; "no allocation" when nothing."""
     parts = []
     units = plan['moved']['units']
-    cpu = plan.get('cpu')
+    own = any(plan.get(key) for kind in _kinds.KINDS for key in kind.plan_keys)
     if units:
         text = ', '.join('%d %s' % (n, rc) for rc, n in sorted(units.items()))
-        movers = len(plan.get('assignments') or {}) if cpu else plan['moved']['consumers']
+        # a kind that rewrites allocations of its own counts its consumers apart
+        movers = len(plan.get('assignments') or {}) if own else plan['moved']['consumers']
         parts.append(('moved %s of %d consumer(s)' if past else '%s of %d consumer(s) to move') % (text, movers))
-    if cpu:
-        pinned = len(cpu.get('pinned') or [])
-        if pinned:
-            text = ('converted %d VCPU to PCPU of %d pinned consumer(s)' if past
-                    else '%d VCPU to PCPU of %d pinned consumer(s) to convert') % (cpu.get('units', 0), pinned)
-        else:
-            text = 'no pinned consumer to convert from VCPU to PCPU'
-        inv = cpu.get('root_inventory') or {}
-        before, after = inv.get('before') or {}, inv.get('after') or {}
-        changes = []
-        for rc in ('PCPU', 'VCPU'):
-            if rc in after and rc not in before:
-                changes.append('%s inventory %d (new)' % (rc, after[rc]))
-            elif rc in before and rc not in after:
-                changes.append('%s inventory %d removed' % (rc, before[rc]))
-            elif rc in before and before[rc] != after[rc]:
-                changes.append('%s inventory %d -> %d' % (rc, before[rc], after[rc]))
-        if changes:
-            text += ' (root %s: %s)' % (plan['root']['name'], ', '.join(changes))
-        parts.append(text)
+    for kind in _kinds.KINDS:
+        parts.extend(kind.said(plan, past))
     if not parts:
         parts.append('moved no allocation' if past else 'no allocation to move')
     return parts
@@ -952,7 +782,9 @@ def plan_rollback(state, snap, remove_children=False):
       restored inventory cannot carry (typically a new instance on a child that
       goes back to empty) is refused, named in the message; nothing is written;
     * with ``remove_children`` the layout's children that are empty in the
-      snapshot are deleted afterwards (the caller does it, after the reshape).
+      snapshot are deleted afterwards (the caller does it, after the reshape);
+    * the root's traits go back to the snapshot's, whichever kind changed them
+      (``Kind.root_cleanup``: the SEV trait), after the reverse reshape like the reshape's own.
 
     Returns ``{"status": "planned"|"noop", "root", "root_traits", "inventories": {rp:
     {"resource_provider_generation", "inventories"}}, "allocations": {consumer:
@@ -962,15 +794,52 @@ def plan_rollback(state, snap, remove_children=False):
     tree = _tree.ProviderTree.of(state)
     snap_tree = _tree.ProviderTree(snap['state'])
     root_uuid = snap['root']['uuid']
-    sprov = snap_tree.providers
     warnings = []
     if root_uuid not in tree:
         raise PlanError('the snapshot\'s root provider %s is not in the tree that was read' % root_uuid)
+    target_inv, inventories = _rollback_inventories(tree, snap_tree, warnings)
+    current = tree.all_allocations()
+    writes, restored, gone = _rollback_consumers(tree, snap_tree, snap, target_inv, current)
+    if gone:
+        warnings.append('consumer(s) of the snapshot no longer on this node, not brought back: %s'
+                        % ', '.join(gone))
+    allocations = {}
+    for consumer, target in sorted(writes.items()):
+        allocations[consumer] = write_request(tree, consumer, target)
+    if allocations and not inventories:
+        # the reshaper schema wants at least one provider: the root, unchanged
+        inventories[root_uuid] = {'resource_provider_generation': tree.get(root_uuid)['generation'],
+                                  'inventories': target_inv[root_uuid]}
+    remove = _rollback_removals(tree, snap_tree, snap, warnings) if remove_children else []
+    root_traits = None
+    now_traits, then_traits = tree.traits(root_uuid), snap_tree.traits(root_uuid)
+    if now_traits != then_traits:
+        root_traits = {'uuid': root_uuid, 'name': snap['root']['name'], 'before': now_traits,
+                       'after': then_traits}
+    status = STATUS_PLANNED if (inventories or allocations or remove or root_traits) else STATUS_NOOP
+    return {
+        'version': PLAN_VERSION,
+        'status': status,
+        'root': {'uuid': root_uuid, 'name': snap['root']['name']},
+        'root_traits': root_traits,
+        'inventories': inventories,
+        'allocations': allocations,
+        'restored': restored,
+        'gone': gone,
+        'remove_children': remove,
+        'moved': {'consumers': len(allocations),
+                  'allocations': sum(len(a['allocations']) for a in allocations.values())},
+        'diff': _rollback_diff(tree, current, inventories, remove, allocations),
+        'warnings': warnings,
+    }
 
+
+def _rollback_inventories(tree, snap_tree, warnings):
+    """Every provider's inventory after the rollback, and the snapshot inventories to write."""
     target_inv = dict((u, tree.inventory(u)) for u in tree.providers)
     inventories = {}
     for uuid in snap_tree.uuids():
-        snapped = sprov[uuid]
+        snapped = snap_tree.providers[uuid]
         want = snap_tree.inventory(uuid)
         if uuid not in tree:
             if want:
@@ -983,13 +852,17 @@ def plan_rollback(state, snap, remove_children=False):
         if want != tree.inventory(uuid):
             inventories[uuid] = {'resource_provider_generation': tree.get(uuid)['generation'],
                                  'inventories': want}
+    return target_inv, inventories
 
-    current = tree.all_allocations()
+
+def _rollback_consumers(tree, snap_tree, snap, target_inv, current):
+    """``(writes, restored, gone)``: the allocations each consumer of the snapshot gets back;
+    PlanError naming every consumer that cannot be (changed since, or created since and
+    holding what the restored inventory cannot carry)."""
+    sprov = snap_tree.providers
     snapped_allocs = snap_tree.all_allocations()
-    refused = []
-    writes = {}
-    restored = []
-    gone = []
+    refused, writes, restored, gone = [], {}, [], []
+    planned_totals = (snap.get('plan') or {}).get('planned_totals') or {}
     for consumer in sorted(snapped_allocs):
         if consumer not in current:
             gone.append(consumer)
@@ -1001,8 +874,7 @@ def plan_rollback(state, snap, remove_children=False):
             then_allocs = dict((rp, e) for rp, e in then_allocs.items() if rp in sprov or rp in tree)
         now = allocation_rules.consumer_totals(now_allocs)
         then = allocation_rules.consumer_totals(then_allocs)
-        planned = ((snap.get('plan') or {}).get('planned_totals') or {}).get(consumer)
-        if now != then and now != planned:
+        if now != then and now != planned_totals.get(consumer):
             refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
                            % (consumer, _fmt_totals(now), _fmt_totals(then))))
             continue
@@ -1028,33 +900,28 @@ def plan_rollback(state, snap, remove_children=False):
                         'delete these consumers first, or reshape again instead of rolling back.'
                         % (snap['root']['name'], '; '.join(text for _c, text in refused)),
                         consumers=sorted(set(c for c, _text in refused)))
-    if gone:
-        warnings.append('consumer(s) of the snapshot no longer on this node, not brought back: %s'
-                        % ', '.join(gone))
+    return writes, restored, gone
 
-    allocations = {}
-    for consumer, target in sorted(writes.items()):
-        allocations[consumer] = write_request(tree, consumer, target)
 
-    if allocations and not inventories:
-        # the reshaper schema wants at least one provider: the root, unchanged
-        inventories[root_uuid] = {'resource_provider_generation': tree.get(root_uuid)['generation'],
-                                  'inventories': target_inv[root_uuid]}
-
+def _rollback_removals(tree, snap_tree, snap, warnings):
+    """The layout's children that are empty in the snapshot (``remove_children``)."""
+    root_uuid = snap['root']['uuid']
+    managed = set(snap.get('layout_children') or [])
+    parents = tree.parents()
     remove = []
-    if remove_children:
-        managed = set(snap.get('layout_children') or [])
-        parents = tree.parents()
-        for uuid, snapped in sorted(sprov.items(), key=lambda i: i[1].get('name') or ''):
-            if uuid == root_uuid or uuid not in tree or snapped.get('name') not in managed:
-                continue
-            if snap_tree.inventory(uuid):
-                continue
-            if uuid in parents:
-                warnings.append('child %s has children of its own and is kept' % snapped['name'])
-                continue
-            remove.append({'uuid': uuid, 'name': snapped['name']})
+    for uuid, snapped in sorted(snap_tree.providers.items(), key=lambda i: i[1].get('name') or ''):
+        if uuid == root_uuid or uuid not in tree or snapped.get('name') not in managed:
+            continue
+        if snap_tree.inventory(uuid):
+            continue
+        if uuid in parents:
+            warnings.append('child %s has children of its own and is kept' % snapped['name'])
+            continue
+        remove.append({'uuid': uuid, 'name': snapped['name']})
+    return remove
 
+
+def _rollback_diff(tree, current, inventories, remove, allocations):
     names = tree.names()
     before = {'providers': {}, 'consumers': {}}
     after = {'providers': {}, 'consumers': {}}
@@ -1067,32 +934,7 @@ def plan_rollback(state, snap, remove_children=False):
     for consumer in sorted(allocations):
         before['consumers'][consumer] = _named_allocs(current[consumer], names)
         after['consumers'][consumer] = _named_allocs(allocations[consumer]['allocations'], names)
-
-    # the root's traits as the snapshot has them (a reshape may have taken one off, e.g.
-    # HW_CPU_X86_AMD_SEV); applied after the reverse reshape, like the reshape's own
-    root_traits = None
-    now_traits = tree.traits(root_uuid)
-    then_traits = snap_tree.traits(root_uuid)
-    if now_traits != then_traits:
-        root_traits = {'uuid': root_uuid, 'name': snap['root']['name'], 'before': now_traits,
-                       'after': then_traits}
-
-    status = STATUS_PLANNED if (inventories or allocations or remove or root_traits) else STATUS_NOOP
-    return {
-        'version': PLAN_VERSION,
-        'status': status,
-        'root': {'uuid': root_uuid, 'name': snap['root']['name']},
-        'root_traits': root_traits,
-        'inventories': inventories,
-        'allocations': allocations,
-        'restored': restored,
-        'gone': gone,
-        'remove_children': remove,
-        'moved': {'consumers': len(allocations),
-                  'allocations': sum(len(a['allocations']) for a in allocations.values())},
-        'diff': {'before': before, 'after': after},
-        'warnings': warnings,
-    }
+    return {'before': before, 'after': after}
 
 
 def rollback_body(rplan):

@@ -27,7 +27,8 @@ KIND_PCI = 'pci'
 KIND_SRIOV = 'sriov'
 KIND_NUMA = 'numa'
 KIND_PCPU = 'pcpu'
-KINDS = (KIND_GPU, KIND_PCI, KIND_SRIOV, KIND_NUMA)
+# the sections of the layout options that have enabled/name_template/... (DEFAULT_OPTIONS)
+OPTION_KINDS = (KIND_GPU, KIND_PCI, KIND_SRIOV, KIND_NUMA)
 
 NUMA_CLASSES = ('VCPU', 'PCPU', 'MEMORY_MB')
 
@@ -109,7 +110,7 @@ def merge_options(options):
     for kind, opts in options.items():
         if kind not in merged:
             raise LayoutError('unknown device kind %r in layout options (known: %s)'
-                              % (kind, ', '.join(KINDS)))
+                              % (kind, ', '.join(OPTION_KINDS)))
         if opts is None:
             continue
         if not isinstance(opts, dict):
@@ -121,7 +122,7 @@ def merge_options(options):
             if value is None and key not in ('reserved', 'allocation_ratio', 'resource_class'):
                 continue
             merged[kind][key] = value
-    for kind in KINDS:
+    for kind in OPTION_KINDS:
         _check_kind_options(kind, merged[kind])
     for key in ('pinned', 'unpinned'):
         value = merged[KIND_PCPU][key]
@@ -219,3 +220,108 @@ def inventory_record(total, opts, max_unit=None):
 def inherit_fields(opts):
     """Fields an existing child keeps from Placement because the operator did not set them."""
     return sorted(f for f in ('reserved', 'allocation_ratio') if opts.get(f) is None)
+
+
+# -- what the planner and the kinds share ------------------------------------------
+
+class PlanError(PlacementError):
+    """The plan cannot be made (unmapped consumer, capacity, bad input).
+
+    ``consumers`` names the consumers at fault (may be empty).
+    """
+
+    status = 0
+    default_code = 'placement_upgrade.plan'
+
+    def __init__(self, detail, consumers=None, **kwargs):
+        kwargs.setdefault('title', 'Reshape Plan Refused')
+        super(PlanError, self).__init__(detail, **kwargs)
+        self.consumers = sorted(consumers or [])
+
+
+def amount_on(allocs, rp, rc):
+    """Units of ``rc`` an allocations map ``{rp: {"resources": {RC: n}}}`` holds on ``rp``."""
+    return ((allocs.get(rp) or {}).get('resources') or {}).get(rc, 0)
+
+
+def add(allocs, used, rp, rc, n):
+    """Add ``n`` units of ``rc`` on ``rp`` to a consumer's allocations and to the usage map."""
+    entry = allocs.setdefault(rp, {'resources': {}})
+    entry['resources'][rc] = entry['resources'].get(rc, 0) + n
+    used.setdefault(rp, {})
+    used[rp][rc] = used[rp].get(rc, 0) + n
+
+
+# -- the kind contract ---------------------------------------------------------------
+
+class Kind(object):
+    """The contract every reshape kind keeps (one file per kind in this package, one line in
+    ``kinds/__init__.py``'s :data:`KINDS`), as nova's libvirt driver has one
+    ``_update_provider_tree_for_<kind>`` per kind.  The defaults here are "this kind has no
+    such rule"; a kind overrides what it has.  The layout (layout.py), the planner
+    (planner.py) and verification (verify.py) loop over :data:`KINDS` and name no kind.
+
+    ``name``        the kind's name (docs/reshape.md);
+    ``discovery``   the module that discovers its devices on the host (node/discover/);
+    ``options``     the layout option sections it reads (common.DEFAULT_OPTIONS);
+    ``plan_keys``   the keys it adds to a plan (planner._PlanWork.results).
+    """
+
+    name = None
+    discovery = None
+    options = ()
+    plan_keys = ()      # keys the kind adds to a plan (None until the kind fills them)
+
+    def check_options(self, opts, nova):
+        """The kind's refusals (LayoutError) of the layout options on this node."""
+
+    def children(self, root_name, devices, opts, nova, numa_source, warnings):
+        """The kind's child providers for a device report: with ``nova`` (the node's
+        nova.conf, read) nova 34's own rules, else the layout options ``opts``."""
+        return []
+
+    def describe(self, devices, nova, opts):
+        """What the kind adds to the layout besides children: ``{key: value}``."""
+        return {}
+
+    def root_traits_remove(self, children):
+        """Root traits nova takes off the root when this kind's class moves to ``children``."""
+        return []
+
+    def writes(self, layout, root_inv):
+        """``(classes, consumers)`` a plan of ``layout`` may rewrite beyond the classes it
+        moves to children: root classes the kind converts in place, holders it heals."""
+        return set(), set()
+
+    def explained(self, layout):
+        """Consumers the kind itself accounts for (no guest domain needed to explain them)."""
+        return set()
+
+    def check_root(self, work):
+        """The kind's refusals (PlanError) of a plan (``work``: planner._PlanWork)."""
+
+    def taker(self, children, rc):
+        """The child every allocation of ``rc`` goes to by nova's rule for this kind, or None:
+        the generic path (the device ownership, then the pack policy)."""
+        return None
+
+    def prepare_root(self, work):
+        """Changes of the root the kind makes before anything moves (``work.inv_after``);
+        returns a reason to defer the node, or None."""
+        return None
+
+    def consumers(self, work):
+        """Consumers the kind rewrites besides the holders of moved classes."""
+        return set()
+
+    def settle(self, work):
+        """The kind's rewrite of allocations after the moves (healing, conversion)."""
+
+    def root_cleanup(self, layout, moved):
+        """Root traits to take off when the plan moves ``moved`` (a rollback puts the
+        snapshot's root traits back, whichever kind took them off: planner.plan_rollback)."""
+        return set()
+
+    def said(self, plan, past):
+        """What the one-line summary says of what the kind writes itself (its ``plan_keys``)."""
+        return []

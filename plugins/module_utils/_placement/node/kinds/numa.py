@@ -14,7 +14,8 @@ __metaclass__ = type
 
 from .. import discovery as _discovery
 from ...rules import inventory as inventory_rules
-from .common import KIND_NUMA, merge_options, render_name
+from ... import tree as _tree
+from .common import KIND_NUMA, Kind, LayoutError, merge_options, render_name
 
 
 def split_proportional(total, weights):
@@ -90,9 +91,69 @@ def option_children(root_name, cells, opts, source, warnings):
 def numa_child_names(root_name, devices, options=None):
     """The NUMA child names the layout would use, whatever inventory they get."""
     _discovery.check_report(devices)
+    return _child_names(root_name, devices, options)
+
+
+def _child_names(root_name, devices, options):
     opts = merge_options(options)[KIND_NUMA]
     names = []
     for cell in (devices or {}).get('numa_cells') or []:
         names.append(render_name(KIND_NUMA, opts['name_template'],
                                  {'root': root_name, 'id': int(cell.get('id', 0))}))
     return names
+
+
+def numa_source(tree, root, devices, options):
+    """The VCPU/PCPU/MEMORY_MB inventory a NUMA layout splits: the root's inventory plus what
+    NUMA children of that layout already hold, so the split is the same before and after a
+    reshape (the rerun is a no-op).  ``tree``: a :class:`tree.ProviderTree`; ``root`` its root;
+    ``devices``: a report already checked (discovery.check_report)."""
+    opts = merge_options(options)
+    if not opts[KIND_NUMA]['enabled']:
+        return {}
+    root_uuid = root['uuid']
+    names = set(_child_names(root['name'], devices, options))
+    sources = [tree.raw_inventory(root_uuid)]
+    for uuid in tree.uuids():
+        if uuid != root_uuid and tree.get(uuid).get('name') in names:
+            sources.append(tree.raw_inventory(uuid))
+    out = {}
+    for rc in opts[KIND_NUMA]['resource_classes']:
+        recs = [_tree.norm_inventories({rc: s[rc]})[rc] for s in sources if rc in s]
+        if not recs:
+            continue
+        out[rc] = {
+            'total': sum(r['total'] for r in recs),
+            'reserved': sum(r['reserved'] for r in recs),
+            'min_unit': min(r['min_unit'] for r in recs),
+            'max_unit': max(r['max_unit'] for r in recs),
+            'step_size': recs[0]['step_size'],
+            'allocation_ratio': recs[0]['allocation_ratio'],
+        }
+    return out
+
+
+class NUMA(Kind):
+    """NUMA cells -> ``<root>_NUMA<N>`` children (opt-in; refused where nova.conf was read)."""
+
+    name = 'numa'
+    discovery = 'node/discover/numa.py'
+    options = (KIND_NUMA,)
+
+    def check_options(self, opts, nova):
+        if nova is not None and opts[KIND_NUMA]['enabled']:
+            raise LayoutError('the NUMA layout (children <node>_NUMA<N>) is one no nova release '
+                              'writes: nova keeps VCPU/MEMORY_MB on the root, so it would double '
+                              'the node\'s capacity. It is refused on a node whose nova.conf was '
+                              'read (%s).' % ', '.join(nova.get('files') or ['nova.conf']))
+
+    def children(self, root_name, devices, opts, nova, numa_source, warnings):
+        if nova is not None or not opts[KIND_NUMA]['enabled']:
+            return []
+        warnings.append('NUMA children are a layout no nova release writes (nova keeps VCPU and '
+                        'MEMORY_MB on the root); use it only without nova-compute on this node')
+        return option_children(root_name, devices.get('numa_cells') or [], opts[KIND_NUMA],
+                               numa_source or {}, warnings)
+
+
+KIND = NUMA()

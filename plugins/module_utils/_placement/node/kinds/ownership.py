@@ -33,6 +33,11 @@ def ownership_from_devices(devices):
     consumer uuids and device addresses to Placement's / the layout's keys.
     """
     _discovery.check_report(devices)
+    return ownership_of_report(devices)
+
+
+def ownership_of_report(devices):
+    """:func:`ownership_from_devices` of a device report already checked (discovery.check_report)."""
     out = {}
     for consumer, devs in _discovery.ownership(devices or {}).items():
         key = _consumer_key(consumer)

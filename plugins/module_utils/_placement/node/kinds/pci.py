@@ -29,7 +29,20 @@ from ...rules import providers as provider_rules
 from ... import names as _names
 from .. import novaconf as _novaconf
 from .. import nvidia_vfio as _nvidia_vfio
-from .common import KIND_PCI, KIND_SRIOV, LayoutError, address_fields, inherit_fields, inventory_record, pci_class, render_name
+from .common import (
+    KIND_PCI,
+    KIND_SRIOV,
+    Kind,
+    LayoutError,
+    PlanError,
+    add,
+    address_fields,
+    amount_on,
+    inherit_fields,
+    inventory_record,
+    pci_class,
+    render_name,
+)
 
 
 def _normalize_custom(name):
@@ -278,3 +291,88 @@ def pci_option_children(root_name, devs, opts, warnings):
         rc = opts.get('resource_class') or pci_class(dev.get('vendor_id'), dev.get('product_id'))
         out.append(_device_child(KIND_PCI, root_name, dev, address, rc, 1, opts))
     return out
+
+
+def heal(healers, current, new_allocs, used, assignments, warnings):
+    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units."""
+    for child in healers:
+        rc = next(iter(child['inventories']))
+        for consumer, units in sorted(child['holders'].items()):
+            if consumer not in current:
+                warnings.append('consumer %s holds %d device(s) of %s but has no allocation on this '
+                                'node (a migration holds them, or it is gone): nova does not heal it '
+                                'either' % (consumer, units, child['name']))
+                continue
+            allocs = new_allocs[consumer]
+            have = amount_on(allocs, child['uuid'], rc)
+            if have == units:
+                continue
+            add(allocs, used, child['uuid'], rc, units - have)
+            if not allocs[child['uuid']]['resources'][rc]:
+                del allocs[child['uuid']]['resources'][rc]
+            assignments.setdefault(consumer, {})[rc] = {
+                'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}}
+
+
+class PCI(Kind):
+    """PCI devices and SR-IOV PFs -> PCI children (nova's PCI-in-placement); heals the holders
+    the device report names; refuses what nova 34's PCI tracking refuses at start-up."""
+
+    name = 'pci'
+    discovery = 'node/discover/pci.py'
+    options = (KIND_SRIOV, KIND_PCI)
+
+    def children(self, root_name, devices, opts, nova, numa_source, warnings):
+        if nova is not None:
+            return nova_children(root_name, devices, nova, warnings)
+        out = []
+        if opts[KIND_SRIOV]['enabled']:
+            out.extend(sriov_option_children(root_name, devices.get('sriov_pfs') or [], opts[KIND_SRIOV], warnings))
+        if opts[KIND_PCI]['enabled']:
+            out.extend(pci_option_children(root_name, devices.get('pci_devices') or [], opts[KIND_PCI], warnings))
+        return out
+
+    def writes(self, layout, root_inv):
+        holders = set()
+        for want in layout.get('children') or ():
+            if want.get('heal'):
+                holders.update(str(c).lower() for c in want.get('holders') or {})
+        return set(), holders
+
+    def check_root(self, work):
+        """nova 34's PCI tracking: COMPUTE_MANAGED_PCI_DEVICE without report_in_placement, and
+        PCI providers outside the PCI view it builds, stop its start-up."""
+        nova = work.layout.get('nova')
+        if nova is None:
+            return
+        tree = work.tree
+        wanted = set(c['name'] for c in work.children)
+        # nova's ensure_tracking_was_not_enabled_before looks at every provider of the tree,
+        # the root included; the PCI view (stray check) only at the children
+        marked = sorted(tree.name(u) for u in tree.providers
+                        if 'COMPUTE_MANAGED_PCI_DEVICE' in tree.traits(u))
+        managed = [n for n in marked if n != tree.name(work.root_uuid)]
+        files = ', '.join(nova.get('files') or []) or 'nova.conf'
+        if marked and not nova.get('pci_in_placement'):
+            raise PlanError('providers %s carry COMPUTE_MANAGED_PCI_DEVICE but [pci]report_in_placement '
+                            'is False in %s: nova 34 refuses to start on this node ("Nova does not '
+                            'support disabling it after it is enabled"). Enable report_in_placement in '
+                            'nova.conf, or remove the trait / those providers, then plan again. Nothing '
+                            'was changed.' % (', '.join(marked), files))
+        stray = [n for n in managed if n not in wanted]
+        if stray:
+            raise PlanError('PCI providers %s are not in the PCI view nova 34 builds from %s '
+                            '([pci]device_spec, physical_network tags): nova would delete them on its '
+                            'first start. Remove them (or fix device_spec), then plan again. Nothing was '
+                            'changed.' % (', '.join(stray), files))
+
+    def consumers(self, work):
+        healers = [c for c in work.children if c['heal']]
+        return set(c for c in work.current if any(c in child['holders'] for child in healers))
+
+    def settle(self, work):
+        heal([c for c in work.children if c['heal']], work.current, work.new_allocs, work.used,
+             work.assignments, work.warnings)
+
+
+KIND = PCI()

@@ -15,7 +15,17 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from .. import discovery as _discovery
-from .common import KIND_GPU, LayoutError, address_fields, inherit_fields, inventory_record, libvirt_name, render_name
+from .common import (
+    KIND_GPU,
+    Kind,
+    LayoutError,
+    PlanError,
+    address_fields,
+    inherit_fields,
+    inventory_record,
+    libvirt_name,
+    render_name,
+)
 
 
 def nova_gpu_inventories(gpus, nova, warnings):
@@ -168,3 +178,48 @@ def option_children(root_name, gpus, opts, warnings):
             'numa_node': gpu.get('numa_node', -1),
         })
     return out
+
+
+class VGPU(Kind):
+    """pGPUs -> VGPU children; refuses a root whose VGPU no child takes (nova 34 drops it)."""
+
+    name = 'vgpu'
+    discovery = 'node/discover/gpus.py'
+    options = (KIND_GPU,)
+
+    def children(self, root_name, devices, opts, nova, numa_source, warnings):
+        if nova is not None:
+            return nova_children(root_name, devices, nova, warnings)
+        if not opts[KIND_GPU]['enabled']:
+            return []
+        return option_children(root_name, devices.get('gpus') or [], opts[KIND_GPU], warnings)
+
+    def check_root(self, work):
+        """Stops a plan that would leave VGPU on the root (nova 34 moves it off at start-up, or
+        drops it): the message says which input is missing."""
+        if 'VGPU' not in work.root_inv or 'VGPU' in work.moved:
+            return
+        root = work.root
+        nova = work.layout.get('nova')
+        files = ', '.join((nova or {}).get('files') or [])
+        holders = work.tree.consumers_of(root['uuid'], 'VGPU')
+        held = ', allocated by consumers %s' % ', '.join(holders) if holders else ''
+        if nova is not None:
+            raise PlanError('the root provider %s has VGPU inventory%s but nova.conf (%s) gives '
+                            'nova 34 no device to report it on ([devices]enabled_mdev_types): '
+                            'nova would drop it from the root (InventoryInUse while instances '
+                            'hold it). Set enabled_mdev_types as the new release runs it, then '
+                            'plan again. Nothing was changed.' % (root['name'], held, files),
+                            consumers=holders)
+        raise PlanError('the root provider %s has VGPU inventory%s and this layout moves it nowhere '
+                        '(the device report gives no physical GPU with an mdev type a child, or the '
+                        'layout option gpu.enabled is false), and no nova.conf was read on this node. '
+                        'At start-up nova 34 moves the root\'s VGPU to one child per physical GPU of '
+                        '[devices]enabled_mdev_types, and with no enabled mdev type it removes VGPU from '
+                        'the root (Placement refuses that with InventoryInUse while instances hold '
+                        'it). Missing input: the node\'s nova.conf (device_info nova_conf); give it '
+                        'and plan again. Nothing was changed.' % (root['name'], held),
+                        consumers=holders)
+
+
+KIND = VGPU()

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The kind contract: every reshape kind is one file in node/kinds/ and one line of the
+registry, and the layout, the planner and verification take a kind from there alone."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ast
+import os
+import re
+
+import pytest
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import kinds
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import verify
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.kinds import common
+
+from test_reshaper_support import gpu_report
+
+PLACEMENT = os.path.dirname(os.path.dirname(planner.__file__))
+ROOT = 'a0000000-0000-4000-8000-000000000001'
+I1 = '11111111-1111-4111-8111-111111111111'
+I2 = '22222222-2222-4222-8222-222222222222'
+# every standard class a kind of this collection moves or converts
+CLASSES = ('VGPU', 'VCPU', 'PCPU', 'MEMORY_MB', 'MEM_ENCRYPTION_CONTEXT', 'SRIOV_NET_VF', 'DISK_GB')
+
+
+def test_every_kind_is_one_file_and_one_registry_line_keeping_the_contract():
+    names = [k.name for k in kinds.KINDS]
+    assert names == ['vgpu', 'pci', 'numa', 'mem_encryption', 'pcpu']
+    for kind in kinds.KINDS:
+        assert isinstance(kind, common.Kind)
+        module = type(kind).__module__
+        assert module.endswith('.node.kinds.' + kind.name), (kind.name, module)
+        assert os.path.isfile(os.path.join(PLACEMENT, 'node', 'kinds', kind.name + '.py'))
+    assert layout.KINDS is kinds.KINDS
+
+
+def _string_constants(path):
+    """The string constants of a module that are neither docstrings nor names in ``__all__``."""
+    tree = ast.parse(open(path).read())
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+        if isinstance(node, ast.Assign) and any(getattr(t, 'id', None) == '__all__' for t in node.targets):
+            skip.update(id(n) for n in ast.walk(node.value))
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip]
+
+
+@pytest.mark.parametrize('module', [planner, layout, verify])
+def test_the_planner_layout_and_verification_name_no_resource_class(module):
+    named = [s for s in _string_constants(module.__file__) for rc in CLASSES if re.search(r'\b%s\b' % rc, s)]
+    assert named == []
+
+
+class _FPGA(common.Kind):
+    """A kind that is not in the collection: FPGA cards, CUSTOM_FPGA from the root to one
+    child per card, one unit per card a guest owns."""
+
+    name = 'fpga'
+
+    def children(self, root_name, devices, opts, nova, numa_source, warnings):
+        return [{'name': '%s_fpga_%s' % (root_name, card['address'].replace(':', '_').replace('.', '_')),
+                 'kind': self.name, 'device': card['address'],
+                 'inventories': {'CUSTOM_FPGA': {'total': 1, 'max_unit': 1}},
+                 'traits': ['CUSTOM_FPGA_CARD'], 'inherit': [], 'numa_node': -1}
+                for card in devices.get('fpgas') or []]
+
+
+def _fpga_state():
+    root = {'uuid': ROOT, 'name': 'cn1', 'generation': 4, 'parent_provider_uuid': None,
+            'root_provider_uuid': ROOT, 'traits': [], 'aggregates': [],
+            'inventories': {'VCPU': {'total': 16}, 'CUSTOM_FPGA': {'total': 2, 'max_unit': 2}},
+            'usages': {'VCPU': 4, 'CUSTOM_FPGA': 2}}
+    allocations = dict((c, {'allocations': {ROOT: {'generation': 4, 'resources': {'VCPU': 2, 'CUSTOM_FPGA': 1}}},
+                            'consumer_generation': 1, 'project_id': 'p', 'user_id': 'u'})
+                       for c in (I1, I2))
+    return {'providers': {ROOT: root}, 'allocations': allocations}
+
+
+def test_a_kind_registered_in_one_place_is_laid_out_planned_and_verified(monkeypatch):
+    monkeypatch.setattr(kinds, 'KINDS', kinds.KINDS + (_FPGA(),))
+    devices = {'fpgas': [{'address': '0000:3b:00.0'}, {'address': '0000:3c:00.0'}]}
+    owners = {I1: {'0000:3b:00.0': 1}, I2: {'0000:3c:00.0': 1}}
+    lay = layout.build_layout('cn1', devices)
+    assert [c['name'] for c in lay['children']] == ['cn1_fpga_0000_3b_00_0', 'cn1_fpga_0000_3c_00_0']
+    assert lay['classes'] == ['CUSTOM_FPGA']
+    plan = planner.plan_reshape(_fpga_state(), ROOT, lay, owners)
+    assert plan['status'] == planner.STATUS_PLANNED
+    assert plan['moved_classes'] == ['CUSTOM_FPGA']
+    assert plan['ensure']['traits'] == ['CUSTOM_FPGA_CARD']
+    assert dict((c, a['CUSTOM_FPGA']['to']) for c, a in plan['assignments'].items()) == {
+        I1: {'cn1_fpga_0000_3b_00_0': 1}, I2: {'cn1_fpga_0000_3c_00_0': 1}}
+    assert 'CUSTOM_FPGA' not in plan['providers'][ROOT]['inventories']
+    # without the registry line, the same report lays out no FPGA child
+    monkeypatch.undo()
+    assert layout.build_layout('cn1', devices)['children'] == []
+
+
+def test_a_plan_checks_the_device_report_once(monkeypatch, tmp_path):
+    devices = gpu_report(tmp_path, 'cn1', spare_mdevs=1)
+    calls = []
+    real = discovery.check_report
+
+    def counting(report, *args, **kwargs):
+        calls.append(1)
+        return real(report, *args, **kwargs)
+
+    monkeypatch.setattr(discovery, 'check_report', counting)
+    state = _fpga_state()
+    state['providers'][ROOT]['inventories'] = {'VCPU': {'total': 16}}
+    state['providers'][ROOT]['usages'] = {'VCPU': 4}
+    for body in state['allocations'].values():
+        body['allocations'][ROOT]['resources'] = {'VCPU': 2}
+    planner.plan_from_devices(state, ROOT, devices, layout_options={'numa': {'enabled': True}})
+    assert len(calls) == 1
