@@ -391,10 +391,10 @@ def prepare_snapshot_dir(snapshot_dir):
         raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
 
 
-def _send_settled(backend, root_uuid, body, ctx, delays, log, unknown_hint):
+def _send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
     """``POST /reshaper`` with ``body``; a lost answer is settled (:func:`settle_reshape`).
 
-    Returns when the body is applied (``ctx['applied']``; ``ctx['settled']`` says how it was
+    Returns when the body is applied (``progress.applied``, a :class:`_Progress`; ``progress.settled`` says how it was
     known when the answer was lost).  Not applied or overtaken raise ConcurrentUpdate, so
     the caller's retry re-reads and re-plans; unknown raises :class:`ReshapeOutcomeUnknown`
     ending with ``unknown_hint``.
@@ -409,29 +409,29 @@ def _send_settled(backend, root_uuid, body, ctx, delays, log, unknown_hint):
                 else 'the answer to POST /reshaper was lost (%s)' % exc.detail)
         _log(log, '%s; reading the node back to settle it' % what)
         verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
-        ctx['verdict'] = verdict
+        progress.verdict = verdict
         if verdict == SETTLED_UNKNOWN:
             raise ReshapeOutcomeUnknown(
                 '%s and Placement did not answer the re-reads meant to settle it: whether it was applied '
                 'is UNKNOWN. Nothing was written after it; the snapshot taken just before it is %s. When '
-                'Placement answers again, %s.' % (what, ctx['snapshot'], unknown_hint))
+                'Placement answers again, %s.' % (what, progress.snapshot, unknown_hint))
         if verdict != SETTLED_APPLIED:
-            ctx['settled'] = ('%s; a re-read showed it %s'
-                              % (what, 'was not applied' if verdict == SETTLED_NOT_APPLIED
-                                 else 'was overtaken by another write'))
+            progress.settled = ('%s; a re-read showed it %s'
+                                % (what, 'was not applied' if verdict == SETTLED_NOT_APPLIED
+                                   else 'was overtaken by another write'))
             # re-planned by the caller's retry; when the retries run out, the error is the
             # answer's (a 503 stays a 503), not a generation conflict
-            ctx['resent'] = ctx.get('resent', 0) + 1
-            raise ConcurrentUpdate('%s; re-planning from a fresh read' % ctx['settled'],
+            progress.resent += 1
+            raise ConcurrentUpdate('%s; re-planning from a fresh read' % progress.settled,
                                    status=exc.status if answered else None,
                                    code=exc.code if answered else None,
                                    title=exc.title if answered else None, request_id=exc.request_id)
-        ctx['settled'] = '%s; a re-read showed it was applied' % what
-        _log(log, ctx['settled'])
-    ctx['applied'] = True
+        progress.settled = '%s; a re-read showed it was applied' % what
+        _log(log, progress.settled)
+    progress.applied = True
 
 
-def _failed(backend, root_prov, ctx, exc, log):
+def _failed(backend, root_prov, progress, exc, log):
     """The error a failed reshape raises: ``exc`` with what the run left behind said.
 
     Before ``POST /reshaper`` was applied, the children the run created are removed
@@ -440,15 +440,15 @@ def _failed(backend, root_prov, ctx, exc, log):
     message says so.  When the outcome is unknown, nothing is removed: the children
     may hold the moved inventory.
     """
-    if ctx['applied']:
+    if progress.applied:
         note = ('POST /reshaper WAS applied: %s is reshaped (snapshot %s), but what followed it failed; '
-                'a rerun completes it' % (root_prov['name'], ctx['snapshot']))
+                'a rerun completes it' % (root_prov['name'], progress.snapshot))
     elif isinstance(exc, ReshapeOutcomeUnknown):
         note = None
     else:
         note = 'Nothing was reshaped'
-        if ctx['created_children']:
-            removed, left = remove_created_children(backend, root_prov['uuid'], ctx['created_children'], log)
+        if progress.created_children:
+            removed, left = remove_created_children(backend, root_prov['uuid'], progress.created_children, log)
             note += '; ' + _left_behind(removed, left)
     if isinstance(exc, PlacementError):
         if note:
@@ -521,180 +521,266 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     applied, or a move in flight seen after the children were made), the children this
     run created are removed again (:func:`remove_created_children`) and the message
     says so, or lists exactly what was left.
+
+    The steps are :class:`_NodePass`'s methods: each attempt plans (:meth:`_NodePass.plan_now`),
+    prepares (:meth:`_NodePass.prepare`: resource classes, children, traits, re-plan), takes the
+    snapshot, sends and settles (:func:`_send_settled`), sets the root's traits; then
+    :meth:`_NodePass.outcome` verifies and says what happened, or :func:`_failed` cleans up.
     """
     root_prov = resolve_root(backend, root)
-    root_uuid = root_prov['uuid']
-    plan_on = _planner(backend, devices, layout_options, policy, ownership, moves, consumers)
-    layout_on = _layout_on(backend, root_uuid, devices, layout_options, policy, moves, consumers)
+    run = _NodePass(backend, root_prov,
+                    _planner(backend, devices, layout_options, policy, ownership, moves, consumers),
+                    _layout_on(backend, root_prov['uuid'], devices, layout_options, policy, moves, consumers),
+                    snapshot_dir=snapshot_dir, check_mode=check_mode, attempts=attempts, log=log,
+                    run_id=run_id, migrations=migrations, settle_delays=settle_delays,
+                    orphan_lookup=orphan_lookup, allow_foreign_allocations=allow_foreign_allocations,
+                    known=set(str(i).lower() for i in (devices or {}).get('instances') or ()))
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
-    ctx = {'created': [], 'created_children': [], 'snapshot': None, 'before': None, 'attempt': 0,
-           'prepared': False, 'first_diff': None, 'sent_plan': None, 'sent_state': None, 'applied': False, 'settled': None,
-           'overtaken': False, 'traits_written': []}
+    try:
+        plan, retries = with_conflict_retry(run.attempt, attempts=attempts, log=log,
+                                            what='reshape of %s' % root_prov['name'], backoff=backoff)
+    except Exception as exc:  # pylint: disable=broad-except
+        raise _failed(backend, root_prov, run, exc, log)
+    return run.outcome(plan, retries, observed)
 
-    known = set(str(i).lower() for i in (devices or {}).get('instances') or ()) \
-        | set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
-    asked = {}
 
-    def orphans_in(state):
-        if orphan_lookup is None:
+class _Progress(object):
+    """What a reshape or a rollback of one node has done so far: read by :func:`_send_settled`
+    (which settles a lost answer) and :func:`_failed` (which says what was left)."""
+
+    def __init__(self, snapshot=None):
+        self.snapshot = snapshot        # the snapshot file written (or used) for this pass
+        self.applied = False            # a POST /reshaper of this pass was applied
+        self.settled = None             # how a lost answer was settled (a warning), or None
+        self.verdict = None             # settle_reshape's last verdict
+        self.resent = 0                 # POST /reshaper sent again after it was not applied
+        self.created_children = []      # [{"name", "uuid", "generation"}] created by this pass
+
+
+class _NodePass(_Progress):
+    """One node's reshape, step by step (docs/architecture.md, "the pass").
+
+    ``plan_on(state, root_uuid, **kwargs)`` and ``layout_on(state)`` come from
+    :func:`_planner` / :func:`_layout_on` (a device report or explicit move records).
+    """
+
+    def __init__(self, backend, root_prov, plan_on, layout_on, snapshot_dir, check_mode, attempts, log,
+                 run_id, migrations, settle_delays, orphan_lookup, allow_foreign_allocations, known):
+        super(_NodePass, self).__init__()
+        self.backend, self.root_prov, self.root_uuid = backend, root_prov, root_prov['uuid']
+        self.plan_on, self.layout_on = plan_on, layout_on
+        self.snapshot_dir, self.check_mode, self.attempts, self.log = snapshot_dir, check_mode, attempts, log
+        self.run_id, self.migrations, self.settle_delays = run_id, migrations, settle_delays
+        self.orphan_lookup, self.allow_foreign_allocations = orphan_lookup, allow_foreign_allocations
+        # the consumers the host or nova explains (guest domains, migration records)
+        self.known = known | set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
+        self.asked = {}                 # consumer -> whether nova called it an orphan
+        self.created = []               # names of the children this pass created
+        self.traits_written = []        # trait PUTs on providers that already existed
+        self.before = None              # the state the current plan was computed from
+        self.foreign = None             # the providers outside the tree its consumers use
+        self.attempt_no = 0
+        self.prepared = False           # children or traits were written before the reshape
+        self.wrote_traits_now = False   # this attempt's prepare sent a trait PUT
+        self.first_diff = None          # the first plan's diff (what was missing at the start)
+        self.sent_plan = self.sent_state = None
+        self.overtaken = False          # a lost reshape was overtaken by another write
+
+    # -- reading and planning --------------------------------------------------------------
+
+    def orphans_in(self, state):
+        """The consumers of ``state`` nova knows neither as an instance nor as a migration."""
+        if self.orphan_lookup is None:
             return None
-        fresh = [c for c in state['allocations'] if str(c).lower() not in known and c not in asked]
+        fresh = [c for c in state['allocations'] if str(c).lower() not in self.known and c not in self.asked]
         if fresh:
-            found = orphan_lookup(fresh)
+            found = self.orphan_lookup(fresh)
             for consumer in fresh:
-                asked[consumer] = consumer in found
-        return set(c for c, is_orphan in asked.items() if is_orphan)
+                self.asked[consumer] = consumer in found
+        return set(c for c, is_orphan in self.asked.items() if is_orphan)
 
-    def plan_now():
-        # only the consumers the plan may write are read in full (read_node, layout_on)
-        state, foreign = read_node(backend, root_uuid, layout_on=layout_on)
-        plan = plan_on(state, root_uuid, allow_foreign_allocations=allow_foreign_allocations,
-                       foreign=foreign, migrations=migrations, orphans=orphans_in(state))
-        return state, foreign, plan
+    def plan_on_state(self, state, foreign):
+        return self.plan_on(state, self.root_uuid, allow_foreign_allocations=self.allow_foreign_allocations,
+                            foreign=foreign, migrations=self.migrations, orphans=self.orphans_in(state))
 
-    def send(plan, state):
-        ctx['sent_plan'], ctx['sent_state'] = plan, state
-        try:
-            _send_settled(backend, root_uuid, planner.reshape_body(plan), ctx, settle_delays, log,
-                          unknown_hint='run the reshape again: it reads the node and either finds the '
-                                       'layout in place and verifies it, or reshapes it. Do not roll back '
-                                       'or delete the new children before that')
-        finally:
-            ctx['overtaken'] = ctx['overtaken'] or ctx.get('verdict') == SETTLED_CHANGED
+    def plan_now(self):
+        """Read the node (only the consumers the plan may write in full: read_node, layout_on) and plan."""
+        state, foreign = read_node(self.backend, self.root_uuid, layout_on=self.layout_on)
+        return state, foreign, self.plan_on_state(state, foreign)
 
-    def step():
-        ctx['attempt'] += 1
-        state, foreign, plan = plan_now()
-        ctx['before'], ctx['foreign'] = state, foreign
-        if ctx['first_diff'] is None:
-            ctx['first_diff'] = plan['diff']
-        if plan['status'] != planner.STATUS_PLANNED or check_mode:
+    # -- one attempt (with_conflict_retry runs it again on a generation conflict) -------------
+
+    def attempt(self):
+        self.attempt_no += 1
+        state, foreign, plan = self.plan_now()
+        self.before, self.foreign = state, foreign
+        if self.first_diff is None:
+            self.first_diff = plan['diff']
+        if plan['status'] != planner.STATUS_PLANNED or self.check_mode:
             return plan
-        prepared = False
-        # records of the children created here, exactly as a tree read would return them
-        # (None once anything was found or written that this step did not read)
-        new_records = {}
+        state, plan = self.prepare(state, foreign, plan)
+        if plan['status'] != planner.STATUS_PLANNED:
+            return plan
+        self.take_snapshot(state, plan)
+        self.send(state, plan)
+        _set_root_traits(self.backend, plan['root_traits'], self.attempts, self.log)
+        return plan
+
+    def prepare(self, state, foreign, plan):
+        """Custom resource classes, the missing children (with their traits), the traits of
+        existing children; then the plan again: on the state read plus the new, empty children
+        when nothing else was written, else on a fresh read.  Returns ``(state, plan)``."""
         for rc in plan['ensure']['resource_classes']:
-            if backend.ensure_resource_class(rc):
-                _log(log, 'created custom resource class %s' % rc)
+            if self.backend.ensure_resource_class(rc):
+                _log(self.log, 'created custom resource class %s' % rc)
+        new_records = self.create_children(plan)
+        if self.set_traits(plan, state):
+            new_records = None
+        if not plan['create_children'] and not self.wrote_traits_now:
+            return state, plan
+        self.prepared = True
+        if new_records is not None:
+            # Only new, empty children were added: plan again on the state read above plus
+            # those children instead of reading the whole tree again.  Anything that changed
+            # meanwhile changed a generation the reshape names, so it fails with
+            # concurrent_update and the retry starts over from a full read.
+            state = _with_new_providers(state, new_records)
+            plan = self.plan_on_state(state, foreign)
+        else:
+            state, foreign, plan = self.plan_now()
+        self.before, self.foreign = state, foreign
+        if plan['status'] == planner.STATUS_PLANNED and plan['create_children']:
+            raise planner.PlanError('children %s still missing after they were created'
+                                    % ', '.join(c['name'] for c in plan['create_children']))
+        return state, plan
+
+    def create_children(self, plan):
+        """Create the plan's missing children; returns their records exactly as a tree read would
+        return them, or None once anything was found or written that this step did not read."""
+        new_records = {}
         for child in plan['create_children']:
             want = next(c for c in plan['children'] if c['uuid'] == child['uuid'])
-            made = ops.create_new_provider(backend, child['name'], child['uuid'], root_uuid,
-                                           traits=want['traits'], attempts=attempts, log=log)
+            made = ops.create_new_provider(self.backend, child['name'], child['uuid'], self.root_uuid,
+                                           traits=want['traits'], attempts=self.attempts, log=self.log)
             if new_records is not None and made['predicted']:
                 new_records[child['uuid']] = made['provider']
             else:
                 new_records = None
             if made['changed']:
-                ctx['created'].append(child['name'])
-                ctx['created_children'].append({'name': child['name'], 'uuid': made['provider']['uuid'],
-                                                'generation': made['provider']['generation']})
-                _log(log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
-            prepared = True
+                self.created.append(child['name'])
+                self.created_children.append({'name': child['name'], 'uuid': made['provider']['uuid'],
+                                              'generation': made['provider']['generation']})
+                _log(self.log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
+        return new_records
+
+    def set_traits(self, plan, state):
+        """The traits of the plan's existing children; True when any PUT was sent."""
         created_now = set(c['uuid'] for c in plan['create_children'])
+        self.wrote_traits_now = False
         for item in plan['set_traits']:
             if item['uuid'] in created_now:
                 continue
-            ops.ensure_provider(backend, name=item['name'], uuid=item['uuid'], traits=item['traits'],
-                                attempts=attempts, log=log)
-            _note_traits(ctx['traits_written'], item, state)
-            new_records = None
-            prepared = True
-        if prepared:
-            ctx['prepared'] = True
-            if new_records is not None:
-                # Only new, empty children were added: plan again on the state read above plus
-                # those children instead of reading the whole tree again.  Anything that changed
-                # meanwhile changed a generation the reshape names, so it fails with
-                # concurrent_update and the retry starts over from a full read.
-                state = _with_new_providers(state, new_records)
-                plan = plan_on(state, root_uuid, allow_foreign_allocations=allow_foreign_allocations,
-                               foreign=foreign, migrations=migrations, orphans=orphans_in(state))
-            else:
-                state, foreign, plan = plan_now()
-            ctx['before'], ctx['foreign'] = state, foreign
-            if plan['status'] != planner.STATUS_PLANNED:
-                return plan
-            if plan['create_children']:
-                raise planner.PlanError('children %s still missing after they were created'
-                                        % ', '.join(c['name'] for c in plan['create_children']))
-        ctx['snapshot'] = _snapshot.write_snapshot(
-            snapshot_dir, root_prov, state, foreign=foreign,
-            layout_children=[c['name'] for c in plan['children']],
-            created_children=ctx['created'], plan=_plan_summary(plan, state), path=ctx['snapshot'],
-            run_id=run_id)
-        send(plan, state)
-        _set_root_traits(backend, plan['root_traits'], attempts, log)
-        return plan
+            ops.ensure_provider(self.backend, name=item['name'], uuid=item['uuid'], traits=item['traits'],
+                                attempts=self.attempts, log=self.log)
+            _note_traits(self.traits_written, item, state)
+            self.wrote_traits_now = True
+        return self.wrote_traits_now
 
-    try:
-        plan, retries = with_conflict_retry(step, attempts=attempts, log=log,
-                                            what='reshape of %s' % root_prov['name'], backoff=backoff)
-    except Exception as exc:  # pylint: disable=broad-except
-        raise _failed(backend, root_prov, ctx, exc, log)
-    if plan['status'] == planner.STATUS_NOOP and ctx['overtaken'] and ctx['sent_plan']:
-        # the lost reshape was overtaken by another write, and the node now has the layout:
-        # the reshape this run sent is what put it there; verify it as sent
-        plan, ctx['before'] = ctx['sent_plan'], ctx['sent_state']
-        ctx['settled'] += '; the node has the layout now, so it was applied'
-        ctx['applied'] = True
-    status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
-              planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
-    diff = plan['diff']
-    if ctx['prepared'] and plan['status'] == planner.STATUS_NOOP:
-        # only children / traits were missing: they were created, nothing to reshape
-        status = STATUS_RESHAPED
-        diff = ctx['first_diff']
-    applied = status == STATUS_RESHAPED and not check_mode
-    result = _result(status, status == STATUS_RESHAPED, plan=plan, diff=diff,
-                     retries=retries, snapshot=ctx['snapshot'], moved=plan['moved'],
-                     deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']),
-                     reshaper_applied=bool(ctx['applied']), traits_written=list(ctx['traits_written']),
-                     children_created=list(ctx['created']), resent=ctx.get('resent', 0))
-    if ctx['settled']:
-        result['warnings'].append(ctx['settled'])
-    if status == STATUS_DEFERRED:
-        result['msg'] = planner.summary(plan)
-        if ctx['created_children']:
-            # a move started between the first read and the reshape: the children made for
-            # it are removed again (compare-and-delete); the rerun makes them anew
-            removed, left = remove_created_children(backend, root_uuid, ctx['created_children'], log)
-            note = _left_behind(removed, left)
-            result['changed'] = bool(left)
-            result['warnings'].append(note)
-            result['msg'] += '. The move was seen after children were created: ' + note
+    def take_snapshot(self, state, plan):
+        self.snapshot = _snapshot.write_snapshot(
+            self.snapshot_dir, self.root_prov, state, foreign=self.foreign,
+            layout_children=[c['name'] for c in plan['children']],
+            created_children=self.created, plan=_plan_summary(plan, state), path=self.snapshot,
+            run_id=self.run_id)
+
+    def send(self, state, plan):
+        """ONE POST /reshaper of the plan, settled when its answer is lost."""
+        self.sent_plan, self.sent_state = plan, state
+        try:
+            _send_settled(self.backend, self.root_uuid, planner.reshape_body(plan), self, self.settle_delays,
+                          self.log,
+                          unknown_hint='run the reshape again: it reads the node and either finds the '
+                                       'layout in place and verifies it, or reshapes it. Do not roll back '
+                                       'or delete the new children before that')
+        finally:
+            self.overtaken = self.overtaken or self.verdict == SETTLED_CHANGED
+
+    # -- what happened ----------------------------------------------------------------------
+
+    def outcome(self, plan, retries, observed):
+        """The module's result of the pass: deferred, noop, check mode, or reshaped and verified."""
+        if plan['status'] == planner.STATUS_NOOP and self.overtaken and self.sent_plan:
+            # the lost reshape was overtaken by another write, and the node now has the layout:
+            # the reshape this run sent is what put it there; verify it as sent
+            plan, self.before = self.sent_plan, self.sent_state
+            self.settled += '; the node has the layout now, so it was applied'
+            self.applied = True
+        status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
+                  planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
+        diff = plan['diff']
+        if self.prepared and plan['status'] == planner.STATUS_NOOP:
+            # only children / traits were missing: they were created, nothing to reshape
+            status = STATUS_RESHAPED
+            diff = self.first_diff
+        result = _result(status, status == STATUS_RESHAPED, plan=plan, diff=diff,
+                         retries=retries, snapshot=self.snapshot, moved=plan['moved'],
+                         deferred_reason=plan['deferred_reason'], warnings=list(plan['warnings']),
+                         reshaper_applied=bool(self.applied), traits_written=list(self.traits_written),
+                         children_created=list(self.created), resent=self.resent)
+        if self.settled:
+            result['warnings'].append(self.settled)
+        if status == STATUS_DEFERRED and self.created_children:
+            return self.deferred_after_children(result, plan)
+        applied = status == STATUS_RESHAPED and not self.check_mode
+        if observed is not None and not applied and not self.overtaken:
+            observed.update(state=self.before, foreign=self.foreign or {})
+        if status in (STATUS_NOOP, STATUS_DEFERRED):
+            result['msg'] = planner.summary(plan)
             return result
-    if observed is not None and not applied and not ctx['overtaken']:
-        observed.update(state=ctx['before'], foreign=ctx.get('foreign') or {})
-    if status in (STATUS_NOOP, STATUS_DEFERRED):
-        result['msg'] = planner.summary(plan)
+        if not applied:
+            return self.check_mode_outcome(result, plan, status)
+        return self.verified(result, plan, retries, observed)
+
+    def deferred_after_children(self, result, plan):
+        """A move started between the first read and the reshape: the children made for it are
+        removed again (compare-and-delete); the rerun makes them anew."""
+        removed, left = remove_created_children(self.backend, self.root_uuid, self.created_children, self.log)
+        note = _left_behind(removed, left)
+        result['changed'] = bool(left)
+        result['warnings'].append(note)
+        result['msg'] = planner.summary(plan) + '. The move was seen after children were created: ' + note
         return result
-    if not applied:
+
+    def check_mode_outcome(self, result, plan, status):
         result['msg'] = 'check mode: %s' % planner.summary(plan)
         if status == STATUS_RESHAPED:
-            result['would_write'] = _would_write(plan, ctx['before'])
+            result['would_write'] = _would_write(plan, self.before)
             if not result['would_write']['reshaper']:
                 result['msg'] = 'check mode: node %s: would write only %s; nothing to move, no POST /reshaper' % (
-                    root_prov['name'], written_text(result['would_write']['children'], result['would_write']['traits']))
+                    self.root_prov['name'],
+                    written_text(result['would_write']['children'], result['would_write']['traits']))
         return result
-    # the consumers the reshape did not write are taken from the state it was computed from
-    after = provider_tree_state(backend, root_uuid, known=ctx['before'])
-    if observed is not None:
-        observed.update(state=after, foreign=ctx.get('foreign') or {})
-    checks = _verify.verify_reshape(plan, ctx['before'], after)
-    result['verification'] = checks
-    result['verified'] = _verify.passed(checks)
-    what = planner.summary(plan, created=ctx['created'])
-    if plan['status'] == planner.STATUS_NOOP:
-        what = 'node %s: %s; nothing to move, no POST /reshaper' % (
-            root_prov['name'], written_text(ctx['created'], ctx['traits_written']) or 'nothing written')
-    result['msg'] = '%s%s; verification %s' % (
-        what,
-        _retries_text(retries, ctx.get('resent', 0)),
-        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
-            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
-    return result
+
+    def verified(self, result, plan, retries, observed):
+        """Read the node back and verify the reshape; the message says what was written."""
+        # the consumers the reshape did not write are taken from the state it was computed from
+        after = provider_tree_state(self.backend, self.root_uuid, known=self.before)
+        if observed is not None:
+            observed.update(state=after, foreign=self.foreign or {})
+        checks = _verify.verify_reshape(plan, self.before, after)
+        result['verification'] = checks
+        result['verified'] = _verify.passed(checks)
+        what = planner.summary(plan, created=self.created)
+        if plan['status'] == planner.STATUS_NOOP:
+            what = 'node %s: %s; nothing to move, no POST /reshaper' % (
+                self.root_prov['name'], written_text(self.created, self.traits_written) or 'nothing written')
+        result['msg'] = '%s%s; verification %s' % (
+            what,
+            _retries_text(retries, self.resent),
+            'passed' if result['verified'] else 'FAILED: ' + '; '.join(
+                '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+        return result
 
 
 def _retries_text(retries, resent):
@@ -724,7 +810,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     _refuse_snapshot(path, _snapshot.rollback_problems(snap))
     verified = _snapshot.has_digest(snap)
 
-    ctx = {'snapshot': path, 'applied': False, 'settled': None}
+    progress = _Progress(snapshot=path)
 
     def step():
         state, _foreign = read_node(backend, root_prov['uuid'])
@@ -733,7 +819,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
             body = planner.rollback_body(rplan)
             if body is not None:
-                _send_settled(backend, root_prov['uuid'], body, ctx, settle_delays, log,
+                _send_settled(backend, root_prov['uuid'], body, progress, settle_delays, log,
                               unknown_hint='run the rollback again: it reads the node and either finds '
                                            'it back at the snapshot or rolls it back')
             _set_root_traits(backend, rplan['root_traits'], attempts, log)
@@ -741,12 +827,12 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
 
     rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
                                          what='rollback of %s' % root_prov['name'], backoff=backoff)
-    if ctx['settled']:
-        rplan['warnings'] = list(rplan['warnings']) + [ctx['settled']]
+    if progress.settled:
+        rplan['warnings'] = list(rplan['warnings']) + [progress.settled]
     changed = rplan['status'] == planner.STATUS_PLANNED
     result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
                      diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
-                     warnings=list(rplan['warnings']), reshaper_applied=bool(ctx['applied']))
+                     warnings=list(rplan['warnings']), reshaper_applied=bool(progress.applied))
     result['snapshot_verified'] = verified
     unverified = '' if verified else '. ' + _unverified_note(path)
     if not verified:
