@@ -117,7 +117,7 @@ def test_the_verdict_sees_lost_doubled_misplaced_and_leftovers(embedded_backend,
 
 @pytest.mark.real
 @pytest.mark.slow
-def test_a_concurrent_writers_during_reshapes(tmp_path, record_property):
+def test_concurrent_writers_during_reshapes_lose_and_double_nothing(tmp_path, record_property):
     server = harness.PlacementServer(workdir=str(tmp_path / 'placement'))
     server.start()
     try:
@@ -133,7 +133,7 @@ def test_a_concurrent_writers_during_reshapes(tmp_path, record_property):
 
 @pytest.mark.real
 @pytest.mark.slow
-def test_b_rest_faults_end_reshaped_or_untouched(tmp_path, record_property):
+def test_rest_faults_end_each_node_reshaped_or_untouched(tmp_path, record_property):
     figures = harness.run_rest_faults(str(tmp_path), faults=QUICK_FAULTS, seed=12)
     record_property('reliability_figures', harness.format_figures(figures))
     _assert_clean(figures, QUICK_FAULTS)
@@ -142,7 +142,7 @@ def test_b_rest_faults_end_reshaped_or_untouched(tmp_path, record_property):
 
 
 @pytest.mark.slow
-def test_b_sigkill_on_the_embedded_store(tmp_path, record_property):
+def test_sigkill_of_a_reshape_on_the_embedded_store_loses_nothing(tmp_path, record_property):
     figures = harness.run_embedded_kills(str(tmp_path), kills=QUICK_KILLS, seed=13)
     record_property('reliability_figures', harness.format_figures(figures))
     _assert_clean(figures, figures['trials'])
@@ -150,7 +150,7 @@ def test_b_sigkill_on_the_embedded_store(tmp_path, record_property):
 
 
 @pytest.mark.slow
-def test_c_rolling_playbook_serial_10_forks_10(tmp_path, record_property):
+def test_a_roll_at_serial_10_forks_10_loses_nothing_and_leaves_no_node_half_done(tmp_path, record_property):
     figures = harness.run_fleet(str(tmp_path), nodes=QUICK_NODES, serial=10, forks=10, rerun=False)
     table = harness.format_figures(figures)
     record_property('reliability_figures', table)
