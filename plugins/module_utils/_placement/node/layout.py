@@ -49,7 +49,7 @@ __metaclass__ = type
 from . import discovery as _discovery
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
-from . import kinds as _kinds
+from .kinds import registry as _kinds
 from .kinds import pci as _pci
 from .kinds import vgpu as _vgpu
 from .kinds.common import (
@@ -73,7 +73,7 @@ from .kinds.pci import nova_pci_devices, nova_pci_providers
 from .kinds.pcpu import nova_cpu
 from .kinds.vgpu import nova_gpu_inventories
 
-# the kind registry (kinds/__init__.py); the loops below read it there, so a kind registered
+# the kind registry (kinds/registry.py); the loops below read it there, so a kind registered
 # there is one the layout builds
 KINDS = _kinds.KINDS
 

@@ -38,7 +38,7 @@ import copy
 from . import discovery as _discovery
 from . import inflight as _inflight
 from . import layout as _layout
-from . import kinds as _kinds
+from .kinds import registry as _kinds
 from .kinds.common import PlanError, add as _add, amount_on as _amount_on
 from ..rules import allocations as allocation_rules
 from ..rules import inventory as inventory_rules
@@ -200,7 +200,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
                   allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
                   defer_in_flight=True, orphans=None, devices=None):
     """The plan's steps, in order (docs/architecture.md, "the plan"); each kind of
-    :data:`kinds.KINDS` adds its own rules at its step."""
+    :data:`kinds.registry.KINDS` adds its own rules at its step."""
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
     work = _PlanWork(tree, root_uuid, layout, ownership, policy, foreign)
@@ -362,7 +362,7 @@ def _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, 
 
 def _reassign(work):
     """Step 6: every consumer holding a moved class on the root gets it on the children: by a
-    kind's own rule (:func:`kinds.taker`), else by the device ownership, else (``pack``) packed;
+    kind's own rule (:func:`kinds.registry.taker`), else by the device ownership, else (``pack``) packed;
     the consumers a kind rewrites (``Kind.consumers``) are copied for its ``settle`` step."""
     current, root_uuid = work.current, work.root_uuid
     work.used = _tree.sum_allocations(current)

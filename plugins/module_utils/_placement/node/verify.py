@@ -36,7 +36,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from . import layout as _layout
-from . import kinds as _kinds
+from .kinds import registry as _kinds
 from ..rules import allocations as allocation_rules
 from ..rules import inventory as inventory_rules
 from .. import tree as _tree
@@ -201,7 +201,7 @@ def unowned_allocations(after, children, ownership, policy):
     """On-demand form of the ownership check, from the ownership map (no plan).
 
     For every consumer holding a layout class on the layout's children: a class nova
-    puts on one child whatever the guest (a kind's rule, kinds.taker: MEM_ENCRYPTION_CONTEXT) must be
+    puts on one child whatever the guest (a kind's rule, kinds.registry.taker: MEM_ENCRYPTION_CONTEXT) must be
     there in full; otherwise, with ownership known, the units on each child must equal
     the owned units; with no ownership, ``strict`` fails and ``pack`` accepts (placed by
     packing).

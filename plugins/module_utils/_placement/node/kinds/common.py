@@ -256,7 +256,7 @@ def add(allocs, used, rp, rc, n):
 
 class Kind(object):
     """The contract every reshape kind keeps (one file per kind in this package, one line in
-    ``kinds/__init__.py``'s :data:`KINDS`), as nova's libvirt driver has one
+    ``kinds/registry.py``'s :data:`KINDS`), as nova's libvirt driver has one
     ``_update_provider_tree_for_<kind>`` per kind.  The defaults here are "this kind has no
     such rule"; a kind overrides what it has.  The layout (layout.py), the planner
     (planner.py) and verification (verify.py) loop over :data:`KINDS` and name no kind.

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import kinds
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.kinds import registry as kinds
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import verify
