@@ -39,6 +39,7 @@ import re
 
 from ..errors import LocalFileError
 from ..rules import names as name_rules
+from .discover import sysfs as _sysfs
 
 NOVACONF_CODE = 'placement_upgrade.nova_conf'
 DEFAULT_NOVA_CONF = '/etc/nova/nova.conf'
@@ -254,9 +255,8 @@ def _multi(raw, candidates):
 
 
 def _normalize_address(text, source, where):
-    from . import discovery
     try:
-        return discovery.normalize_address(text)
+        return _sysfs.normalize_address(text)
     except ValueError:
         raise NovaConfError('%s: %s names %r, which is not a PCI address (DDDD:BB:SS.F)'
                             % (source, where, text))

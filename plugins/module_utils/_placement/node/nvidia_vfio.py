@@ -33,6 +33,9 @@ __metaclass__ = type
 import os
 import re
 
+from .discover import sysfs as _sysfs
+from .discover.sysfs import DiscoveryError
+
 FRAMEWORK = 'nvidia-vfio'
 VENDOR_DIR = 'nvidia'
 CURRENT = 'current_vgpu_type'
@@ -47,7 +50,6 @@ def parse_vgpu_types(text, path):
     The first line may be the header (``ID    : vGPU Name``); every other non-empty line is
     ``<decimal id> : <name>``.  Anything else is refused naming the file.
     """
-    from . import discovery as _discovery
     out = []
     lines = [line for line in (text or '').splitlines() if line.strip()]
     for index, line in enumerate(lines):
@@ -55,28 +57,27 @@ def parse_vgpu_types(text, path):
         if match is None:
             if index == 0 and ':' in line:
                 continue  # the header
-            raise _discovery.DiscoveryError('malformed %s: expected "<id> : <vGPU name>" lines, got %r'
-                                            % (path, line.strip()[:80]), path=path)
+            raise DiscoveryError('malformed %s: expected "<id> : <vGPU name>" lines, got %r'
+                                 % (path, line.strip()[:80]), path=path)
         out.append({'id': int(match.group(1)), 'name': match.group(2) or None})
     return out
 
 
 def _vf_record(sysfs, address):
     """What the VF's ``nvidia/`` directory and driver link say, or None without that directory."""
-    from . import discovery as _discovery
     base = sysfs.pci_path(address)
     vendor_dir = os.path.join(base, VENDOR_DIR)
     if not os.path.isdir(vendor_dir):
         return None
     current_path = os.path.join(vendor_dir, CURRENT)
-    current = _discovery._read_int(current_path, required=True)
+    current = _sysfs.read_int(current_path, required=True)
     if current < 0:
-        raise _discovery.DiscoveryError('malformed %s: negative vGPU type id %d' % (current_path, current),
-                                        path=current_path)
+        raise DiscoveryError('malformed %s: negative vGPU type id %d' % (current_path, current),
+                             path=current_path)
     creatable_path = os.path.join(vendor_dir, CREATABLE)
     creatable = []
     if os.path.lexists(creatable_path):
-        creatable = parse_vgpu_types(_discovery._read(creatable_path), creatable_path)
+        creatable = parse_vgpu_types(_sysfs.read(creatable_path), creatable_path)
     driver_link = os.path.join(base, 'driver')
     driver = sysfs.link_target_name(driver_link) if os.path.lexists(driver_link) else None
     return {'driver': driver, 'current': current, 'creatable': creatable}

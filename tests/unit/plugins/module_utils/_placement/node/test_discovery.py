@@ -13,6 +13,7 @@ import pytest
 
 import fakehost
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import domains as discover_domains
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 
 GPU_A = '0000:84:00.0'
@@ -503,6 +504,6 @@ def test_errors_are_not_tracebacks_in_str(gpu_host):
 def test_unlistable_domain_xml_directory_is_an_error_not_an_empty_list(gpu_host, monkeypatch):
     folder = os.path.dirname(gpu_host['domain_xml_glob'])
     # the tests run as root, where chmod 000 changes nothing: simulate the non-root view
-    monkeypatch.setattr(discovery, '_can_list', lambda path: path != folder)
+    monkeypatch.setattr(discover_domains, '_can_list', lambda path: path != folder)
     err = _expect_error(gpu_host, folder)
     assert 'become' in str(err)
