@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import random
 import time
 
 from .errors import ConcurrentUpdate
@@ -42,7 +43,7 @@ def with_conflict_retry(step, attempts=DEFAULT_ATTEMPTS, log=None, what='write',
     ``step`` must read what it needs and then write; it is called again from
     scratch after a conflict.  ``log`` is a callable taking one message (the
     module's warning/debug list, a logger's method) and receives one line per
-    conflict.  Returns ``(result, retries)``; after the last attempt the
+    conflict.  Between attempts it waits ``backoff * attempt``, jittered by +-50%.  Returns ``(result, retries)``; after the last attempt the
     ConcurrentUpdate is raised with the count in its detail.
     """
     if attempts < 1:
@@ -58,5 +59,7 @@ def with_conflict_retry(step, attempts=DEFAULT_ATTEMPTS, log=None, what='write',
             if attempt == attempts:
                 exc.detail = '%s (gave up after %d attempts)' % (exc.detail, attempts)
                 raise
-            time.sleep(backoff * attempt)
+            # jittered: writers that lost the same race (a roll's batch on one shared pool)
+            # do not all come back at the same instant
+            time.sleep(backoff * attempt * random.uniform(0.5, 1.5))
     raise AssertionError('unreachable')  # pragma: no cover

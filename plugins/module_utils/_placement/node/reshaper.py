@@ -49,7 +49,15 @@ from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
 from ..files import make_dirs
-from ..errors import ConcurrentUpdate, Forbidden, NoAnswer, NotFound, PlacementError, ServiceUnavailable
+from ..errors import (
+    CapacityExceeded,
+    ConcurrentUpdate,
+    Forbidden,
+    NoAnswer,
+    NotFound,
+    PlacementError,
+    ServiceUnavailable,
+)
 from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
 STATUS_RESHAPED = 'reshaped'
@@ -394,10 +402,15 @@ def prepare_snapshot_dir(snapshot_dir):
 def _send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
     """``POST /reshaper`` with ``body``; a lost answer is settled (:func:`settle_reshape`).
 
-    Returns when the body is applied (``progress.applied``, a :class:`_Progress`; ``progress.settled`` says how it was
-    known when the answer was lost).  Not applied or overtaken raise ConcurrentUpdate, so
-    the caller's retry re-reads and re-plans; unknown raises :class:`ReshapeOutcomeUnknown`
-    ending with ``unknown_hint``.
+    Returns when the body is applied (``progress.applied``, a :class:`_Progress`; ``progress.settled``
+    says how it was known when the answer was lost).  Not applied or overtaken raise
+    ConcurrentUpdate, so the caller's retry re-reads and re-plans; unknown raises
+    :class:`ReshapeOutcomeUnknown` ending with ``unknown_hint``.
+
+    A 409 refusing an allocation on a provider whose inventory this same body sets (Placement's
+    answer when oslo.db retried part of the reshape after a database deadlock, outside the
+    reshape's transaction: docs/reliability.md) is settled the same way: the plan checked that
+    allocation against that very inventory, so the node is read back before anything else.
     """
     try:
         _reshape(backend, body)
@@ -407,28 +420,43 @@ def _send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint)
         answered = not isinstance(exc, NoAnswer)
         what = ('POST /reshaper failed with %s %s (%s)' % (exc.status, exc.title, exc.detail) if answered
                 else 'the answer to POST /reshaper was lost (%s)' % exc.detail)
-        _log(log, '%s; reading the node back to settle it' % what)
-        verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
-        progress.verdict = verdict
-        if verdict == SETTLED_UNKNOWN:
-            raise ReshapeOutcomeUnknown(
-                '%s and Placement did not answer the re-reads meant to settle it: whether it was applied '
-                'is UNKNOWN. Nothing was written after it; the snapshot taken just before it is %s. When '
-                'Placement answers again, %s.' % (what, progress.snapshot, unknown_hint))
-        if verdict != SETTLED_APPLIED:
-            progress.settled = ('%s; a re-read showed it %s'
-                                % (what, 'was not applied' if verdict == SETTLED_NOT_APPLIED
-                                   else 'was overtaken by another write'))
-            # re-planned by the caller's retry; when the retries run out, the error is the
-            # answer's (a 503 stays a 503), not a generation conflict
-            progress.resent += 1
-            raise ConcurrentUpdate('%s; re-planning from a fresh read' % progress.settled,
-                                   status=exc.status if answered else None,
-                                   code=exc.code if answered else None,
-                                   title=exc.title if answered else None, request_id=exc.request_id)
-        progress.settled = '%s; a re-read showed it was applied' % what
-        _log(log, progress.settled)
+        _settle(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, answered)
+    except CapacityExceeded as exc:
+        named = sorted(rp for rp in body['inventories'] if rp in str(exc.detail))
+        if not named:
+            raise
+        what = ('POST /reshaper was refused with 409 (%s) on %s, whose inventory this same reshape sets: '
+                'Placement answers so when it retries part of a reshape after a database deadlock'
+                % (exc.detail, ', '.join(named)))
+        progress.deadlock_retries += 1
+        _settle(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, True)
     progress.applied = True
+
+
+def _settle(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, answered):
+    """Settle a POST /reshaper whose answer was lost or cannot be trusted; returns when it was
+    applied, raises ConcurrentUpdate (re-plan) or ReshapeOutcomeUnknown."""
+    _log(log, '%s; reading the node back to settle it' % what)
+    verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
+    progress.verdict = verdict
+    if verdict == SETTLED_UNKNOWN:
+        raise ReshapeOutcomeUnknown(
+            '%s and Placement did not answer the re-reads meant to settle it: whether it was applied '
+            'is UNKNOWN. Nothing was written after it; the snapshot taken just before it is %s. When '
+            'Placement answers again, %s.' % (what, progress.snapshot, unknown_hint))
+    if verdict != SETTLED_APPLIED:
+        progress.settled = ('%s; a re-read showed it %s'
+                            % (what, 'was not applied' if verdict == SETTLED_NOT_APPLIED
+                               else 'was overtaken by another write'))
+        # re-planned by the caller's retry; when the retries run out, the error is the
+        # answer's (a 503 stays a 503), not a generation conflict
+        progress.resent += 1
+        raise ConcurrentUpdate('%s; re-planning from a fresh read' % progress.settled,
+                               status=exc.status if answered else None,
+                               code=exc.code if answered else None,
+                               title=exc.title if answered else None, request_id=exc.request_id)
+    progress.settled = '%s; a re-read showed it was applied' % what
+    _log(log, progress.settled)
 
 
 def _failed(backend, root_prov, progress, exc, log):
@@ -556,6 +584,7 @@ class _Progress(object):
         self.verdict = None             # settle_reshape's last verdict
         self.resent = 0                 # POST /reshaper sent again after it was not applied
         self.created_children = []      # [{"name", "uuid", "generation"}] created by this pass
+        self.deadlock_retries = 0       # 409s of Placement's deadlock retry settled (see _send_settled)
 
 
 class _NodePass(_Progress):

@@ -103,6 +103,26 @@ def consumer_totals_unchanged(before, after, consumers=None, planned=None, also_
                   % len(consumers))
 
 
+def consumers_keep_their_owner(before, after, consumers):
+    """Every consumer the reshape wrote still has the project, user and consumer type it had.
+
+    The reshape sends each consumer's project and user as read and keeps its type (1.37);
+    Placement's own deadlock retry has been seen to commit a reshape without them
+    (docs/reliability.md): a change here is Placement's, reported with the values."""
+    before, after = _tree_of(before), _tree_of(after)
+    problems = []
+    for consumer in sorted(consumers):
+        if not after.has_consumer(consumer) or before.is_partial(consumer) or after.is_partial(consumer):
+            continue
+        was, now = before.allocation_request(consumer), after.allocation_request(consumer)
+        for field in ('project_id', 'user_id', 'consumer_type'):
+            if field in was and field in now and was[field] != now[field]:
+                problems.append('consumer %s: %s was %r, Placement now has %r (the reshape sent %r)'
+                                % (consumer, field, was[field], now[field], was[field]))
+    return _check('consumers_keep_their_owner', problems,
+                  '%d written consumer(s) keep their project, user and type' % len(consumers))
+
+
 def usage_matches_allocations(after):
     """Each provider's usages equal the sum of its allocations."""
     after = _tree_of(after)
@@ -256,6 +276,7 @@ def verify_reshape(plan, before, after):
                    if allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])) != before_totals[c])
     return [
         consumer_totals_unchanged(before, after, planned=planned),
+        consumers_keep_their_owner(before, after, plan['allocations']),
         usage_matches_allocations(after),
         usage_within_capacity(after, before),
         moved_classes_gone_from_root(after, root_uuid, plan['layout_classes']),

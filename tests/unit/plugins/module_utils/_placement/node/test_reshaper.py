@@ -50,8 +50,9 @@ def test_reshape_moves_vgpu_to_the_gpu_each_instance_uses(embedded_backend, node
     assert result['retries'] == 0
     assert result['verified'] is True, result['verification']
     assert set(c['check'] for c in result['verification']) == {
-        'consumer_totals_unchanged', 'usage_matches_allocations', 'usage_within_capacity',
-        'moved_classes_gone_from_root', 'tree_matches_layout', 'allocations_on_owned_devices'}
+        'consumer_totals_unchanged', 'consumers_keep_their_owner', 'usage_matches_allocations',
+        'usage_within_capacity', 'moved_classes_gone_from_root', 'tree_matches_layout',
+        'allocations_on_owned_devices'}
     assert result['moved']['consumers'] == 3
     assert result['moved']['units'] == {'VGPU': 5}
     assert result['msg'] == ('node compute-01: created 2 child(ren), changed the inventory of 3 provider(s), '

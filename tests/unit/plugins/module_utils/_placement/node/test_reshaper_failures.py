@@ -24,6 +24,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
+    CapacityExceeded,
     ConcurrentUpdate,
     Forbidden,
     NoAnswer,
@@ -391,3 +392,48 @@ def test_the_settle_fence_is_the_root_not_a_child_this_run_created(embedded_back
     assert after[root]['generation'] == before[root]['generation'] + 1
     for rp in children:
         assert after[rp]['generation'] == before[rp]['generation'], rp
+
+
+class DeadlockRetryRefusal(Wrapper):
+    """Placement 16.0.0 on MariaDB: InnoDB rolls the reshape back on a deadlock, oslo.db re-runs
+    only ``_set_allocations`` outside it, and the allocation on a child whose inventory the same
+    reshape was setting is refused: 409 placement.undefined_code naming that child."""
+
+    def reshape(self, body):
+        if not self.reshape_calls:
+            self.reshape_calls.append(body)
+            child = sorted(rp for rp, e in body['inventories'].items() if 'VGPU' in e['inventories'])[0]
+            raise CapacityExceeded("Unable to allocate inventory: Inventory for 'VGPU' on resource provider "
+                                   "'%s' invalid." % child, status=409, title='Conflict')
+        return super(DeadlockRetryRefusal, self).reshape(body)
+
+
+class RealCapacityRefusal(Wrapper):
+    """A 409 capacity refusal on a provider the reshape does not set (a shared pool)."""
+
+    def reshape(self, body):
+        self.reshape_calls.append(body)
+        raise CapacityExceeded("Unable to allocate inventory: Unable to create allocation for 'DISK_GB' on "
+                               "resource provider 'a0000000-0000-4000-8000-0000000000ff'. The requested amount "
+                               "would exceed the capacity.", status=409, title='Conflict')
+
+
+def test_a_409_of_placements_deadlock_retry_is_settled_and_sent_again(embedded_backend, node):
+    backend = DeadlockRetryRefusal(embedded_backend)
+    result = reshape(backend, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result
+    assert len(backend.reshape_calls) == 2 and result['retries'] == 1 and result['resent'] == 1
+    warning = next(w for w in result['warnings'] if w.startswith('POST /reshaper was refused with 409'))
+    assert 'whose inventory this same reshape sets: Placement answers so when it retries part of a reshape ' \
+        'after a database deadlock; a re-read showed it was not applied' in warning, warning
+    assert result['children_created'] == ['compute-01_pci_0000_84_00_0', 'compute-01_pci_0000_85_00_0']
+
+
+def test_a_409_on_a_provider_the_reshape_does_not_set_fails_at_once_and_removes_the_children(
+        embedded_backend, node):
+    backend = RealCapacityRefusal(embedded_backend)
+    with pytest.raises(CapacityExceeded) as err:
+        reshape(backend, node)
+    assert len(backend.reshape_calls) == 1
+    assert 'Nothing was reshaped' in err.value.detail
+    assert children_of(embedded_backend, node['root']) == []

@@ -201,3 +201,21 @@ def test_state_verified_passes_on_every_node_the_reshape_verified(tmp_path):
     # the fleet holds SEV, PCI healing with VCPU -> PCPU, and deferred nodes
     assert {('gpu', 'reshaped'), ('sriov', 'reshaped'), ('reshaped', 'noop')} <= seen
     assert any(status == 'deferred' for _kind, status in seen)
+
+
+def test_a_written_consumer_that_lost_its_project_user_or_type_is_caught():
+    before = _state()
+    for body in before['allocations'].values():
+        body.update({'project_id': 'p1', 'user_id': 'u1', 'consumer_type': 'INSTANCE', 'consumer_generation': 2})
+    after = copy.deepcopy(before)
+    check = verify.consumers_keep_their_owner(before, after, [I1, I2])
+    assert check['passed'] and check['detail'] == '2 written consumer(s) keep their project, user and type'
+    # Placement's deadlock retry committing a reshape without the consumer's owner
+    after['allocations'][I1]['project_id'] = 'another'
+    after['allocations'][I2]['consumer_type'] = 'unknown'
+    check = verify.consumers_keep_their_owner(before, after, [I1, I2])
+    assert not check['passed']
+    assert "consumer %s: project_id was 'p1', Placement now has 'another'" % I1 in check['detail']
+    assert "consumer %s: consumer_type was 'INSTANCE', Placement now has 'unknown'" % I2 in check['detail']
+    # a consumer the reshape did not write is not its business
+    assert verify.consumers_keep_their_owner(before, after, [])['passed']
