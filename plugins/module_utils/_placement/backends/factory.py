@@ -8,7 +8,8 @@ otherwise the openstack.cloud-style options (``cloud``, ``auth``,
 ``auth_type``, ``region_name``, ``validate_certs``, ``ca_cert``,
 ``client_cert``, ``client_key``, ``interface``, ``api_timeout``) or the
 ``OS_CLOUD`` / ``OS_AUTH_URL`` environment select the REST backend.
-The REST module (and so openstacksdk) is imported only when it is chosen.
+The backend chosen is the only one imported (:func:`get_backend`); which option values
+are secrets is :mod:`.secrets`' rule (re-exported here).
 
 Plain Python: no Ansible import here.
 """
@@ -19,9 +20,9 @@ __metaclass__ = type
 
 import logging
 import os
-import re
 
 from ..errors import ConfigurationError
+from .secrets import MASK, environment_secrets, is_secret_name, secret_values
 
 AUTH_OPTIONS = ('cloud', 'auth', 'auth_type', 'region_name', 'validate_certs', 'ca_cert',
                 'client_cert', 'client_key', 'interface', 'api_timeout')
@@ -29,51 +30,12 @@ AUTH_OPTIONS = ('cloud', 'auth', 'auth_type', 'region_name', 'validate_certs', '
 LOG_OPTIONS = ('sdk_log_path', 'sdk_log_level')
 #: the loggers the REST backend's libraries write to
 SDK_LOGGERS = ('openstack', 'keystoneauth')
-MASK = '********'
 
-
-#: a key naming a secret (lower case, ``-`` read as ``_``): keystoneauth's password, token,
-#: application_credential_secret, passcode (TOTP), client_secret / access_token /
-#: refresh_token (OIDC), consumer_secret / access_secret (OAuth1), an OIDC ``code``, ...
-_SECRET_NAME = re.compile(r'pass(?!ive)|secret|token|private_key|api_key|(?:^|_)(?:t?otp|code)$')
-#: ... unless it only names or locates one (application_credential_id/_name,
-#: access_token_endpoint, access_token_type, ...)
-_NOT_SECRET_SUFFIXES = ('_id', '_name', '_type', '_url', '_uri', '_endpoint', '_file', '_path',
-                        '_method', '_methods', '_scope', '_format', '_version')
-
-
-def is_secret_name(name):
-    """True when an ``auth`` / ``cloud`` key (at any depth) or an ``OS_*`` variable holds a secret."""
-    if not isinstance(name, str):
-        return False
-    key = name.lower().replace('-', '_')
-    if key.startswith('os_'):
-        key = key[3:]
-    return bool(_SECRET_NAME.search(key)) and not key.endswith(_NOT_SECRET_SUFFIXES)
-
-
-def secret_values(value, secret=False):
-    """Every secret leaf value (as text) in ``value``: dicts and lists walked at any depth."""
-    found = set()
-    if isinstance(value, dict):
-        for key, sub in value.items():
-            found.update(secret_values(sub, secret or is_secret_name(key)))
-    elif isinstance(value, (list, tuple)):
-        for sub in value:
-            found.update(secret_values(sub, secret))
-    elif secret and value is not None and not isinstance(value, bool):
-        text = str(value)
-        if text:
-            found.add(text)
-    return found
-
-
-def environment_secrets(environ=None):
-    """The values of the ``OS_*`` variables that hold a secret (OS_PASSWORD, OS_TOKEN, ...)."""
-    environ = os.environ if environ is None else environ
-    return set(value for name, value in environ.items()
-               if name.upper().startswith('OS_') and value and is_secret_name(name))
-
+# the secret rule lives in secrets.py; its names stay importable from here (common.py, node_preflight)
+__all__ = [
+    'AUTH_OPTIONS', 'CLOUDS_YAML_PATHS', 'LOG_OPTIONS', 'MASK', 'SDK_LOGGERS', 'clouds_yaml_files',
+    'environment_secrets', 'get_backend', 'is_secret_name', 'sdk_logging', 'secret_values', 'wants_rest',
+]
 
 #: where openstacksdk (and so openstack.cloud) looks for clouds.yaml when OS_CLIENT_CONFIG_FILE
 #: names none (openstack/config/loader.py CONFIG_SEARCH_PATH, in its order)
@@ -119,6 +81,7 @@ def get_backend(options, environ=None, create=True, log=None):
     ``embedded_db`` path fails clearly instead of answering from an empty placement.
     """
     options = dict(options or {})
+    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py)
     if options.get('embedded_db'):
         from .embedded import EmbeddedBackend
         return EmbeddedBackend(options['embedded_db'], create=create)

@@ -52,7 +52,7 @@ except ImportError:  # pragma: no cover - Python 2
 
 from .. import errors
 from .base import SHARING_TRAIT, Backend
-from .factory import secret_values
+from .secrets import secret_values
 from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
 from ..rules.allocations import CONSUMER_TYPE_MICROVERSION, names_consumer_type
 
