@@ -38,18 +38,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ..backends.base import SHARING_TRAIT
+from ..nova.migrations import in_progress
 
 MIGRATION_TYPE = 'MIGRATION'
-
-#: statuses of nova's migration records that are over (nova's objects.migration and
-#: MigrationList.get_in_progress_by_host_and_node): every other status is a move in flight
-DONE_STATUSES = frozenset(('confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled',
-                           'done'))
-
-
-def in_progress(migration):
-    """Whether a migration record (os-migrations shape) is still in flight."""
-    return str((migration or {}).get('status') or '').lower() not in DONE_STATUSES
 
 
 def _amounts(allocs, rps):
@@ -166,6 +157,180 @@ def orphan_command(root_uuid):
     return 'nova-manage placement audit --resource_provider %s --verbose --delete' % (root_uuid or '<root provider uuid>')
 
 
+class _Scan(object):
+    """One :func:`find`: its inputs, read once, and the reasons, remarks and consumers it finds."""
+
+    def __init__(self, state, root_name, tree_rps, foreign, touched, instances, migrations, explained,
+                 two_trees_ok, root_uuid, orphans, devices):
+        self.state = state
+        self.root_name = root_name
+        self.tree_rps = set(tree_rps)
+        self.foreign = foreign or {}
+        self.touched = set(touched)
+        self.owned = None if instances is None else set(str(u).lower() for u in instances)
+        self.explained = set(str(u).lower() for u in explained or ())
+        self.orphaned = set(str(u).lower() for u in orphans or ())
+        self.by_uuid = _in_flight_by_uuid(migrations)
+        self.two_trees_ok = two_trees_ok
+        self.root_uuid = root_uuid
+        self.devices = devices
+        self.holders = _class_holders(state, self.tree_rps)
+        self.reasons, self.remarks, self.named = [], [], []
+        self.seen = set()
+
+    def defer(self, consumer, reason):
+        """The node waits for ``consumer``, for ``reason``."""
+        self.reasons.append(reason)
+        self.named.append(consumer)
+
+
+def _in_flight_by_uuid(migrations):
+    """``{uuid: record}`` of nova's migration records still in flight."""
+    by_uuid = {}
+    for mig in migrations or []:
+        if isinstance(mig, dict) and in_progress(mig) and mig.get('uuid'):
+            by_uuid[str(mig['uuid']).lower()] = mig
+    return by_uuid
+
+
+def _class_holders(state, tree_rps):
+    """``{class: set(consumer)}``: the consumers holding each class on the tree."""
+    holders = {}
+    for consumer, body in (state.get('allocations') or {}).items():
+        allocs = (body or {}).get('allocations') or {}
+        for rc in _amounts(allocs, [rp for rp in allocs if rp in tree_rps]):
+            holders.setdefault(rc, set()).add(str(consumer).lower())
+    return holders
+
+
+def _nova_migration(scan, consumer, key, here):
+    """A consumer that is a migration nova reports in flight: the node waits for it."""
+    mig = scan.by_uuid.get(key)
+    if mig is None:
+        return False
+    scan.defer(consumer, '%s holds the %s allocations on this node (%s): %s'
+               % (_describe_migration(mig),
+                  'source' if (mig.get('source_node') or '') == scan.root_name else 'move\'s',
+                  _text(here), _what_to_do(mig)))
+    return True
+
+
+def _typed_migration(scan, consumer, body, here):
+    """A consumer whose consumer_type is MIGRATION: the node waits for it."""
+    if (body.get('consumer_type') or '').upper() != MIGRATION_TYPE:
+        return False
+    facts, likely = _device_facts(scan.devices, here, scan.holders)
+    scan.defer(consumer, 'consumer %s is a migration (consumer_type MIGRATION) holding the source '
+               'allocations of a move on this node (%s%s): %s'
+               % (consumer, _text(here), ''.join('; ' + f for f in facts),
+                  _what_to_do(instance=likely[0] if len(likely) == 1 else None, host=scan.root_name)))
+    return True
+
+
+def _outside_trees(scan, allocs):
+    """The providers outside the tree a consumer holds allocations on, sharing providers aside."""
+    other = []
+    for rp in sorted(allocs):
+        if rp in scan.tree_rps:
+            continue
+        info = scan.foreign.get(rp)
+        if info is not None and SHARING_TRAIT in (info.get('traits') or []):
+            continue
+        other.append('%s%s' % (rp, ' (%s)' % info['name'] if info and info.get('name') else ''))
+    return other
+
+
+def _two_trees(scan, consumer, allocs, here):
+    """An instance on this tree and another compute node's: the node waits, unless allowed."""
+    other = _outside_trees(scan, allocs)
+    if not other:
+        return False
+    text = ('instance %s holds allocations on this node (%s) and on %s, outside this tree: an '
+            'evacuation, or a migration in nova\'s pre-Queens model (both ends on the '
+            'instance)' % (consumer, _text(here), ', '.join(other)))
+    if scan.two_trees_ok:
+        scan.remarks.append('allow_foreign_allocations: %s (carried along unchanged)' % text)
+    else:
+        scan.defer(consumer, text + '. Wait until it is over (after an evacuation, the source\'s '
+                   'nova-compute removes its allocations when it starts again; openstack '
+                   'server migration list --server %s shows a migration), then rerun the '
+                   'roll for this node' % consumer)
+    return True
+
+
+def _orphan(scan, consumer, here, hits):
+    """A consumer nova confirmed is neither an instance nor a migration: an orphaned allocation."""
+    text = ('consumer %s holds %s on this node, and nova has no instance and no migration in '
+            'flight with that uuid: an orphaned allocation (its instance or migration is gone). '
+            'Delete it with `%s` (without --delete it only lists)'
+            % (consumer, _text(here), orphan_command(scan.root_uuid)))
+    if hits:
+        scan.defer(consumer, text + ', then rerun the roll for this node')
+    else:
+        scan.remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
+
+
+def _no_domain(scan, consumer, body, here, hits):
+    """A consumer no guest domain on the host is: a migration in flight or an orphan."""
+    known = []
+    if body.get('consumer_type'):
+        known.append('Placement\'s consumer_type for it is %s' % body['consumer_type'])
+    facts, likely = _device_facts(scan.devices, here, scan.holders)
+    known.extend(facts)
+    text = ('consumer %s holds %s on this node but no guest domain on the host is this consumer%s. It is '
+            'either a migration in flight (nova\'s migration record holds the source node\'s '
+            'allocations until the move is confirmed or reverted; a resize to the same host '
+            'looks the same) or an orphaned allocation (its instance is gone). Tell them apart '
+            'with `OS_COMPUTE_API_VERSION=2.59 openstack server migration list --host %s` (a migration '
+            'whose UUID is %s), `openstack server show %s` (an instance with that ID) and `nova-manage '
+            'placement audit --resource_provider %s --verbose` (lists it if it is an orphan; --delete '
+            'removes it)'
+            % (consumer, _text(here), ' (%s)' % '; '.join(known) if known else '', scan.root_name, consumer,
+               consumer, scan.root_uuid or '<root provider uuid>'))
+    if len(likely) == 1:
+        text += ('. If it is a resize or cold migration of %s: `openstack server resize confirm %s` or '
+                 '`openstack server resize revert %s`' % (likely[0], likely[0], likely[0]))
+    if hits:
+        hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
+                else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')
+        scan.defer(consumer, text + '. Wait for the migration or remove the orphan, then rerun the roll '
+                   'for this node (or name the consumer in %s)' % hint)
+    else:
+        scan.remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
+
+
+def _check_consumer(scan, consumer):
+    """Every form of a move in flight, in order, for one consumer holding allocations on the tree."""
+    body = scan.state['allocations'][consumer] or {}
+    allocs = body.get('allocations') or {}
+    here = _amounts(allocs, [rp for rp in allocs if rp in scan.tree_rps])
+    if not here:
+        return
+    key = str(consumer).lower()
+    if (_nova_migration(scan, consumer, key, here) or _typed_migration(scan, consumer, body, here)
+            or _two_trees(scan, consumer, allocs, here)):
+        scan.seen.add(key)
+        return
+    if scan.owned is None or key in scan.owned or key in scan.explained:
+        return
+    hits = dict((rc, n) for rc, n in here.items() if rc in scan.touched)
+    if key in scan.orphaned:
+        _orphan(scan, consumer, here, hits)
+    else:
+        _no_domain(scan, consumer, body, here, hits)
+
+
+def _nova_reports(scan):
+    """nova's migrations in flight on this node that hold no allocation on the tree."""
+    for mig in sorted(scan.by_uuid.values(), key=lambda m: str(m.get('uuid'))):
+        if str(mig['uuid']).lower() in scan.seen:
+            continue
+        ends = set(filter(None, (mig.get('source_node'), mig.get('dest_node'))))
+        if scan.root_name in ends:
+            scan.defer(str(mig['uuid']), 'nova reports %s in flight on this node: %s'
+                       % (_describe_migration(mig), _what_to_do(mig)))
+
+
 def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,
          explained=(), two_trees_ok=False, root_uuid=None, orphans=None, devices=None):
     """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
@@ -200,116 +365,9 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
 
     Returns ``(reasons, remarks, consumers)``: the consumers named in the reasons.
     """
-    foreign = foreign or {}
-    tree_rps = set(tree_rps)
-    touched = set(touched)
-    owned = None if instances is None else set(str(u).lower() for u in instances)
-    explained = set(str(u).lower() for u in explained or ())
-    orphaned = set(str(u).lower() for u in orphans or ())
-    by_uuid = {}
-    for mig in migrations or []:
-        if isinstance(mig, dict) and in_progress(mig) and mig.get('uuid'):
-            by_uuid[str(mig['uuid']).lower()] = mig
-    reasons, remarks, named = [], [], []
-    seen = set()
-    holders = {}
-    for consumer, body in (state.get('allocations') or {}).items():
-        allocs = (body or {}).get('allocations') or {}
-        for rc in _amounts(allocs, [rp for rp in allocs if rp in tree_rps]):
-            holders.setdefault(rc, set()).add(str(consumer).lower())
+    scan = _Scan(state, root_name, tree_rps, foreign, touched, instances, migrations, explained,
+                 two_trees_ok, root_uuid, orphans, devices)
     for consumer in sorted(state.get('allocations') or {}):
-        body = state['allocations'][consumer] or {}
-        allocs = body.get('allocations') or {}
-        here = _amounts(allocs, [rp for rp in allocs if rp in tree_rps])
-        if not here:
-            continue
-        key = str(consumer).lower()
-        mig = by_uuid.get(key)
-        if mig is not None:
-            reasons.append('%s holds the %s allocations on this node (%s): %s'
-                           % (_describe_migration(mig),
-                              'source' if (mig.get('source_node') or '') == root_name else 'move\'s',
-                              _text(here), _what_to_do(mig)))
-            named.append(consumer)
-            seen.add(key)
-            continue
-        if (body.get('consumer_type') or '').upper() == MIGRATION_TYPE:
-            facts, likely = _device_facts(devices, here, holders)
-            reasons.append('consumer %s is a migration (consumer_type MIGRATION) holding the source '
-                           'allocations of a move on this node (%s%s): %s'
-                           % (consumer, _text(here), ''.join('; ' + f for f in facts),
-                              _what_to_do(instance=likely[0] if len(likely) == 1 else None, host=root_name)))
-            named.append(consumer)
-            seen.add(key)
-            continue
-        other = []
-        for rp in sorted(allocs):
-            if rp in tree_rps:
-                continue
-            info = foreign.get(rp)
-            if info is not None and SHARING_TRAIT in (info.get('traits') or []):
-                continue
-            other.append('%s%s' % (rp, ' (%s)' % info['name'] if info and info.get('name') else ''))
-        if other:
-            text = ('instance %s holds allocations on this node (%s) and on %s, outside this tree: an '
-                    'evacuation, or a migration in nova\'s pre-Queens model (both ends on the '
-                    'instance)' % (consumer, _text(here), ', '.join(other)))
-            if two_trees_ok:
-                remarks.append('allow_foreign_allocations: %s (carried along unchanged)' % text)
-            else:
-                reasons.append(text + '. Wait until it is over (after an evacuation, the source\'s '
-                               'nova-compute removes its allocations when it starts again; openstack '
-                               'server migration list --server %s shows a migration), then rerun the '
-                               'roll for this node' % consumer)
-                named.append(consumer)
-            seen.add(key)
-            continue
-        if owned is None or key in owned or key in explained:
-            continue
-        hits = dict((rc, n) for rc, n in here.items() if rc in touched)
-        if key in orphaned:
-            text = ('consumer %s holds %s on this node, and nova has no instance and no migration in '
-                    'flight with that uuid: an orphaned allocation (its instance or migration is gone). '
-                    'Delete it with `%s` (without --delete it only lists)'
-                    % (consumer, _text(here), orphan_command(root_uuid)))
-            if hits:
-                reasons.append(text + ', then rerun the roll for this node')
-                named.append(consumer)
-            else:
-                remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
-            continue
-        known = []
-        if body.get('consumer_type'):
-            known.append('Placement\'s consumer_type for it is %s' % body['consumer_type'])
-        facts, likely = _device_facts(devices, here, holders)
-        known.extend(facts)
-        text = ('consumer %s holds %s on this node but no guest domain on the host is this consumer%s. It is '
-                'either a migration in flight (nova\'s migration record holds the source node\'s '
-                'allocations until the move is confirmed or reverted; a resize to the same host '
-                'looks the same) or an orphaned allocation (its instance is gone). Tell them apart '
-                'with `OS_COMPUTE_API_VERSION=2.59 openstack server migration list --host %s` (a migration '
-                'whose UUID is %s), `openstack server show %s` (an instance with that ID) and `nova-manage '
-                'placement audit --resource_provider %s --verbose` (lists it if it is an orphan; --delete '
-                'removes it)'
-                % (consumer, _text(here), ' (%s)' % '; '.join(known) if known else '', root_name, consumer,
-                   consumer, root_uuid or '<root provider uuid>'))
-        if len(likely) == 1:
-            text += ('. If it is a resize or cold migration of %s: `openstack server resize confirm %s` or '
-                     '`openstack server resize revert %s`' % (likely[0], likely[0], likely[0]))
-        if hits:
-            hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
-                    else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')
-            reasons.append(text + '. Wait for the migration or remove the orphan, then rerun the roll '
-                           'for this node (or name the consumer in %s)' % hint)
-            named.append(consumer)
-        else:
-            remarks.append(text + '. It holds nothing this reshape moves, so it is left as it is')
-    for mig in sorted(by_uuid.values(), key=lambda m: str(m.get('uuid'))):
-        if str(mig['uuid']).lower() in seen:
-            continue
-        ends = set(filter(None, (mig.get('source_node'), mig.get('dest_node'))))
-        if root_name in ends:
-            reasons.append('nova reports %s in flight on this node: %s'
-                           % (_describe_migration(mig), _what_to_do(mig)))
-            named.append(str(mig['uuid']))
-    return reasons, remarks, sorted(set(named))
+        _check_consumer(scan, consumer)
+    _nova_reports(scan)
+    return scan.reasons, scan.remarks, sorted(set(scan.named))

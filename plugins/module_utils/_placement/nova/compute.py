@@ -12,7 +12,7 @@ source allocations in Placement) over a keystoneauth Adapter; no novaclient.
   hypervisor hostname, the root provider's name) is matched here, since 2.59 accepts no
   ``node`` query: a record is kept when its ``source_node``/``dest_node`` is ``node`` or its
   ``source_compute``/``dest_compute`` is ``host``.  Only records still in flight
-  (:func:`.inflight.in_progress`) are returned.
+  (:func:`.migrations.in_progress`) are returned.
 * Pages: nova answers at most ``[api]max_limit`` (1000) records and a ``migrations_links``
   ``next`` link; its ``marker`` (or the last record's uuid when a ``limit`` page came back
   full without a link) is followed until a page ends the list.
@@ -45,8 +45,9 @@ except ImportError:  # pragma: no cover - Python 2
     from urlparse import parse_qs, urlparse
 
 from .. import errors, resources as ops
+from ..backends import rest as _rest
 from ..rules import providers as provider_rules
-from ..node.inflight import in_progress
+from .migrations import in_progress
 
 #: the compute microversion whose os-migrations records carry ``uuid`` (and paging)
 MICROVERSION = '2.59'
@@ -158,7 +159,6 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
     ks = _ks_exceptions()
     if ks is None or not isinstance(exc, ks.ClientException):
         return None
-    from ..backends import rest as _rest
     if _rest._names_url(exc, auth_url, endpoint):  # pylint: disable=protected-access
         err = _rest.identity_error(exc, auth_url, ks)
         err.method, err.path = 'GET', path
