@@ -188,6 +188,105 @@ def _child_record(root_rec, units, carry_reserved):
     return rec
 
 
+def _targets(tree, root_uuid, records, lookup):
+    """``{target name: {"uuid", "moved": {RC: units}, "traits", "paths"}}`` of the records."""
+    targets = {}
+    for rec in records:
+        _resolve_from(tree, root_uuid, rec, lookup)
+        name, uuid = _resolve_to(tree, root_uuid, rec, lookup)
+        target = targets.setdefault(name, {'uuid': uuid, 'moved': {}, 'traits': set(), 'paths': []})
+        target['traits'].update(rec['traits'])
+        target['paths'].append(rec['path'])
+        for rc, units in rec['resources'].items():
+            if rc in target['moved']:
+                raise _refused('%s: %s to %s is already moved by %s; give it once'
+                               % (rec['path'], rc, name, target['paths'][0]))
+            target['moved'][rc] = units
+    return targets
+
+
+def _by_class(targets):
+    """``{RC: {target name: units}}``: where the records move each class."""
+    by_class = {}
+    for name, target in targets.items():
+        for rc, units in target['moved'].items():
+            by_class.setdefault(rc, {})[name] = units
+    return by_class
+
+
+def _where_to(per_target):
+    return ', '.join('%d to %s' % (n, t) for t, n in sorted(per_target.items()))
+
+
+def _check_already_moved(root, rc, per_target, targets, child_inv):
+    """A class the root no longer has: the targets must hold what the records say (else refused)."""
+    have = dict((t, (child_inv[t].get(rc) or {}).get('total')) for t in per_target)
+    if all(have[t] == n for t, n in per_target.items()):
+        return
+    raise _refused('%s: the root %s has no %s inventory to move (%s)%s'
+                   % (', '.join(p for t in sorted(per_target) for p in targets[t]['paths']),
+                      root['name'], rc, _where_to(per_target),
+                      ''.join('; %s holds %s of it' % (t, h) for t, h in sorted(have.items()) if h)))
+
+
+def _check_class_move(root, rc, per_target, root_inv, child_inv):
+    """Refuse a move of ``rc`` that is not the root's whole class into targets without it."""
+    wanted = sum(per_target.values())
+    where = _where_to(per_target)
+    total = root_inv[rc]['total']
+    if wanted > total:
+        raise _refused('the records move %d %s off %s (%s): more than the source has (total %d)'
+                       % (wanted, rc, root['name'], where, total))
+    if wanted < total:
+        raise _refused('the records move %d %s off %s (%s) but it has %d: a reshape moves a class off '
+                       'the root whole; say where the other %d go'
+                       % (wanted, rc, root['name'], where, total, total - wanted))
+    for t in sorted(per_target):
+        if rc in child_inv[t]:
+            raise _refused('%s already has %s inventory (total %d) while the root still has %s: moving '
+                           'into a provider that already carries the class is not supported'
+                           % (t, rc, child_inv[t][rc]['total'], rc))
+    if len(per_target) > 1 and root_inv[rc]['reserved']:
+        raise _refused('%s of %s has reserved %d and the records split it over %s: a split cannot '
+                       'divide the reserved units; set the root\'s reserved to 0 first, or move it '
+                       'to one target' % (rc, root['name'], root_inv[rc]['reserved'], ', '.join(sorted(per_target))))
+
+
+def _child_inventories(tree, root_uuid, root, targets, by_class):
+    """``{target name: inventories}``: each target's own, plus the classes moved to it."""
+    root_inv = tree.inventory(root_uuid)
+    child_inv = dict((name, tree.inventory(t['uuid']) if t['uuid'] else {}) for name, t in targets.items())
+    for rc in sorted(by_class):
+        per_target = by_class[rc]
+        if rc not in root_inv:
+            # already moved: the records describe the tree as it is, and the planner finds nothing
+            # to do for the class, as on the discovery path on a node that has its layout
+            _check_already_moved(root, rc, per_target, targets, child_inv)
+            continue
+        _check_class_move(root, rc, per_target, root_inv, child_inv)
+        for t, units in per_target.items():
+            child_inv[t][rc] = inventory_rules.normalize_inventory(
+                _child_record(root_inv[rc], units, len(per_target) == 1), rc)
+    return child_inv
+
+
+def _moves_layout(root, targets, child_inv, by_class, records):
+    """The layout :func:`layout.build_layout` would return: one child per target."""
+    children = []
+    for name in sorted(targets):
+        target = targets[name]
+        children.append({
+            'name': name, 'kind': KIND_MOVE, 'device': name, 'inventories': child_inv[name],
+            'traits': sorted(target['traits']), 'inherit': [], 'numa_node': -1,
+            'moves_from': {}, 'traits_exact': False, 'heal': False, 'takes_all': None,
+            'records': list(target['paths']),
+        })
+    return {'root_name': root['name'], 'options': _layout.merge_options(None), 'children': children,
+            'classes': sorted(by_class), 'warnings': [], 'remove': [], 'root_traits_remove': [],
+            'nova': None, 'cpu': None, 'moves': [dict((k, r[k]) for k in ('from', 'to', 'resources', 'traits'))
+                                                 for r in records]}
+
+
 def layout_from_moves(state, root_uuid, moves, consumers=None, policy=planner.POLICY_STRICT, lookup=None):
     """Move records -> ``(layout, ownership)``, the planner's two inputs (see the module doc).
 
@@ -203,80 +302,11 @@ def layout_from_moves(state, root_uuid, moves, consumers=None, policy=planner.PO
     root_uuid = provider_rules.normalize_uuid(root_uuid)
     root = planner.find_root(tree, root_uuid)
     records = check_records(moves)
-
-    # -- targets and the units each class moves to each --------------------------------
-    targets = {}          # name -> {"uuid", "moved": {RC: units}, "traits", "paths"}
-    for rec in records:
-        _resolve_from(tree, root_uuid, rec, lookup)
-        name, uuid = _resolve_to(tree, root_uuid, rec, lookup)
-        target = targets.setdefault(name, {'uuid': uuid, 'moved': {}, 'traits': set(), 'paths': []})
-        target['traits'].update(rec['traits'])
-        target['paths'].append(rec['path'])
-        for rc, units in rec['resources'].items():
-            if rc in target['moved']:
-                raise _refused('%s: %s to %s is already moved by %s; give it once'
-                               % (rec['path'], rc, name, target['paths'][0]))
-            target['moved'][rc] = units
-    by_class = {}         # RC -> {target name: units}
-    for name, target in targets.items():
-        for rc, units in target['moved'].items():
-            by_class.setdefault(rc, {})[name] = units
-
-    root_inv = tree.inventory(root_uuid)
-    done = []             # classes already moved (the records describe the tree as it is)
-    child_inv = dict((name, tree.inventory(t['uuid']) if t['uuid'] else {}) for name, t in targets.items())
-    for rc in sorted(by_class):
-        per_target = by_class[rc]
-        wanted = sum(per_target.values())
-        where = ', '.join('%d to %s' % (n, t) for t, n in sorted(per_target.items()))
-        if rc not in root_inv:
-            have = dict((t, (child_inv[t].get(rc) or {}).get('total')) for t in per_target)
-            if all(have[t] == n for t, n in per_target.items()):
-                done.append(rc)
-                continue
-            raise _refused('%s: the root %s has no %s inventory to move (%s)%s'
-                           % (', '.join(p for t in sorted(per_target) for p in targets[t]['paths']),
-                              root['name'], rc, where,
-                              ''.join('; %s holds %s of it' % (t, h) for t, h in sorted(have.items()) if h)))
-        total = root_inv[rc]['total']
-        if wanted > total:
-            raise _refused('the records move %d %s off %s (%s): more than the source has (total %d)'
-                           % (wanted, rc, root['name'], where, total))
-        if wanted < total:
-            raise _refused('the records move %d %s off %s (%s) but it has %d: a reshape moves a class off '
-                           'the root whole; say where the other %d go'
-                           % (wanted, rc, root['name'], where, total, total - wanted))
-        for t in sorted(per_target):
-            if rc in child_inv[t]:
-                raise _refused('%s already has %s inventory (total %d) while the root still has %s: moving '
-                               'into a provider that already carries the class is not supported'
-                               % (t, rc, child_inv[t][rc]['total'], rc))
-        if len(per_target) > 1 and root_inv[rc]['reserved']:
-            raise _refused('%s of %s has reserved %d and the records split it over %s: a split cannot '
-                           'divide the reserved units; set the root\'s reserved to 0 first, or move it '
-                           'to one target' % (rc, root['name'], root_inv[rc]['reserved'], ', '.join(sorted(per_target))))
-        for t, units in per_target.items():
-            child_inv[t][rc] = inventory_rules.normalize_inventory(
-                _child_record(root_inv[rc], units, len(per_target) == 1), rc)
-
+    targets = _targets(tree, root_uuid, records, lookup)
+    by_class = _by_class(targets)
+    child_inv = _child_inventories(tree, root_uuid, root, targets, by_class)
     ownership = _ownership(tree, root_uuid, root, targets, by_class, child_inv, consumers, policy)
-
-    children = []
-    for name in sorted(targets):
-        target = targets[name]
-        children.append({
-            'name': name, 'kind': KIND_MOVE, 'device': name, 'inventories': child_inv[name],
-            'traits': sorted(target['traits']), 'inherit': [], 'numa_node': -1,
-            'moves_from': {}, 'traits_exact': False, 'heal': False, 'takes_all': None,
-            'records': list(target['paths']),
-        })
-    # (classes in ``done`` are already where the records say: the planner finds nothing to do for
-    # them, as the discovery path on a node that has its layout)
-    layout = {'root_name': root['name'], 'options': _layout.merge_options(None), 'children': children,
-              'classes': sorted(by_class), 'warnings': [], 'remove': [], 'root_traits_remove': [],
-              'nova': None, 'cpu': None, 'moves': [dict((k, r[k]) for k in ('from', 'to', 'resources', 'traits'))
-                                                   for r in records]}
-    return layout, ownership
+    return _moves_layout(root, targets, child_inv, by_class, records), ownership
 
 
 def _ownership(tree, root_uuid, root, targets, by_class, child_inv, consumers, policy):
