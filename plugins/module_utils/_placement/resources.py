@@ -29,7 +29,16 @@ __metaclass__ = type
 import copy
 
 from .rules import microversions
-from .errors import RESOURCE_PROVIDER_NOT_FOUND, BadRequest, ConcurrentUpdate, Conflict, DuplicateName, NotFound, UnsupportedVersion
+from .errors import (
+    RESOURCE_PROVIDER_NOT_FOUND,
+    BadRequest,
+    ConcurrentUpdate,
+    Conflict,
+    DuplicateName,
+    NoAnswer,
+    NotFound,
+    UnsupportedVersion,
+)
 from .retry import DEFAULT_ATTEMPTS, with_conflict_retry
 from .tree import ProviderTree
 from .rules import allocations as allocation_rules
@@ -371,17 +380,31 @@ def create_new_provider(backend, name, uuid, parent_provider_uuid, traits=None,
     except (Conflict, BadRequest, NotFound):
         # created nothing: let the full path find out why and answer as it always did
         return fallback()
+    except NoAnswer:
+        # the POST may have been applied (a reset after it went out): the full path reads and
+        # creates it if it is not there; either way this call made it (it was read as absent)
+        return _made_here(fallback())
     gen = prov['generation']
     if want_traits:
         try:
             gen = _generation_after(backend.set_provider_traits(prov['uuid'], gen, want_traits), gen)
         except ConcurrentUpdate:
             return fallback()
+        except NoAnswer:
+            # the traits PUT may or may not have landed: the full path reads and sets them
+            return _made_here(fallback())
     record = provider_rules.provider_view(prov)
     record.update({'generation': gen, 'inventories': {}, 'usages': {}, 'traits': want_traits,
                    'aggregates': []})
     return {'changed': True, 'provider': record, 'diff': {'before': None, 'after': record},
             'created_traits': create_traits, 'retries': 0, 'predicted': True}
+
+
+def _made_here(result):
+    """:func:`create_new_provider`'s fallback after a lost answer: the provider did not exist when
+    the caller read the tree, so whatever the full path found, this call created it."""
+    result['changed'] = True
+    return result
 
 
 def remove_provider(backend, ref, check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None):

@@ -259,7 +259,10 @@ def remove_created_children(backend, root_uuid, created, log=None):
             except NotFound:
                 removed.append(item)
                 continue
-            if prov.get('parent_provider_uuid') != root_uuid:
+            if child.get('generation') is None:
+                item['why'] = ('the answer to its creation was lost and it could not be read back then (%s): '
+                               'check it holds nothing before deleting it' % child.get('unread'))
+            elif prov.get('parent_provider_uuid') != root_uuid:
                 item['why'] = 'it is no longer a child of the root'
             elif prov['generation'] != child['generation']:
                 item['why'] = ('it was written to since this run created it (generation %s, was %s)'
@@ -690,8 +693,12 @@ class _NodePass(_Progress):
         new_records = {}
         for child in plan['create_children']:
             want = next(c for c in plan['children'] if c['uuid'] == child['uuid'])
-            made = ops.create_new_provider(self.backend, child['name'], child['uuid'], self.root_uuid,
-                                           traits=want['traits'], attempts=self.attempts, log=self.log)
+            try:
+                made = ops.create_new_provider(self.backend, child['name'], child['uuid'], self.root_uuid,
+                                               traits=want['traits'], attempts=self.attempts, log=self.log)
+            except PlacementError:
+                self.note_uncertain_child(child)
+                raise
             if new_records is not None and made['predicted']:
                 new_records[child['uuid']] = made['provider']
             else:
@@ -702,6 +709,19 @@ class _NodePass(_Progress):
                                               'generation': made['provider']['generation']})
                 _log(self.log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
         return new_records
+
+    def note_uncertain_child(self, child):
+        """A child's creation failed part way (a lost answer, a reset): if it exists now it is this
+        run's, and is recorded so that the clean-up removes it or names it (never left unnamed)."""
+        try:
+            prov = self.backend.get_provider(child['uuid'])
+        except NotFound:
+            return
+        except PlacementError as exc:
+            prov = {'generation': None, 'why': exc.detail}
+        self.created.append(child['name'])
+        self.created_children.append({'name': child['name'], 'uuid': child['uuid'],
+                                      'generation': prov.get('generation'), 'unread': prov.get('why')})
 
     def set_traits(self, plan, state):
         """The traits of the plan's existing children; True when any PUT was sent."""

@@ -437,3 +437,49 @@ def test_a_409_on_a_provider_the_reshape_does_not_set_fails_at_once_and_removes_
     assert len(backend.reshape_calls) == 1
     assert 'Nothing was reshaped' in err.value.detail
     assert children_of(embedded_backend, node['root']) == []
+
+
+class ResetAfterTraitsPut(Wrapper):
+    """uwsgi without ``Connection: close`` resets a reused connection: the first child's traits PUT
+    is applied, its answer never arrives."""
+
+    def __init__(self, inner, reads_fail=False):
+        super(ResetAfterTraitsPut, self).__init__(inner)
+        self.resets = 0
+        self.reads_fail = reads_fail
+
+    def set_provider_traits(self, uuid, generation, traits):
+        result = self.inner.set_provider_traits(uuid, generation, traits)
+        if not self.resets:
+            self.resets += 1
+            raise NoAnswer('Placement at http://placement closed the connection before answering '
+                           '(PUT /resource_providers/%s/traits)' % uuid)
+        return result
+
+    def get_provider(self, uuid):
+        if self.reads_fail and self.resets:
+            raise NoAnswer('Placement at http://placement refused the connection (GET /resource_providers/%s)' % uuid)
+        return self.inner.get_provider(uuid)
+
+    def list_providers(self, *args, **kwargs):
+        if self.reads_fail and self.resets:
+            raise NoAnswer('Placement at http://placement refused the connection (GET /resource_providers)')
+        return self.inner.list_providers(*args, **kwargs)
+
+
+def test_a_child_whose_traits_answer_was_lost_is_read_back_and_counted_as_created(embedded_backend, node):
+    backend = ResetAfterTraitsPut(embedded_backend)
+    result = reshape(backend, node)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result
+    assert backend.resets == 1
+    assert result['children_created'] == ['compute-01_pci_0000_84_00_0', 'compute-01_pci_0000_85_00_0']
+
+
+def test_a_child_whose_creation_cannot_be_settled_is_named_in_the_failure(embedded_backend, node):
+    backend = ResetAfterTraitsPut(embedded_backend, reads_fail=True)
+    with pytest.raises(NoAnswer) as err:
+        reshape(backend, node)
+    detail = err.value.detail
+    assert 'compute-01_pci_0000_84_00_0' in detail and 'LEFT in Placement' in detail, detail
+    assert 'removing it failed: Placement at http://placement refused the connection' in detail, detail
+    assert children_of(embedded_backend, node['root']) == ['compute-01_pci_0000_84_00_0']
