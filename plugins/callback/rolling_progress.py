@@ -43,13 +43,15 @@ import time
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.report import (
-    format_duration as _duration,
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.data import (
     nova_compute_text as _nova_compute_text,
     nova_compute_versions as _nova_compute_versions,
-    short_reason as _short_reason,
     written_of as _written_of,
     written_text as _written_text,
+)
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.labels import (
+    format_duration as _duration,
+    short_reason as _short_reason,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.render import anchor as _anchor
 

@@ -5,7 +5,7 @@
 
 Both sides are report folders the rolling_reshape role writes (``<report_dir>/<run_id>``, or
 its ``latest`` link): the node records under ``nodes/`` hold, for each node, its status and
-its tree before and after (:mod:`.report`).  The rehearsal is a real roll on an exported copy
+its tree before and after (:mod:`.records`).  The rehearsal is a real roll on an exported copy
 (:mod:`.export`); the plan is a check-mode run (``playbooks/plan.yml`` or ``--check``) against
 production, whose tree after is the plan applied to production's tree.
 
@@ -33,7 +33,9 @@ import json
 import os
 
 from ..errors import BadInput, LocalFileError
-from . import report as _report
+from .checks import check_record
+from .records import load_records
+from .trees import consumer_moves, normalize_tree
 
 #: statuses that mean the same outcome in a roll and in a plan
 SAME_OUTCOME = {'planned': 'reshaped'}
@@ -45,7 +47,7 @@ def load_run(path, field='rehearsal'):
     if not os.path.isdir(os.path.join(path, 'nodes')):
         raise LocalFileError('%s: %s is not a report folder of the rolling_reshape role (no nodes/ in it; '
                              'give <report_dir>/<run_id> or <report_dir>/latest)' % (field, path), path=path)
-    records, problems = _report.load_records(path)
+    records, problems = load_records(path)
     if problems:
         raise LocalFileError('%s: unreadable node records: %s' % (field, '; '.join(problems)), path=path)
     _check_records(path, records, field)
@@ -68,7 +70,7 @@ def _check_records(path, records, field):
     the fleet report does; compared as they are, such fields ended as an AttributeError."""
     for record in records:
         try:
-            _report.check_record(record)
+            check_record(record)
         except BadInput as exc:
             raise BadInput('%s: %s: %s' % (field, _record_file(path, record), exc.detail), field=field)
 
@@ -138,7 +140,7 @@ def _created(before, after, names):
 
 def _moves(before, after, names):
     found = {}
-    for move in _report.consumer_moves(before, after):
+    for move in consumer_moves(before, after):
         key = '%s %s' % (move['consumer'], move['resource_class'])
         found[key] = {'from': sorted([names.get(rp, rp), n] for rp, n in move['from']),
                       'to': sorted([names.get(rp, rp), n] for rp, n in move['to'])}
@@ -148,8 +150,8 @@ def _moves(before, after, names):
 def node_view(record, names, tree_part=()):
     """What one node record says, in comparable form (no generations, no usages); the consumers of
     ``tree_part`` by their allocations on the node's tree only."""
-    before = _report.normalize_tree(record.get('before'))
-    after = _report.normalize_tree(record.get('after'))
+    before = normalize_tree(record.get('before'))
+    after = normalize_tree(record.get('after'))
     return {
         'status': outcome(record.get('status')),
         'before': {'providers': _providers(before, names), 'allocations': _allocations(before, names, tree_part)},

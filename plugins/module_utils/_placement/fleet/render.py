@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fleet report drawn from Jinja2 templates: report.html (autoescaped) and report.md.
 
-:mod:`.report` builds the data (:func:`.report.build_report`); this module draws it.  Python
+:mod:`.data` builds the data (:func:`.data.build_report`); this module draws it.  Python
 keeps only what a template cannot reasonably compute: the geometry of the provider-tree
 pictures (:func:`tree_picture`: box, edge and bar coordinates, already formatted), the rows
 of a tree in Markdown and of the inventory table, the captions.  Every word and every tag of
@@ -31,7 +31,21 @@ __metaclass__ = type
 import os
 
 from ..rules import inventory as inventory_rules
-from . import report as _report
+from ..version import COLLECTION_VERSION
+from .context import context_rows
+from .data import nova_compute_text, summary_line
+from .labels import (
+    STATUS_COLOURS,
+    STATUSES,
+    ReportError,
+    format_duration,
+    format_number,
+    format_time,
+    short_reason,
+    short_uuid as _short,
+    status_label,
+)
+from .trees import external_holdings, provider_tree
 
 #: the shipped templates: ``templates/fleet_report/`` at the root of the collection
 TEMPLATE_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..',
@@ -50,7 +64,7 @@ PAD = 10
 BAR_W = 72
 
 
-class TemplateError(_report.ReportError):
+class TemplateError(ReportError):
     """A report template cannot be found, read or rendered."""
 
     default_code = 'placement_upgrade.report_template'
@@ -84,10 +98,6 @@ def next_step_parts(step):
     if not sep:
         return step, None
     return head, 'ansible-playbook ' + command
-
-
-def _short(uuid):
-    return str(uuid)[:8]
 
 
 def provider_name(names, uuid):
@@ -131,9 +141,9 @@ def cards(report):
     counts = totals['statuses']
     mode = report['mode']
     out = [('nodes', totals['nodes'])]
-    for status in _report.STATUSES:
+    for status in STATUSES:
         if counts.get(status) or status in ('noop', 'deferred', 'failed'):
-            out.append((_report.status_label(status, mode), counts.get(status, 0)))
+            out.append((status_label(status, mode), counts.get(status, 0)))
     if mode != 'plan':
         out.append(('trees changed', totals['touched']))
     out += [('consumers moved', totals['consumers_moved']), ('allocations moved', totals['allocations_moved']),
@@ -144,26 +154,26 @@ def cards(report):
 def inventory_text(tree, uuid):
     """``VGPU 3/8, VCPU 6/64`` (usage/capacity per class) of one provider (``tree``: a normalized
     tree or its :class:`.tree.ProviderTree`)."""
-    view = _report.provider_tree(tree)
+    view = provider_tree(tree)
     invs = view.raw_inventory(uuid)
     parts = []
     for rc in sorted(invs):
-        parts.append('%s %s/%s' % (rc, _report.format_number(view.used(uuid, rc)),
-                                   _report.format_number(inventory_rules.capacity(invs[rc]))))
+        parts.append('%s %s/%s' % (rc, format_number(view.used(uuid, rc)),
+                                   format_number(inventory_rules.capacity(invs[rc]))))
     return ', '.join(parts) if parts else 'no inventory'
 
 
 def tree_rows(tree, created=()):
     """``[{"depth", "name", "new", "inventory"}]`` of a tree, depth first (report.md draws it as a list)."""
-    view = _report.provider_tree(tree)
+    view = provider_tree(tree)
     return [{'depth': depth, 'name': view.name(uuid), 'new': uuid in created, 'inventory': inventory_text(view, uuid)}
             for uuid, depth in view.depth_first()]
 
 
 def inventory_rows(entry):
     """The rows of a node's inventory table: every class after (with its total before), then those removed."""
-    before, after = _report.provider_tree(entry['before']), _report.provider_tree(entry['after'])
-    number = _report.format_number
+    before, after = provider_tree(entry['before']), provider_tree(entry['after'])
+    number = format_number
     rows = []
     for uuid, _depth in after.depth_first():
         invs = after.raw_inventory(uuid)
@@ -272,7 +282,7 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
     bar_x = 16 + int(longest * 8.6)  # class names are capitals: ~8.5 px each at 12 px
     box_w = max(BOX_W, bar_x + BAR_W + 96)
     name_chars = int((box_w - 16) / 7.2)
-    view = _report.provider_tree(tree)
+    view = provider_tree(tree)
     pos, slots, height = _layout_tree(view, box_w)
     width = slots * (box_w + GAP_X) - GAP_X
     ext_items = sorted(external.items(), key=lambda kv: names.get(kv[0], kv[0]))
@@ -314,7 +324,7 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
             box['rows'].append({'rc': rc, 'text_y': _f(ry + 11), 'bar_x': _f(x + bar_x), 'bar_y': _f(ry + 3),
                                 'bar_w': BAR_W, 'fill_w': _f(max(BAR_W * frac, 1.5)) if frac > 0 else None,
                                 'colour': bar_colour(used, cap), 'num_x': _f(x + bar_x + BAR_W + 6),
-                                'used': _report.format_number(used), 'capacity': _report.format_number(cap)})
+                                'used': format_number(used), 'capacity': format_number(cap)})
         picture['boxes'].append(box)
     for i, (rp, resources) in enumerate(ext_items):
         x = PAD + i * (box_w + GAP_X)
@@ -326,7 +336,7 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
         for j, rc in enumerate(sorted(resources)):
             ry = y + HEAD_H + j * ROW_H
             ext['rows'].append({'rc': rc, 'text_y': _f(ry + 11), 'num_x': _f(x + bar_x),
-                                'amount': _report.format_number(resources[rc])})
+                                'amount': format_number(resources[rc])})
         picture['external'].append(ext)
     return picture
 
@@ -334,8 +344,8 @@ def tree_picture(tree, created=(), removed=(), external=None, names=None, label=
 def node_pictures(entry, report):
     """The pictures of a node's section: ``[{"caption", "picture"}]``, None standing for a tree not read."""
     names = report['names']
-    ext_before = _report.external_holdings(entry['before'])
-    ext_after = _report.external_holdings(entry['after'])
+    ext_before = external_holdings(entry['before'])
+    ext_after = external_holdings(entry['after'])
     before_cap, after_cap = captions(entry, report['mode'])
     if not entry['after_known']:
         return [{'caption': before_cap, 'picture': tree_picture(entry['before'], external=ext_before, names=names,
@@ -357,7 +367,7 @@ def node_pictures(entry, report):
 
 def _jinja2():
     try:
-        import jinja2
+        import jinja2  # imported when a report is rendered: the fleet_report module runs without jinja2
     except ImportError:
         raise TemplateError('rendering the report needs jinja2 in this Python; the fleet_report action '
                             'plugin renders it on the controller, where ansible-core provides it')
@@ -367,14 +377,14 @@ def _jinja2():
 def _globals(report=None):
     mode = (report or {}).get('mode', 'apply')
     return {
-        'label': lambda status: _report.status_label(status, mode),
-        'colour': lambda status: _report.STATUS_COLOURS.get(status, '#57606a'),
-        'format_duration': _report.format_duration,
-        'format_time': _report.format_time,
-        'number': _report.format_number,
-        'statuses': _report.STATUSES,
-        'context_rows': _report.context_rows,
-        'summary_line': _report.summary_line,
+        'label': lambda status: status_label(status, mode),
+        'colour': lambda status: STATUS_COLOURS.get(status, '#57606a'),
+        'format_duration': format_duration,
+        'format_time': format_time,
+        'number': format_number,
+        'statuses': STATUSES,
+        'context_rows': context_rows,
+        'summary_line': summary_line,
         'next_step_parts': next_step_parts,
         'provider_name': provider_name,
         'consumer_label': consumer_label,
@@ -386,9 +396,9 @@ def _globals(report=None):
         'inventory_rows': inventory_rows,
         'node_pictures': node_pictures,
         'tree_picture': tree_picture,
-        'nova_compute_text': _report.nova_compute_text,
-        'short_reason': _report.short_reason,
-        'collection_version': _report.COLLECTION_VERSION,
+        'nova_compute_text': nova_compute_text,
+        'short_reason': short_reason,
+        'collection_version': COLLECTION_VERSION,
     }
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper, snapshot
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ServiceUnavailable
@@ -217,8 +218,8 @@ def test_placement_that_stops_answering_is_dropped_for_the_rest(run, applied, tm
                 raise ServiceUnavailable('Placement at http://x did not answer')
             return self.inner.list_providers(**kwargs)
 
-    real = fleet_report.factory.get_backend
-    monkeypatch.setattr(fleet_report.factory, 'get_backend', lambda *a, **kw: Dying(real(*a, **kw)))
+    real = factory.get_backend
+    monkeypatch.setattr(factory, 'get_backend', lambda *a, **kw: Dying(real(*a, **kw)))
     records = [{'node': 'compute-01', 'status': 'noop'}, {'node': 'compute-02', 'status': 'noop'},
                {'node': 'compute-03', 'status': 'noop'}]
     rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': str(tmp_path / 'r'), 'records': records})

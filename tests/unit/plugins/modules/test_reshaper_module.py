@@ -222,7 +222,7 @@ def test_record_option_refuses_another_runs_folder_and_stores_nothing_on_failure
 def test_record_option_reads_the_tree_no_more_after_the_reshape(run, env, tmp_path, monkeypatch):
     """The record is built from the tree the reshape's verification read (check mode: from the read
     the plan came from): storing it sends no request of its own."""
-    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report as report_data
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import collect as report_data
     reads = []
     real = report_data._read_tree  # pylint: disable=protected-access
 
