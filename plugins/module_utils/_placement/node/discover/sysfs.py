@@ -76,28 +76,25 @@ def read_int(path, default=None, required=False):
         raise DiscoveryError('malformed %s: expected an integer, got %r' % (path, text[:80]), path=path)
 
 
-def read_hex_id(path):
-    """'0x10de' -> '10de'; None when the file is absent."""
+def _read_id(path, pattern, expected, digits):
+    """The id in ``path`` (``0x`` optional) in lower case, ``digits`` wide; None when absent."""
     if not os.path.lexists(path):
         return None
     text = read(path)
-    match = HEX_ID_RE.match(text)
+    match = pattern.match(text)
     if not match:
-        raise DiscoveryError('malformed %s: expected a hexadecimal id like 0x10de, got %r'
-                             % (path, text[:80]), path=path)
-    return match.group(1).lower().zfill(4)
+        raise DiscoveryError('malformed %s: expected %s, got %r' % (path, expected, text[:80]), path=path)
+    return match.group(1).lower().zfill(digits)
+
+
+def read_hex_id(path):
+    """'0x10de' -> '10de'; None when the file is absent."""
+    return _read_id(path, HEX_ID_RE, 'a hexadecimal id like 0x10de', 4)
 
 
 def read_class(path):
     """'0x030200' -> '030200'; None when the file is absent."""
-    if not os.path.lexists(path):
-        return None
-    text = read(path)
-    match = CLASS_RE.match(text)
-    if not match:
-        raise DiscoveryError('malformed %s: expected a PCI class like 0x030200, got %r'
-                             % (path, text[:80]), path=path)
-    return match.group(1).lower().zfill(6)
+    return _read_id(path, CLASS_RE, 'a PCI class like 0x030200', 6)
 
 
 def list_dir(path):
