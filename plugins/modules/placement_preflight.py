@@ -274,311 +274,28 @@ error:
   returned: failure
   type: dict
 '''
-
-import json
-import os
-import shutil
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     backend_options,
-    error_result,
-    format_error,
     new_module,
     placement_argument_spec_for,
     placement_module_kwargs,
     protect_secrets,
     run_module,
 )
-from ansible_collections.placement.upgrade.plugins.module_utils._placement import files
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import mdev_persistence
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import placement_auth
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import microversions
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import providers as provider_rules
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
-    BadRequest,
-    Forbidden,
-    PlacementError,
-    UnsupportedVersion,
-)
-
-#: The body of the permission probe: valid JSON, refused by the reshaper schema
-#: (``inventories`` needs at least one provider) AFTER the policy check.
-PROBE_BODY = {'inventories': {}, 'allocations': {}}
-
-
-def check(name, passed, detail):
-    return {'check': name, 'passed': bool(passed), 'detail': detail}
-
-
-def probe_reshape_permission(backend):
-    """(passed, detail) for ``POST /reshaper`` with :data:`PROBE_BODY`."""
-    if backend.kind == 'embedded':
-        return True, 'the embedded store has no policy: reshape is allowed'
-    try:
-        backend.reshape(dict(PROBE_BODY))
-    except Forbidden as exc:
-        return False, format_error(exc)
-    except BadRequest:
-        return True, 'POST /reshaper is allowed by policy (the empty probe was refused by the schema, as expected)'
-    except PlacementError as exc:
-        return False, 'the probe POST /reshaper got an unexpected answer: %s' % format_error(exc)
-    return True, 'POST /reshaper is allowed by policy (the empty probe was accepted and changed nothing)'
-
-
-def check_roots(backend, refs):
-    """(found {ref: {uuid, name}}, problems [ref], details [text]) for the wanted root providers."""
-    found, missing, details = {}, [], []
-    if not refs:
-        return found, missing, details
-    everything = backend.list_providers()
-    by_uuid = dict((p['uuid'], p) for p in everything)
-    by_name = dict((p['name'], p) for p in everything)
-    for ref in refs:
-        prov = None
-        if provider_rules.is_uuid_like(ref):
-            prov = by_uuid.get(provider_rules.normalize_uuid(ref))
-        if prov is None:
-            prov = by_name.get(ref)
-        if prov is None:
-            missing.append(ref)
-            details.append("no resource provider named or with uuid '%s'" % ref)
-            continue
-        root = prov.get('root_provider_uuid') or prov['uuid']
-        if prov.get('parent_provider_uuid') or root != prov['uuid']:
-            missing.append(ref)
-            root_name = by_uuid.get(root, {}).get('name', root)
-            details.append("'%s' is not a root provider (its root is '%s')" % (ref, root_name))
-            continue
-        found[ref] = {'uuid': prov['uuid'], 'name': prov['name']}
-    return found, missing, details
-
-
-def check_directories(paths):
-    """(passed, detail) for the directories the run will write into."""
-    problems = [files.directory_problem(path) for path in paths]
-    problems = [problem for problem in problems if problem]
-    if problems:
-        return False, '; '.join(problems)
-    return True, 'writable or can be created: %s' % ', '.join(paths)
-
-
-def command_found(command, requires=None):
-    """Whether ``command`` (a command line) can run here: its first word is an executable in PATH
-    (or an executable path) and ``requires``, when given, exists."""
-    words = (command or '').split()
-    if not words or shutil.which(words[0]) is None:
-        return False
-    return not requires or os.path.exists(requires)
-
-
-def _names(nodes, of=None):
-    """The nodes named (every one: the operator must know which), or 'all N nodes' when they are all of ``of``."""
-    names = [n['node'] for n in nodes]
-    if of is not None and len(names) > 1 and len(names) == len(of):
-        return 'all %d nodes' % len(names)
-    return ', '.join(names)
-
-
-def _conf_where(conf, read):
-    section = '[placement]'
-    if conf.get('auth_section'):
-        section = '[placement] (auth options in [%s])' % conf['auth_section']
-    if len(read) > 1:
-        return "%s of each node's nova.conf (%s)" % (section, ', '.join(' + '.join(f) for f in read))
-    return '%s of %s' % (section, ' + '.join(read[0] if read else []) or 'nova.conf')
-
-
-def _probe_nova(conf, log, read=None):
-    """``{passed, detail, user, roles, endpoint}`` of one set of nova [placement] options
-    (``read``: the distinct file lists the nodes sharing them read them from)."""
-    auth = conf.get('auth') if conf.get('auth_section') else conf.get('options')
-    user = (auth or {}).get('username') or (auth or {}).get('user_id') or (auth or {}).get('application_credential_id')
-    out = {'passed': False, 'detail': '', 'user': user, 'roles': [], 'endpoint': None}
-    where = _conf_where(conf, read or [conf.get('files') or []])
-    if not (auth or {}).get('auth_type') and not (auth or {}).get('auth_plugin'):
-        out.update(passed=None, detail='not checked: %s sets no auth_type (nova-compute would have no '
-                   'credentials for Placement; if nova-compute reads another file, name it with '
-                   'rolling_reshape_nova_conf)' % where)
-        return out
-    try:
-        nova, info = placement_auth.connect(conf, log=log)
-    except PlacementError as exc:
-        out['detail'] = 'nova-compute cannot reach Placement with its own credentials (%s): %s' % (
-            where, format_error(exc))
-        return out
-    try:
-        out.update(user=info['user'] or user, roles=info['roles'], endpoint=info['endpoint'])
-        passed, detail = probe_reshape_permission(nova)
-    finally:
-        nova.close()
-    who = 'user %s, project %s, Placement at %s, from %s' % (out['user'], info['project'], info['endpoint'], where)
-    if passed:
-        out.update(passed=True, detail='nova-compute may reshape (%s)' % who)
-    else:
-        roles = ', '.join(info['roles']) or 'none'
-        lacks = '' if 'service' in info['roles'] else ', no `service` role'
-        out['detail'] = ('nova-compute may not reshape with its own credentials (%s; the token\'s roles: %s%s): %s'
-                         % (who, roles, lacks, detail))
-    return out
-
-
-def check_nova_credentials(backend, nodes, warn, log):
-    """``(passed, detail, {node: result})`` for nova-compute's own credentials, or None when no
-    node of ``nodes`` carries nova.conf options.  Nodes with the same options are probed once."""
-    read = [n for n in nodes if n.get('nova_placement') is not None]
-    if not read:
-        return None
-    results = {}
-    if backend.kind == 'embedded':
-        return True, 'the embedded store has no identity service: nova-compute\'s credentials of %d node(s) ' \
-            'are not probed' % len(read), results
-    groups, unread = {}, {}
-    for item in read:
-        conf = item['nova_placement']
-        if conf.get('missing'):
-            unread.setdefault(conf['missing'], []).append(item)
-            continue
-        # the same options give the same answer wherever they were read (the path only names them)
-        key = json.dumps([conf.get('options'), conf.get('auth_section'), conf.get('auth'), conf.get('secrets')],
-                         sort_keys=True, default=str)
-        groups.setdefault(key, []).append(item)
-    failed, unchecked, probes = [], [], 0
-    for reason, items in sorted(unread.items()):
-        unchecked.append('%s: not checked: %s' % (_names(items), reason))
-        for item in items:
-            results[item['node']] = {'passed': None, 'detail': 'not checked: %s' % reason, 'user': None,
-                                     'roles': [], 'endpoint': None}
-    passed_nodes = 0
-    for key in sorted(groups):
-        items = groups[key]
-        paths = []
-        for item in items:
-            if (item['nova_placement'].get('files') or []) not in paths:
-                paths.append(item['nova_placement'].get('files') or [])
-        outcome = _probe_nova(items[0]['nova_placement'], log, paths[:3] + ([['...']] if len(paths) > 3 else []))
-        probes += outcome['passed'] is not None
-        for item in items:
-            results[item['node']] = dict(outcome)
-        if outcome['passed'] is None:
-            unchecked.append('%s: %s' % (_names(items), outcome['detail']))
-        elif outcome['passed']:
-            passed_nodes += len(items)
-        else:
-            failed.append('%s: %s' % (_names(items, read), outcome['detail']))
-    for text in unchecked:
-        warn('nova-compute\'s own Placement credentials: %s' % text)
-    if failed:
-        return False, '; '.join(failed), results
-    detail = 'nova-compute may reshape with its own [placement] credentials on %d node(s) (%d probe(s))' % (
-        passed_nodes, probes)
-    if unchecked:
-        detail += '; %d node(s) not checked (see the warnings)' % (len(read) - passed_nodes)
-    return True, detail, results
-
-
-def check_mdevs(nodes, fail, warn):
-    """``(passed, detail, {node: [problem]})`` of the mdev persistence of ``nodes``, or None."""
-    read = [n for n in nodes if n.get('mdevs') is not None]
-    if not read:
-        return None
-    found = {}
-    mdev_nodes = [n for n in read if (n.get('mdevs') or {}).get('mdev_node') or (n.get('mdevs') or {}).get('error')]
-    for item in mdev_nodes:
-        texts = mdev_persistence.problems(item['node'], item['mdevs'])
-        if texts:
-            found[item['node']] = texts
-    if not found:
-        return True, 'every mdev held by a guest is defined persistently (mdevctl) on the %d mdev node(s)' % len(
-            mdev_nodes), found
-    texts = [t for node in sorted(found) for t in found[node]]
-    if fail:
-        return False, '; '.join(texts), found
-    for text in texts:
-        warn(text)
-    return True, '%d of %d mdev node(s) have mdevs that a reboot of the host would lose, or no mdevctl ' \
-        '(warned: fail_on_transient_mdevs is false)' % (len(found), len(mdev_nodes)), found
-
-
-def run_checks(backend, providers, min_microversion, check_reshape_permission, directories=(),
-               nodes=(), fail_on_transient_mdevs=False, warn=None, log=None):
-    """Run the checks on an open backend; return the result dict (``failed`` set when one failed)."""
-    warn = warn or (lambda message: None)
-    want = microversions.version_tuple(min_microversion)
-    checks = [check('reachable', True, 'Placement answered (%s backend)' % backend.kind)]
-    result = {'changed': False, 'checks': checks, 'backend': backend.kind, 'providers': {}, 'missing': []}
-    version = backend.microversion
-    result['microversion'] = version
-    ok = microversions.version_tuple(version) >= want
-    checks.append(check('microversion', ok, 'negotiated %s (need at least %s)' % (version, microversions.version_str(want))))
-    if check_reshape_permission:
-        passed, detail = probe_reshape_permission(backend)
-        checks.append(check('reshape_permission', passed, detail))
-    refs = [str(r) for r in providers if r is not None and str(r) != '']
-    if refs:
-        try:
-            found, missing, details = check_roots(backend, refs)
-        except PlacementError as exc:
-            found, missing, details = {}, list(refs), ['cannot list the resource providers: %s' % format_error(exc)]
-        result['providers'] = found
-        result['missing'] = missing
-        if missing:
-            text = '%d of %d not found: %s' % (len(missing), len(refs), '; '.join(details))
-        else:
-            text = 'all %d exist and are root providers' % len(refs)
-        checks.append(check('root_providers', not missing, text))
-    if directories:
-        checks.append(check('directories', *check_directories(directories)))
-    nova = check_nova_credentials(backend, list(nodes or []), warn, log)
-    if nova is not None:
-        checks.append(check('nova_credentials', nova[0], nova[1]))
-        result['nova_credentials'] = nova[2]
-    mdevs = check_mdevs(list(nodes or []), fail_on_transient_mdevs, warn)
-    if mdevs is not None:
-        checks.append(check('mdev_persistence', mdevs[0], mdevs[1]))
-        result['mdev_problems'] = mdevs[2]
-    failed = [c for c in checks if not c['passed']]
-    if failed:
-        result['failed'] = True
-        result['msg'] = 'Pre-flight failed, no node was touched: %s' % ' | '.join(
-            '%s: %s' % (c['check'], c['detail']) for c in failed)
-    else:
-        result['msg'] = 'Pre-flight passed: %s' % ', '.join(c['check'] for c in checks)
-    return result
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import preflight
 
 
 def _run(module, _backend, log):
-    """run_module's action: the module opens Placement itself (a connection failure is a failed check)."""
+    """run_module's action: the core opens Placement itself (a connection failure is a failed check)."""
     params = module.params
-    messages = []
-
-    def keep(message):
-        messages.append(message)
-        log(message)
-
-    try:
-        microversions.version_tuple(params['min_microversion'])
-    except (ValueError, TypeError):
-        module.fail_json(msg="min_microversion must look like 1.30, got '%s'" % params['min_microversion'])
-    found = [command_found(c['command'], c.get('requires')) for c in params['commands']]
-    try:
-        backend = factory.get_backend(backend_options(params), create=False, log=keep)
-        protect_secrets(module, backend)
-    except UnsupportedVersion as exc:
-        checks = [check('reachable', True, 'Placement answered'), check('microversion', False, format_error(exc))]
-        module.fail_json(**_connect_failure(exc, checks, messages, found))
-    except PlacementError as exc:
-        module.fail_json(**_connect_failure(exc, [check('reachable', False, format_error(exc))], messages, found))
-    try:
-        result = run_checks(backend, params['providers'], params['min_microversion'],
-                            params['check_reshape_permission'], params['directories'],
-                            nodes=params['nodes'], fail_on_transient_mdevs=params['fail_on_transient_mdevs'],
-                            warn=module.warn, log=keep)
-    finally:
-        backend.close()
-    result['commands_found'] = found
+    problem = preflight.microversion_problem(params['min_microversion'])
+    if problem:
+        module.fail_json(msg=problem)
+    result = preflight.preflight(
+        backend_options(params), params['providers'], params['min_microversion'], params['check_reshape_permission'],
+        params['directories'], params['commands'], params['nodes'], params['fail_on_transient_mdevs'],
+        warn=module.warn, log=log, opened=lambda backend: protect_secrets(module, backend))
     if result.get('failed'):
-        result['log'] = messages
         module.fail_json(**result)
     return result
 
@@ -625,14 +342,6 @@ def execute(module):
 
 def main():
     execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
-
-
-def _connect_failure(exc, checks, log, found):
-    """fail_json keys when Placement could not be reached (or is too old)."""
-    result = error_result(exc)
-    result.update(checks=checks, providers={}, missing=[], log=log, commands_found=found)
-    result['msg'] = 'Pre-flight failed, no node was touched: %s: %s' % (checks[-1]['check'], format_error(exc))
-    return result
 
 
 if __name__ == '__main__':
