@@ -63,7 +63,7 @@ def test_check_mode_then_apply_then_noop(run, env):
     assert rc == 0, res
     assert res['changed'] is True and res['status'] == 'reshaped' and res['verified'] is True
     assert 'diff' not in res                                 # not in diff mode
-    assert all(c['passed'] for c in res['verification']) and len(res['verification']) == 6
+    assert all(c['passed'] for c in res['verification']) and len(res['verification']) == 7
     assert res['moved'] == {'consumers': 3, 'allocations': 3, 'units': {'VGPU': 5}}
     assert res['snapshot'].startswith(env['snapdir'])
 
