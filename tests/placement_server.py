@@ -10,7 +10,11 @@ Usage::
         print(server.url, server.log_path)
         ...                                     # stopped (terminate, then kill) on exit
 
+    with PlacementServer(db='mariadb', workers=4) as server:   # production-shaped, see below
+        print(server.url, server.db_server.url, server.deadlock_counts())
+
     python tests/placement_server.py            # run one by hand until Ctrl-C
+    python tests/placement_server.py --db mariadb --workers 4
 
 What it does: makes a temp dir holding ``placement.conf`` (``[api] auth_strategy =
 noauth2``, SQLite ``placement.db``), ``policy.yaml`` and ``placement.log``; runs
@@ -19,6 +23,20 @@ noauth2``, SQLite ``placement.db``), ``policy.yaml`` and ``placement.log``; runs
 threaded ``wsgiref`` server in a SUBPROCESS bound to 127.0.0.1 on a port the kernel picks
 (the child reports it back through a file, so there is no pick-then-bind race), and waits
 until ``GET /`` answers.  Only 127.0.0.1 is ever bound.
+
+Production-shaped: MariaDB or PostgreSQL, gunicorn workers
+    ``db='mariadb'`` or ``db='postgresql'`` starts a private database server of that kind
+    (:mod:`db_servers`: its own temp dir, 127.0.0.1 only) before Placement and stops it
+    after; ``db_server=`` uses one somebody else started (not stopped here).  ``workers=N``
+    with N > 1 serves with gunicorn (``--workers N --preload``, sync workers, as uWSGI's
+    default of loading the app before forking) instead of wsgiref; ``workers`` defaults to 4
+    with a server database and to 1 (wsgiref) with SQLite.  The parent binds the listening
+    socket on 127.0.0.1:0 and hands it to gunicorn (``--bind fd://N``): no pick-then-bind
+    race, and :meth:`PlacementServer.restart` keeps the port.  gunicorn runs in its own
+    process group (the master's pid), stopped by SIGTERM to the master, then SIGKILL to that
+    group.  ``log_db_retries=True`` adds ``oslo_db.api=DEBUG`` to ``default_log_levels``, so
+    oslo.db's deadlock retries ("Performing DB retry for function ...") reach placement.log;
+    :meth:`PlacementServer.deadlock_counts` counts them and the database's deadlocks.
 
 Authentication (noauth2, see ``placement/auth.py`` ``NoAuthMiddleware``)
     ``X-Auth-Token: user[:project]`` names the user (and project; the project defaults to
@@ -59,7 +77,7 @@ How openstacksdk (and so a playbook task) reaches this server
     In-process tests that need other roles build a keystoneauth Adapter with
     ``additional_headers={'X-Roles': ...}`` (see :meth:`PlacementServer.adapter`).
 
-Command-line (the child): ``python placement_server.py --serve CONFIG_DIR PORT_FILE``.
+Command-line (the wsgiref child): ``python placement_server.py --serve CONFIG_DIR PORT_FILE``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -67,10 +85,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
+import collections
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -84,11 +105,14 @@ LOOPBACK = '127.0.0.1'
 #: The policy override written next to placement.conf (see the module docstring).
 RESHAPE_POLICY = 'role:admin or role:service'
 
+#: What oslo.db logs (at DEBUG, logger oslo_db.api) before it retries a deadlocked transaction.
+DB_RETRY_LINE = 'Performing DB retry for function'
+
 _CONF_TEMPLATE = """\
 [DEFAULT]
 debug = {debug}
 use_stderr = true
-
+{log_levels}
 [api]
 auth_strategy = noauth2
 
@@ -238,26 +262,92 @@ class LoopbackService(object):
             time.sleep(0.05)
 
 
+def _parent_death_signal(sig):
+    """A ``preexec_fn`` asking the kernel to send ``sig`` to the child when we die (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    import ctypes
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec():
+        prctl(1, int(sig), 0, 0, 0)  # PR_SET_PDEATHSIG
+    return preexec
+
+
+def count_db_retries(log_path):
+    """oslo.db's deadlock retries in a placement.log: ``{function: count}`` (needs ``log_db_retries``)."""
+    found = collections.Counter()
+    pattern = re.compile(re.escape(DB_RETRY_LINE) + r' (\S+)')
+    try:
+        with open(log_path, 'r', errors='replace') as fh:
+            for line in fh:
+                match = pattern.search(line)
+                if match:
+                    found[match.group(1)] += 1
+    except (OSError, TypeError):
+        pass
+    return dict(found)
+
+
 class PlacementServer(LoopbackService):
-    """One real Placement process on 127.0.0.1 with its own temp dir and SQLite db.
+    """One real Placement on 127.0.0.1 with its own temp dir and (by default) SQLite db.
 
     ``workdir``: directory to use (created; kept on stop) instead of a fresh temp dir
     (removed on stop unless ``keep=True``).  ``db_url``: a SQLAlchemy URL instead of the
-    SQLite file (e.g. PostgreSQL for benchmarks).  ``reshape_policy``: check string for
-    ``placement:reshaper:reshape`` or None for Placement's default (service role only).
+    SQLite file (e.g. PostgreSQL for benchmarks).  ``db``: ``'mariadb'`` or ``'postgresql'``
+    starts (and stops) a private database server of that kind (``db_server_options``: its
+    constructor's arguments, e.g. ``keep=True``); ``db_server``: a started one to use.
+    ``workers``: N > 1 serves with gunicorn and N worker processes, 1 with threaded wsgiref;
+    None (default) means 4 with a server database and 1 with SQLite.  ``log_db_retries``:
+    log oslo.db's deadlock retries (see the module doc).  ``reshape_policy``: check string
+    for ``placement:reshaper:reshape`` or None for Placement's default (service role only).
     """
 
     NAME = 'placement'
     ERROR = PlacementServerError
     LOG_NAME = 'placement.log'
     DIR_PREFIX = 'placement-server-'
+    #: gunicorn's wait for its workers to finish their requests on SIGTERM
+    GRACEFUL_TIMEOUT = 10
 
     def __init__(self, workdir=None, db_url=None, reshape_policy=RESHAPE_POLICY, debug=False,
-                 keep=False, python=None, start_timeout=60.0):
+                 keep=False, python=None, start_timeout=60.0, workers=None, db=None, db_server=None,
+                 db_server_options=None, log_db_retries=False):
         self._init_process(workdir, python, start_timeout, keep=keep)
         self.db_url = db_url
         self.reshape_policy = reshape_policy
         self.debug = debug
+        self.log_db_retries = log_db_retries
+        self._own_db = False
+        if db in (None, 'sqlite'):
+            self.db_kind = 'sqlite' if db_server is None and db_url is None else _url_kind(db_url or db_server.url)
+        else:
+            if db_url is not None or db_server is not None:
+                raise ValueError('give db= or db_url=/db_server=, not both')
+            db_server = _db_servers().make_server(db, keep=keep, **(db_server_options or {}))
+            self._own_db = True
+            self.db_kind = db
+        self.db_server = db_server
+        if workers is None:
+            workers = 1 if self.db_kind == 'sqlite' else 4
+        self.workers = int(workers)
+        self._listener = None
+        #: seconds: ``db`` (starting an own database server), ``placement`` (db sync, serve, answer)
+        self.timings = {}
+
+    @classmethod
+    def production(cls, db='mariadb', workers=4, **kwargs):
+        """Placement as deployed: ``db`` ('mariadb' or 'postgresql') behind gunicorn ``workers``,
+        oslo.db's deadlock retries logged."""
+        kwargs.setdefault('log_db_retries', True)
+        return cls(db=db, workers=workers, **kwargs)
+
+    @property
+    def gunicorn(self):
+        return self.workers > 1
 
     @classmethod
     def existing(cls, url):
@@ -283,7 +373,40 @@ class PlacementServer(LoopbackService):
     def db_path(self):
         return os.path.join(self.workdir, 'placement.db')
 
-    # -- lifecycle (start, stop: LoopbackService) ---------------------------
+    # -- lifecycle ------------------------------------------------------------
+    def start(self):
+        """Start the own database server (if any), write the config, db sync, serve, wait."""
+        if self.proc is not None or self.external:
+            return self
+        began = time.monotonic()
+        if self._own_db and not self.db_server.running:
+            try:
+                self.db_server.start()
+            except BaseException:
+                self.db_server.stop()
+                raise
+            self.timings['db'] = time.monotonic() - began
+        if self.db_server is not None:
+            self.db_url = self.db_server.url
+        began = time.monotonic()
+        super(PlacementServer, self).start()
+        self.timings['placement'] = time.monotonic() - began
+        return self
+
+    def stop(self):
+        """Stop Placement (gunicorn: SIGTERM to the master, SIGKILL to its group after
+        ``GRACEFUL_TIMEOUT`` + 10 s), then the own database server.  Idempotent."""
+        try:
+            if self.gunicorn:
+                self._stop_gunicorn(kill=False)
+            super(PlacementServer, self).stop()
+        finally:
+            if self._listener is not None:
+                self._listener.close()
+                self._listener = None
+            if self._own_db and self.db_server is not None:
+                self.db_server.stop()
+
     def _prepare(self):
         self._db_sync()
 
@@ -292,20 +415,27 @@ class PlacementServer(LoopbackService):
 
         ``kill``: SIGKILL (a crash: no cleanup, an open SQLite transaction is rolled back
         when the database is next opened), else SIGTERM.  No ``db sync`` and no config
-        rewrite.  The kernel picks a new port: read ``url`` / ``port`` again afterwards.
-        Used by tests/reliability (a server killed and restarted under a reshape).
+        rewrite.  wsgiref: the kernel picks a new port: read ``url`` / ``port`` again
+        afterwards.  Used by tests/reliability (a server killed and restarted under a
+        reshape).  gunicorn: the master and its workers are SIGKILLed as a group (``kill``)
+        or the master gets SIGTERM (graceful); a new master serves the SAME listening
+        socket, so ``url`` stays (clients connecting meanwhile wait in its backlog).  The
+        database server keeps running.
         """
         if self.external or self.workdir is None:
             raise PlacementServerError('restart needs a server this object started')
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            if kill:
-                proc.kill()
-            else:
-                proc.terminate()
-            proc.wait(10)
-        self.port = None
-        self.url = None
+        if self.gunicorn:
+            self._stop_gunicorn(kill=kill)
+        else:
+            proc, self.proc = self.proc, None
+            if proc is not None and proc.poll() is None:
+                if kill:
+                    proc.kill()
+                else:
+                    proc.terminate()
+                proc.wait(10)
+            self.port = None
+            self.url = None
         if self._log is None:
             self._log = open(self.log_path, 'ab')
         self._spawn()
@@ -315,9 +445,17 @@ class PlacementServer(LoopbackService):
     def _write_config(self):
         db_url = self.db_url or 'sqlite:///' + self.db_path
         with open(self.conf_path, 'w') as fh:
-            fh.write(_CONF_TEMPLATE.format(debug='true' if self.debug else 'false',
+            fh.write(_CONF_TEMPLATE.format(debug='true' if self.debug else 'false', log_levels=self._log_levels(),
                                            db_url=db_url, policy_file=self.policy_path))
         self._write_policy()
+
+    def _log_levels(self):
+        """The ``default_log_levels`` line: oslo.log's and Placement's defaults + oslo_db.api=DEBUG."""
+        if not self.log_db_retries:
+            return ''
+        from oslo_log import log as oslo_log
+        levels = oslo_log.get_default_log_levels() + ['routes=INFO', 'oslo_db.api=DEBUG']
+        return 'default_log_levels = %s\n' % ','.join(levels)
 
     def _write_policy(self):
         with open(self.policy_path, 'w') as fh:
@@ -344,6 +482,82 @@ class PlacementServer(LoopbackService):
 
     def _command(self, port_file):
         return [self.python, os.path.abspath(__file__), '--serve', self.workdir, port_file]
+
+    # -- gunicorn ---------------------------------------------------------------
+    def _spawn(self):
+        if not self.gunicorn:
+            return super(PlacementServer, self)._spawn()
+        if self._listener is None:
+            # bound here and inherited by gunicorn: no pick-then-bind race, same port on restart
+            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._listener.bind((LOOPBACK, 0))
+            self._listener.listen(128)
+        fd = self._listener.fileno()
+        cmd = [self.python, '-m', 'gunicorn', '--workers', str(self.workers), '--worker-class', 'sync',
+               '--bind', 'fd://%d' % fd, '--preload', '--timeout', '120',
+               '--graceful-timeout', str(self.GRACEFUL_TIMEOUT), '--error-logfile', '-', '--log-level', 'info',
+               '--chdir', self.workdir, '--name', 'placement-api', 'placement.wsgi.api:application']
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=self._env(), pass_fds=(fd,), start_new_session=True,
+                                     preexec_fn=_parent_death_signal(signal.SIGTERM))
+        self.port = self._listener.getsockname()[1]
+        self.url = 'http://%s:%d' % (LOOPBACK, self.port)
+        return None
+
+    def _wait_ready(self):
+        """It answers ``GET /``; with gunicorn, also all ``workers`` have been forked."""
+        super(PlacementServer, self)._wait_ready()
+        if not self.gunicorn:
+            return
+        deadline = time.monotonic() + self.start_timeout
+        while len(self.worker_pids()) < self.workers:
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self._fail('has %d of its %d workers after %ss'
+                           % (len(self.worker_pids()), self.workers, self.start_timeout))
+            time.sleep(0.05)
+
+    def _stop_gunicorn(self, kill=False):
+        """SIGKILL the master's process group (``kill``), or SIGTERM the master and wait
+        (it stops its workers), then SIGKILL whatever of its group is left."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        group = proc.pid              # start_new_session: the master leads its own group
+        if proc.poll() is None:
+            if kill:
+                _killpg(group, signal.SIGKILL)
+            else:
+                proc.terminate()
+            try:
+                proc.wait(self.GRACEFUL_TIMEOUT + 10)
+            except subprocess.TimeoutExpired:
+                _killpg(group, signal.SIGKILL)
+                proc.wait(10)
+        _killpg(group, signal.SIGKILL)  # workers a killed master left behind
+
+    def worker_pids(self):
+        """The pids of gunicorn's workers (children of the master), [] for wsgiref."""
+        if not self.gunicorn or self.proc is None:
+            return []
+        try:
+            with open('/proc/%d/task/%d/children' % (self.proc.pid, self.proc.pid)) as fh:
+                return [int(pid) for pid in fh.read().split()]
+        except OSError:
+            return []
+
+    # -- deadlocks ----------------------------------------------------------------
+    def db_retries(self):
+        """``{function: count}`` of oslo.db's deadlock retries in placement.log."""
+        return count_db_retries(self.log_path)
+
+    def deadlock_counts(self):
+        """``{'retries': oslo.db retries in placement.log (needs log_db_retries),
+        'deadlocks': deadlocks the database logged (None without a db server of ours)}``."""
+        deadlocks = None
+        if self.db_server is not None and hasattr(self.db_server, 'deadlocks'):
+            deadlocks = self.db_server.deadlocks()
+        return {'retries': sum(self.db_retries().values()), 'deadlocks': deadlocks}
 
     # -- how clients reach it ---------------------------------------------
     def headers(self, token='admin', roles=None):
@@ -373,6 +587,28 @@ class PlacementServer(LoopbackService):
             extra['X-Roles'] = roles if isinstance(roles, str) else ','.join(roles)
         return ks_adapter.Adapter(session=sess, service_type='placement',
                                   endpoint_override=self.url, additional_headers=extra)
+
+
+def _killpg(group, sig):
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _db_servers():
+    """tests/db_servers.py (next to this file), whoever imported us."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import db_servers
+    return db_servers
+
+
+def _url_kind(url):
+    """'mariadb', 'postgresql' or 'sqlite' (or the URL's scheme) for a SQLAlchemy URL."""
+    scheme = (url or 'sqlite').split(':', 1)[0].split('+', 1)[0]
+    return {'mysql': 'mariadb', 'mariadb': 'mariadb', 'postgresql': 'postgresql'}.get(scheme, scheme)
 
 
 def start_server(**kwargs):
@@ -441,11 +677,16 @@ def main(argv=None):
     parser.add_argument('--workdir', help='keep config, db and log here')
     parser.add_argument('--default-policy', action='store_true',
                         help='keep Placement\'s default reshape policy (service role only)')
+    parser.add_argument('--db', choices=('sqlite', 'mariadb', 'postgresql'), default='sqlite',
+                        help='start a private MariaDB or PostgreSQL for it (default: SQLite)')
+    parser.add_argument('--workers', type=int, default=None,
+                        help='gunicorn workers (default: 4 with --db mariadb/postgresql, else wsgiref)')
     args = parser.parse_args(argv)
     if args.serve:
         _serve(*args.serve)
         return 0
-    server = PlacementServer(workdir=args.workdir,
+    server = PlacementServer(workdir=args.workdir, db=args.db, workers=args.workers,
+                             log_db_retries=args.db != 'sqlite',
                              reshape_policy=None if args.default_policy else RESHAPE_POLICY)
 
     def _stop(signum, frame):
@@ -456,6 +697,8 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, _stop)
     server.start()
     print('placement at %s (log %s); Ctrl-C or SIGTERM stops it' % (server.url, server.log_path))
+    if server.db_server is not None:
+        print('database %s (log %s)' % (server.db_server.url, server.db_server.error_log))
     print(json.dumps(server.module_auth()))
     try:
         while server.proc is not None and server.proc.poll() is None:
