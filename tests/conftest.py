@@ -16,6 +16,14 @@ Fixtures
         roles='member')`` builds more (e.g. without the service role, for the 403).
     ``embedded_backend`` (function): an EmbeddedBackend on ``tmp_path/'placement.db'``.
     ``unique_name`` (function): ``unique_name('cn')`` -> ``'cn-<8 hex>'``.
+    ``placement_mariadb`` / ``placement_postgresql`` (session, markers ``mariadb`` /
+        ``postgresql``): production-shaped Placement, ``PlacementServer.production(db=...)``:
+        a private MariaDB 10.11 / PostgreSQL (tests/db_servers.py, ``.db_server``) behind
+        gunicorn with 4 workers, oslo.db's deadlock retries logged (``.deadlock_counts()``);
+        started on first use, once per xdist worker, stopped with the session.  Missing
+        mariadb-server/postgresql is an error that says ``make deps`` installs it, not a skip.
+    ``make_placement_backend`` (function): ``make_placement_backend(server, token=, roles=)``,
+        a RestBackend on any of those servers, closed after the test.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -55,6 +63,44 @@ def placement_server(request):
         yield server
     finally:
         server.stop()
+
+
+def _production_placement(db):
+    server = PlacementServer.production(db=db, workers=4)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope='session')
+def placement_mariadb():
+    """Placement on a private MariaDB behind gunicorn (4 workers); see the module doc."""
+    yield from _production_placement('mariadb')
+
+
+@pytest.fixture(scope='session')
+def placement_postgresql():
+    """Placement on a private PostgreSQL behind gunicorn (4 workers); see the module doc."""
+    yield from _production_placement('postgresql')
+
+
+@pytest.fixture
+def make_placement_backend():
+    """Factory: ``make_placement_backend(server, token='admin', roles=('admin', 'service'))``."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
+
+    made = []
+
+    def make(server, token='admin', roles=('admin', 'service')):
+        backend = RestBackend(server.adapter(token=token, roles=roles))
+        made.append(backend)
+        return backend
+
+    yield make
+    for backend in made:
+        backend.close()
 
 
 @pytest.fixture
