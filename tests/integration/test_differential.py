@@ -8,6 +8,14 @@ Every scenario of :mod:`differential.scenarios` runs once on the real service
 outcomes (every step's result or ``[status, code, ErrorType]``, then the full final
 state of every provider and consumer involved) must be identical.  A difference is
 fixed in the embedded store, never by loosening the comparison.
+
+The real service runs three ways (the test id's first part):
+``sqlite``: the session's ``placement_server`` (SQLite, one threaded wsgiref process);
+``mariadb``: ``placement_mariadb`` (a private MariaDB 10.11, gunicorn with 4 workers);
+``postgresql``: ``placement_postgresql`` (a private PostgreSQL, gunicorn with 4 workers).
+So a difference that shows on MariaDB or PostgreSQL only is Placement answering
+differently on that database than on SQLite.  ``-m 'not mariadb and not postgresql'``
+(or ``-k sqlite``) runs the SQLite case alone.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,6 +29,22 @@ from differential.scenarios import SCENARIOS, ids
 
 pytestmark = pytest.mark.real
 
+#: The databases the real Placement runs on (the first part of each test id).
+DATABASES = [
+    pytest.param('sqlite', id='sqlite'),
+    pytest.param('mariadb', id='mariadb', marks=pytest.mark.mariadb),
+    pytest.param('postgresql', id='postgresql', marks=pytest.mark.postgresql),
+]
+
+
+@pytest.fixture
+def real_backend(request, database):
+    """A RestBackend (roles admin,service) on the real Placement running on ``database``."""
+    if database == 'sqlite':
+        return request.getfixturevalue('rest_backend')
+    server = request.getfixturevalue('placement_' + database)
+    return request.getfixturevalue('make_placement_backend')(server)
+
 
 def test_enough_scenarios():
     assert len(SCENARIOS) >= 25
@@ -28,10 +52,11 @@ def test_enough_scenarios():
 
 
 @pytest.mark.parametrize('scenario', SCENARIOS, ids=ids())
-def test_scenario_matches_real_placement(scenario, rest_backend, embedded_backend):
-    real = harness.run(scenario, rest_backend)
+@pytest.mark.parametrize('database', DATABASES)
+def test_scenario_matches_real_placement(database, scenario, real_backend, embedded_backend):
+    real = harness.run(scenario, real_backend)
     embedded = harness.run(scenario, embedded_backend)
     # A scenario that provoked nothing would prove nothing.
     assert real['steps'], 'scenario recorded no step'
-    difference = harness.compare(real, embedded)
+    difference = harness.compare(real, embedded, real_label='real/%s' % database)
     assert difference is None, difference

@@ -216,16 +216,21 @@ def first_difference(left, right, path='$'):
     return None
 
 
-def compare(real, embedded):
-    """Assert-friendly comparison: returns None, or a message with both records' context."""
+def compare(real, embedded, real_label='real'):
+    """Assert-friendly comparison: returns None, or a message with both records' context.
+
+    ``real_label`` names the real side in the message (e.g. ``real/mariadb``).
+    """
+    width = max(len(real_label), len('embedded')) + 1
     for idx, (a, b) in enumerate(zip(real['steps'], embedded['steps'])):
         if a != b:
-            return ('step %d differs:\n  real:     %s\n  embedded: %s'
-                    % (idx, json.dumps(a, sort_keys=True, default=str),
-                       json.dumps(b, sort_keys=True, default=str)))
+            return ('step %d differs:\n  %s %s\n  %s %s'
+                    % (idx, (real_label + ':').ljust(width), json.dumps(a, sort_keys=True, default=str),
+                       'embedded:'.ljust(width), json.dumps(b, sort_keys=True, default=str)))
     if len(real['steps']) != len(embedded['steps']):
-        return 'different number of steps: real %d, embedded %d' % (len(real['steps']), len(embedded['steps']))
+        return 'different number of steps: %s %d, embedded %d' % (
+            real_label, len(real['steps']), len(embedded['steps']))
     diff = first_difference(real['state'], embedded['state'], '$.state')
     if diff:
-        return 'final state differs (left = real, right = embedded): %s' % diff
+        return 'final state differs (left = %s, right = embedded): %s' % (real_label, diff)
     return None

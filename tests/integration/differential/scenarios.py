@@ -96,7 +96,10 @@ def delete_providers(ctx):
     ctx.set_inv('kid', {'VCPU': {'total': 4}})
     ctx.put('c1', {'kid': {'VCPU': 1}})
     ctx.do('traits on solo', b.ensure_trait, ctx.trait('t1'))
-    ctx.do('set traits solo', b.set_provider_traits, ctx.rp('solo'), 0, [ctx.trait('t1'), 'HW_CPU_X86_AVX'])
+    # Placement lists a provider's traits in no promised order (no ORDER BY): on SQLite this
+    # answer came back in the request's order, on PostgreSQL standard traits first.
+    ctx.do('set traits solo', lambda: _sorted_traits(
+        b.set_provider_traits(ctx.rp('solo'), 0, [ctx.trait('t1'), 'HW_CPU_X86_AVX'])))
     ctx.do('aggregate solo', b.set_aggregates, ctx.rp('solo'), 1, [ctx.uuid('agg')])
     ctx.do('delete parent with child', b.delete_provider, ctx.rp('parent'))
     ctx.do('delete kid with allocations', b.delete_provider, ctx.rp('kid'))
