@@ -22,6 +22,9 @@
 :func:`verify_node`
     the checks of :mod:`.verify` on the tree as it is now.
 
+Sending the ``POST /reshaper`` and settling a lost answer, and the clean-up after a failed
+pass, are :mod:`.settle`'s.
+
 Every function returns the module's result keys: ``changed``, ``status``,
 ``plan``, ``diff``, ``retries``, ``verification``, ``verified``, ``snapshot``,
 ``moved``, ``deferred_reason``, ``warnings``, ``msg``, and what was written:
@@ -37,7 +40,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import time
 
 from . import layout as _layout
 from . import moves as _moves
@@ -45,34 +47,41 @@ from ..rules import allocations as allocation_rules
 from .. import resources as ops
 from .. import tree as _tree
 from . import planner
+from .settle import (
+    SETTLE_DELAYS,
+    SETTLED_APPLIED,
+    SETTLED_CHANGED,
+    SETTLED_NOT_APPLIED,
+    SETTLED_UNKNOWN,
+    Progress,
+    ReshapeOutcomeUnknown,
+    failure,
+    left_behind,
+    log_line,
+    remove_created_children,
+    send_settled,
+    settle_reshape,
+)
 from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
 from ..files import make_dirs
-from ..errors import (
-    CapacityExceeded,
-    ConcurrentUpdate,
-    Forbidden,
-    NoAnswer,
-    NotFound,
-    PlacementError,
-    ServiceUnavailable,
-)
+from ..errors import NotFound, PlacementError
 from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
+
+# the pass's names, and those of settle.py its callers know it by (a lost answer's verdicts)
+__all__ = [
+    'STATUS_DEFERRED', 'STATUS_NOOP', 'STATUS_RESHAPED', 'STATUS_ROLLED_BACK', 'STATUS_VERIFIED',
+    'SETTLE_DELAYS', 'SETTLED_APPLIED', 'SETTLED_CHANGED', 'SETTLED_NOT_APPLIED', 'SETTLED_UNKNOWN',
+    'ReshapeOutcomeUnknown', 'prepare_snapshot_dir', 'read_node', 'remove_created_children', 'reshape_node',
+    'resolve_root', 'rollback_node', 'settle_reshape', 'verify_node', 'written_text',
+]
 
 STATUS_RESHAPED = 'reshaped'
 STATUS_NOOP = 'noop'
 STATUS_DEFERRED = 'deferred'
 STATUS_ROLLED_BACK = 'rolled_back'
 STATUS_VERIFIED = 'verified'
-
-SERVICE_ROLE_HINT = ('POST /reshaper is refused by policy: the credentials need the "service" role '
-                     '(Placement\'s default policy grants placement:reshaper:reshape to role:service '
-                     'only), or a policy file granting that rule to them')
-
-#: Seconds between the re-reads that settle a reshape whose answer was lost (about 15 s in all:
-#: long enough for a Placement behind a load balancer to come back, short enough for a roll).
-SETTLE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def resolve_root(backend, ref):
@@ -148,151 +157,6 @@ def _with_new_providers(state, records):
     return {'providers': providers, 'allocations': state['allocations']}
 
 
-def _reshape(backend, body):
-    try:
-        backend.reshape(body)
-    except Forbidden as exc:
-        if 'role:service' in exc.detail:
-            raise  # the REST backend already explains the policy
-        raise Forbidden('%s (%s)' % (SERVICE_ROLE_HINT, exc.detail), code=exc.code,
-                        title=exc.title, request_id=exc.request_id)
-
-
-# -- a reshape whose answer was lost -----------------------------------------------------
-SETTLED_APPLIED = 'applied'
-SETTLED_NOT_APPLIED = 'not_applied'
-SETTLED_CHANGED = 'changed_since'
-SETTLED_UNKNOWN = 'unknown'
-
-
-def _body_landed(body, state, read_allocations):
-    """True when every provider and consumer of the reshape body holds what the body sent."""
-    for rp, entry in body['inventories'].items():
-        prov = state['providers'].get(rp)
-        if prov is None or planner.norm_inventories(prov['inventories']) != \
-                planner.norm_inventories(entry['inventories']):
-            return False
-    for consumer, sent in body['allocations'].items():
-        now = state['allocations'].get(consumer)
-        if now is None:
-            now = read_allocations(consumer)
-        if allocation_rules.strip_allocations(now.get('allocations') or {}) != \
-                allocation_rules.strip_allocations(sent.get('allocations') or {}):
-            return False
-    return True
-
-
-def settle_reshape(backend, root_uuid, body, delays=SETTLE_DELAYS, log=None):
-    """Find out whether a ``POST /reshaper`` whose answer was lost was applied.
-
-    A dropped connection, a 502 from a proxy or a client timeout can come after
-    Placement committed the reshape, or before it even saw it.  The node is read
-    again (each read retried after the next of ``delays`` while Placement does not
-    answer) and compared with the body that was sent:
-
-    * every provider and consumer of the body holds what it sent -> ``applied``;
-    * every provider of the body is still at the generation the body names, so the
-      reshape did not commit (it bumps each of them): one of them (the root when the body
-      has it, so that no child this run created is written to) is FENCED,
-      its generation bumped by re-writing its own aggregates (a no-op that Placement
-      counts as a write), so the request, should it still be in flight, can never
-      commit later -> ``not_applied``.  A fence that loses a generation race means
-      something committed meanwhile: read again;
-    * neither (a generation moved, the content is not the body's): another writer
-      touched the node, and the body can no longer commit either -> ``changed_since``;
-      the caller re-reads and re-plans, which tells whether the layout is in place;
-    * Placement never answered the reads -> ``unknown``.
-
-    Returns ``(verdict, state)`` (``state`` None when unknown).
-    """
-    read_errors = (ServiceUnavailable,)
-    for attempt, delay in enumerate((0.0,) + tuple(delays)):
-        if delay:
-            time.sleep(delay)
-        try:
-            state = provider_tree_state(backend, root_uuid)
-            if _body_landed(body, state, backend.get_allocations):
-                return SETTLED_APPLIED, state
-            same = [rp for rp, entry in body['inventories'].items()
-                    if rp in state['providers']
-                    and state['providers'][rp]['generation'] == entry['resource_provider_generation']]
-            if len(same) != len(body['inventories']):
-                return SETTLED_CHANGED, state
-            # the root when it is in the body: a child this run created keeps the generation the
-            # run recorded, so a cleanup after a failure can still remove it (compare-and-delete)
-            fence = root_uuid if root_uuid in same else same[0]
-            backend.set_aggregates(fence, state['providers'][fence]['generation'],
-                                   state['providers'][fence]['aggregates'])
-            _log(log, 'settle: fenced provider %s (generation %s -> %s) so the lost reshape can '
-                      'never commit later' % (fence, state['providers'][fence]['generation'],
-                                              state['providers'][fence]['generation'] + 1))
-            return SETTLED_NOT_APPLIED, state
-        except ConcurrentUpdate:
-            _log(log, 'settle: a write landed while settling (attempt %d); reading again' % (attempt + 1))
-        except read_errors as exc:
-            _log(log, 'settle: Placement did not answer the re-read (attempt %d): %s' % (attempt + 1, exc.detail))
-    return SETTLED_UNKNOWN, None
-
-
-class ReshapeOutcomeUnknown(ServiceUnavailable):
-    """``POST /reshaper`` got no answer and the node could not be read back to settle it."""
-
-
-# -- what a reshape that did not happen leaves behind ---------------------------------
-def remove_created_children(backend, root_uuid, created, log=None):
-    """Compare-and-delete the children this run created; ``(removed, left)``.
-
-    ``created`` lists ``{"name", "uuid", "generation"}`` as the run last saw each child.
-    A child is deleted only while it is exactly as the run left it: still a child of
-    the root, at that generation (so no inventory, allocation, trait or aggregate was
-    put on it since: each of those bumps it).  Placement's DELETE takes no generation,
-    so the window between that read and the DELETE is the one its API leaves; a DELETE
-    that finds allocations is refused by Placement itself.  Whatever is not deleted is
-    returned in ``left`` with the reason.
-    """
-    removed, left = [], []
-    for child in created:
-        item = {'name': child['name'], 'uuid': child['uuid']}
-        try:
-            try:
-                prov = backend.get_provider(child['uuid'])
-            except NotFound:
-                removed.append(item)
-                continue
-            if child.get('generation') is None:
-                item['why'] = ('the answer to its creation was lost and it could not be read back then (%s): '
-                               'check it holds nothing before deleting it' % child.get('unread'))
-            elif prov.get('parent_provider_uuid') != root_uuid:
-                item['why'] = 'it is no longer a child of the root'
-            elif prov['generation'] != child['generation']:
-                item['why'] = ('it was written to since this run created it (generation %s, was %s)'
-                               % (prov['generation'], child['generation']))
-            else:
-                backend.delete_provider(child['uuid'])
-                removed.append(item)
-                _log(log, 'removed child provider %s (%s), created by this run, empty'
-                     % (child['name'], child['uuid']))
-                continue
-        except PlacementError as exc:
-            item['why'] = 'removing it failed: %s' % exc.detail
-        left.append(item)
-    return removed, left
-
-
-def _left_behind(removed, left):
-    """One sentence on the children a failed or deferred reshape created (None when none)."""
-    parts = []
-    if removed:
-        parts.append('the %d child provider(s) this run had created (%s) were removed again'
-                     % (len(removed), ', '.join(c['name'] for c in removed)))
-    if left:
-        parts.append('child provider(s) created by this run are LEFT in Placement, empty of '
-                     'allocations: %s; once they hold nothing, delete each with `openstack resource '
-                     'provider delete <uuid>`, or leave them: a rerun reuses them'
-                     % '; '.join('%s (%s): %s' % (c['name'], c['uuid'], c['why']) for c in left))
-    return '; '.join(parts) or None
-
-
 def _set_root_traits(backend, change, attempts, log):
     """The root's traits after the reshape, as nova sets them in the same pass
     (HW_CPU_X86_AMD_SEV leaves the root with MEM_ENCRYPTION_CONTEXT).  Traits are not
@@ -301,8 +165,8 @@ def _set_root_traits(backend, change, attempts, log):
         return
     ops.ensure_provider(backend, name=change['name'], uuid=change['uuid'], traits=change['after'],
                         traits_exclusive=True, attempts=attempts, log=log)
-    _log(log, 'root %s traits: %s -> %s'
-         % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
+    log_line(log, 'root %s traits: %s -> %s'
+             % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
 
 
 def _note_traits(written, item, state):
@@ -364,11 +228,6 @@ def _result(status, changed, **kwargs):
     return result
 
 
-def _log(log, message):
-    if log is not None:
-        log(message)
-
-
 def _plan_summary(plan, state=None):
     keep = ('status', 'root', 'policy', 'layout_classes', 'moved_classes', 'children',
             'create_children', 'inventory_changes', 'assignments', 'moved', 'warnings')
@@ -400,96 +259,6 @@ def prepare_snapshot_dir(snapshot_dir):
         raise _snapshot.SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
     if not os.access(snapshot_dir, os.W_OK | os.X_OK):
         raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
-
-
-def _send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
-    """``POST /reshaper`` with ``body``; a lost answer is settled (:func:`settle_reshape`).
-
-    Returns when the body is applied (``progress.applied``, a :class:`_Progress`; ``progress.settled``
-    says how it was known when the answer was lost).  Not applied or overtaken raise
-    ConcurrentUpdate, so the caller's retry re-reads and re-plans; unknown raises
-    :class:`ReshapeOutcomeUnknown` ending with ``unknown_hint``.
-
-    A 409 refusing an allocation on a provider whose inventory this same body sets (Placement's
-    answer when oslo.db retried part of the reshape after a database deadlock, outside the
-    reshape's transaction: docs/reliability.md) is settled the same way: the plan checked that
-    allocation against that very inventory, so the node is read back before anything else.
-    """
-    try:
-        _reshape(backend, body)
-    except ServiceUnavailable as exc:
-        # an error status (503 from Placement, 502/504 from a proxy, which may come after the
-        # proxy forwarded it; a locked embedded store) or no answer at all (NoAnswer: reset, timed out)
-        answered = not isinstance(exc, NoAnswer)
-        what = ('POST /reshaper failed with %s %s (%s)' % (exc.status, exc.title, exc.detail) if answered
-                else 'the answer to POST /reshaper was lost (%s)' % exc.detail)
-        _settle(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, answered)
-    except CapacityExceeded as exc:
-        named = sorted(rp for rp in body['inventories'] if rp in str(exc.detail))
-        if not named:
-            raise
-        what = ('POST /reshaper was refused with 409 (%s) on %s, whose inventory this same reshape sets: '
-                'Placement answers so when it retries part of a reshape after a database deadlock'
-                % (exc.detail, ', '.join(named)))
-        progress.deadlock_retries += 1
-        _settle(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, True)
-    progress.applied = True
-
-
-def _settle(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, answered):
-    """Settle a POST /reshaper whose answer was lost or cannot be trusted; returns when it was
-    applied, raises ConcurrentUpdate (re-plan) or ReshapeOutcomeUnknown."""
-    _log(log, '%s; reading the node back to settle it' % what)
-    verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
-    progress.verdict = verdict
-    if verdict == SETTLED_UNKNOWN:
-        raise ReshapeOutcomeUnknown(
-            '%s and Placement did not answer the re-reads meant to settle it: whether it was applied '
-            'is UNKNOWN. Nothing was written after it; the snapshot taken just before it is %s. When '
-            'Placement answers again, %s.' % (what, progress.snapshot, unknown_hint))
-    if verdict != SETTLED_APPLIED:
-        progress.settled = ('%s; a re-read showed it %s'
-                            % (what, 'was not applied' if verdict == SETTLED_NOT_APPLIED
-                               else 'was overtaken by another write'))
-        # re-planned by the caller's retry; when the retries run out, the error is the
-        # answer's (a 503 stays a 503), not a generation conflict
-        progress.resent += 1
-        raise ConcurrentUpdate('%s; re-planning from a fresh read' % progress.settled,
-                               status=exc.status if answered else None,
-                               code=exc.code if answered else None,
-                               title=exc.title if answered else None, request_id=exc.request_id)
-    progress.settled = '%s; a re-read showed it was applied' % what
-    _log(log, progress.settled)
-
-
-def _failed(backend, root_prov, progress, exc, log):
-    """The error a failed reshape raises: ``exc`` with what the run left behind said.
-
-    Before ``POST /reshaper`` was applied, the children the run created are removed
-    (compare-and-delete) and the message says nothing was reshaped, plus what was
-    removed or left.  After it (the root's traits failed), the node IS reshaped and the
-    message says so.  When the outcome is unknown, nothing is removed: the children
-    may hold the moved inventory.
-    """
-    if progress.applied:
-        note = ('POST /reshaper WAS applied: %s is reshaped (snapshot %s), but what followed it failed; '
-                'a rerun completes it' % (root_prov['name'], progress.snapshot))
-    elif isinstance(exc, ReshapeOutcomeUnknown):
-        note = None
-    else:
-        note = 'Nothing was reshaped'
-        if progress.created_children:
-            removed, left = remove_created_children(backend, root_prov['uuid'], progress.created_children, log)
-            note += '; ' + _left_behind(removed, left)
-    if isinstance(exc, PlacementError):
-        if note:
-            exc.detail = '%s. %s' % (exc.detail.rstrip('.'), note)
-            exc.args = (exc.detail,)
-        return exc
-    err = PlacementError('Unexpected error (%s) during the reshape of %s: %s. %s'
-                         % (type(exc).__name__, root_prov['name'], exc, note or ''), title='Unexpected error')
-    err.__cause__ = exc
-    return err
 
 
 def _planner(backend, devices, layout_options, policy, ownership, moves, consumers):
@@ -555,8 +324,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
 
     The steps are :class:`_NodePass`'s methods: each attempt plans (:meth:`_NodePass.plan_now`),
     prepares (:meth:`_NodePass.prepare`: resource classes, children, traits, re-plan), takes the
-    snapshot, sends and settles (:func:`_send_settled`), sets the root's traits; then
-    :meth:`_NodePass.outcome` verifies and says what happened, or :func:`_failed` cleans up.
+    snapshot, sends and settles (:func:`send_settled`), sets the root's traits; then
+    :meth:`_NodePass.outcome` verifies and says what happened, or :func:`failure` cleans up.
     """
     root_prov = resolve_root(backend, root)
     run = _NodePass(backend, root_prov,
@@ -572,25 +341,11 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         plan, retries = with_conflict_retry(run.attempt, attempts=attempts, log=log,
                                             what='reshape of %s' % root_prov['name'], backoff=backoff)
     except Exception as exc:  # pylint: disable=broad-except
-        raise _failed(backend, root_prov, run, exc, log)
+        raise failure(backend, root_prov, run, exc, log)
     return run.outcome(plan, retries, observed)
 
 
-class _Progress(object):
-    """What a reshape or a rollback of one node has done so far: read by :func:`_send_settled`
-    (which settles a lost answer) and :func:`_failed` (which says what was left)."""
-
-    def __init__(self, snapshot=None):
-        self.snapshot = snapshot        # the snapshot file written (or used) for this pass
-        self.applied = False            # a POST /reshaper of this pass was applied
-        self.settled = None             # how a lost answer was settled (a warning), or None
-        self.verdict = None             # settle_reshape's last verdict
-        self.resent = 0                 # POST /reshaper sent again after it was not applied
-        self.created_children = []      # [{"name", "uuid", "generation"}] created by this pass
-        self.deadlock_retries = 0       # 409s of Placement's deadlock retry settled (see _send_settled)
-
-
-class _NodePass(_Progress):
+class _NodePass(Progress):
     """One node's reshape, step by step (docs/architecture.md, "the pass").
 
     ``plan_on(state, root_uuid, **kwargs)`` and ``layout_on(state)`` come from
@@ -665,7 +420,7 @@ class _NodePass(_Progress):
         when nothing else was written, else on a fresh read.  Returns ``(state, plan)``."""
         for rc in plan['ensure']['resource_classes']:
             if self.backend.ensure_resource_class(rc):
-                _log(self.log, 'created custom resource class %s' % rc)
+                log_line(self.log, 'created custom resource class %s' % rc)
         new_records = self.create_children(plan)
         if self.set_traits(plan, state):
             new_records = None
@@ -707,7 +462,7 @@ class _NodePass(_Progress):
                 self.created.append(child['name'])
                 self.created_children.append({'name': child['name'], 'uuid': made['provider']['uuid'],
                                               'generation': made['provider']['generation']})
-                _log(self.log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
+                log_line(self.log, 'created child provider %s (%s)' % (child['name'], child['uuid']))
         return new_records
 
     def note_uncertain_child(self, child):
@@ -747,11 +502,11 @@ class _NodePass(_Progress):
         """ONE POST /reshaper of the plan, settled when its answer is lost."""
         self.sent_plan, self.sent_state = plan, state
         try:
-            _send_settled(self.backend, self.root_uuid, planner.reshape_body(plan), self, self.settle_delays,
-                          self.log,
-                          unknown_hint='run the reshape again: it reads the node and either finds the '
-                                       'layout in place and verifies it, or reshapes it. Do not roll back '
-                                       'or delete the new children before that')
+            send_settled(self.backend, self.root_uuid, planner.reshape_body(plan), self, self.settle_delays,
+                         self.log,
+                         unknown_hint='run the reshape again: it reads the node and either finds the '
+                                      'layout in place and verifies it, or reshapes it. Do not roll back '
+                                      'or delete the new children before that')
         finally:
             self.overtaken = self.overtaken or self.verdict == SETTLED_CHANGED
 
@@ -795,7 +550,7 @@ class _NodePass(_Progress):
         """A move started between the first read and the reshape: the children made for it are
         removed again (compare-and-delete); the rerun makes them anew."""
         removed, left = remove_created_children(self.backend, self.root_uuid, self.created_children, self.log)
-        note = _left_behind(removed, left)
+        note = left_behind(removed, left)
         result['changed'] = bool(left)
         result['warnings'].append(note)
         result['msg'] = planner.summary(plan) + '. The move was seen after children were created: ' + note
@@ -859,7 +614,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     _refuse_snapshot(path, _snapshot.rollback_problems(snap))
     verified = _snapshot.has_digest(snap)
 
-    progress = _Progress(snapshot=path)
+    progress = Progress(snapshot=path)
 
     def step():
         state, _foreign = read_node(backend, root_prov['uuid'])
@@ -868,9 +623,9 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
             body = planner.rollback_body(rplan)
             if body is not None:
-                _send_settled(backend, root_prov['uuid'], body, progress, settle_delays, log,
-                              unknown_hint='run the rollback again: it reads the node and either finds '
-                                           'it back at the snapshot or rolls it back')
+                send_settled(backend, root_prov['uuid'], body, progress, settle_delays, log,
+                             unknown_hint='run the rollback again: it reads the node and either finds '
+                                          'it back at the snapshot or rolls it back')
             _set_root_traits(backend, rplan['root_traits'], attempts, log)
         return rplan
 
@@ -894,7 +649,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     for item in rplan['remove_children']:
         ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
         removed.append(item['uuid'])
-        _log(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
+        log_line(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
     after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
     removable = [c['uuid'] for c in rplan['remove_children']]
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
