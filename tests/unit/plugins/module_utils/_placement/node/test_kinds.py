@@ -40,7 +40,7 @@ def test_every_kind_is_one_file_and_one_registry_line_keeping_the_contract():
         assert module.endswith('.node.kinds.' + kind.name), (kind.name, module)
         assert os.path.isfile(os.path.join(PLACEMENT, 'node', 'kinds', kind.name + '.py'))
         # the module that discovers its devices on the host is named and exists
-        path = kind.discovery.split(' ')[0]
+        path = kind.discovery.split(' ', maxsplit=1)[0]
         assert os.path.isfile(os.path.join(PLACEMENT, path)), (kind.name, kind.discovery)
     assert layout.KINDS is kinds.KINDS
 
