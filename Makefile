@@ -50,6 +50,12 @@ bench: venv
 bench-matrix: venv
 	$(BIN)/python benchmarks/bench_matrix.py $(BENCH_MATRIX_ARGS)
 
+# Rolls of a 40-node fleet on MariaDB Placement (gunicorn, 4 workers) and SQLite, side by side
+# (issue 28):  make bench-rolls (about 70 min);  make bench-rolls BENCH_ROLLS_ARGS="--quick" (about 10 min)
+.PHONY: bench-rolls
+bench-rolls: venv deps
+	$(BIN)/python benchmarks/bench_rolls.py $(BENCH_ROLLS_ARGS)
+
 # ---------------------------------------------------------------- make test
 test: venv deps
 	@mkdir -p $(dir $(SUMMARY)); : > $(SUMMARY); start=$$(date +%s); \

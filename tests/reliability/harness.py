@@ -948,7 +948,19 @@ def _fleet_expected(fleet, before):
     return expected
 
 
-def _run_playbook(fleet, serial, forks, timeout=1800):
+def _run_playbook(fleet, serial, forks, timeout=1800, limit=None, tag=''):
+    proc, began = _start_playbook(fleet, serial, forks, limit=limit, tag=tag)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        output, _ = proc.communicate()
+    return proc.returncode, output, time.time() - began
+
+
+def _start_playbook(fleet, serial, forks, limit=None, tag=''):
+    """``ansible-playbook rolling_reshape.yml`` over the fleet, started (``(process, start time)``);
+    ``limit``: hosts pattern; ``tag``: a roll's own snapshot and report folders (two rolls at once)."""
     out = fleet['out_dir']
     link_parent = os.path.join(out, 'collections', 'ansible_collections', 'placement')
     if not os.path.isdir(link_parent):
@@ -966,15 +978,17 @@ def _run_playbook(fleet, serial, forks, timeout=1800):
         'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
     })
     env.pop('ANSIBLE_CONFIG', None)
-    extra = {'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
-             'rolling_reshape_report_dir': os.path.join(out, 'reports'),
+    extra = {'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots' + tag),
+             'rolling_reshape_report_dir': os.path.join(out, 'reports' + tag),
              'rolling_reshape_serial': serial}
     args = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', fleet['inventory'],
             os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'), '-e', json.dumps(extra)]
+    if limit:
+        args += ['--limit', limit]
     began = time.time()
-    proc = subprocess.run(args, env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False, timeout=timeout)
-    return proc.returncode, proc.stdout, time.time() - began
+    proc = subprocess.Popen(args, env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            universal_newlines=True)
+    return proc, began
 
 
 def _fleet_verdicts(fleet, store):
@@ -1113,3 +1127,119 @@ def _tree_view(state):
     allocations = dict((c, dict((names.get(rp, rp), e['resources']) for rp, e in b['allocations'].items()))
                        for c, b in state['allocations'].items())
     return providers, allocations
+
+
+def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, log=None):
+    """The rolling playbook over a simulated fleet seeded into a REAL Placement (``server``: a
+    started :class:`PlacementServer`, e.g. MariaDB behind gunicorn with 4 workers): one roll at
+    ``serial`` / ``forks``, or ``rolls`` = 2 concurrent rolls on disjoint halves of the fleet, each
+    with its own snapshot and report folders.  Every node shares the fleet's one DISK_GB pool, so
+    every reshape rewrites allocations on it.  Then the whole Placement's ledger: every consumer's
+    totals against the fleet's (nothing lost, nothing doubled), usages against allocations, every
+    node's outcome against the fleet's expected one (the outcome a single-fork roll gives)."""
+
+    label = '%s roll%s, serial %s / forks %d, %s, %d nodes' % (
+        'one' if rolls == 1 else '%d concurrent' % rolls, '' if rolls == 1 else 's', serial, forks,
+        getattr(server, 'db_kind', 'real Placement'), nodes)
+    figures = new_figures(label, notes={})
+    start = time.time()
+    backend = RestBackend(server.adapter())
+    try:
+        fleet = simfleet.build(os.path.join(workdir, 'fleet'), nodes=nodes, seed=seed, backend=backend,
+                               inventory_vars={'placement_backend': server.module_auth()})
+        before_trees = dict((n['name'], provider_tree_state(backend, n['uuid'])) for n in fleet['nodes'])
+        before, before_mismatch = _store_ledger(backend)
+        expected = _fleet_expected(fleet, before)
+        names = [n['name'] for n in fleet['nodes']]
+        limits = [None] if rolls == 1 else [','.join(names[i::rolls]) for i in range(rolls)]
+        began = time.time()
+        procs = [_start_playbook(fleet, serial, forks, limit=limit, tag='' if rolls == 1 else '-%d' % i)[0]
+                 for i, limit in enumerate(limits)]
+        outputs = [proc.communicate()[0] for proc in procs]
+        seconds = time.time() - began
+        rcs = [proc.returncode for proc in procs]
+        statuses, retries, resent, deadlock_409 = {}, {}, {}, {}
+        for i in range(len(limits)):
+            tag = '' if rolls == 1 else '-%d' % i
+            with open(os.path.join(fleet['out_dir'], 'reports' + tag, 'latest', 'summary.json')) as fh:
+                summary = json.load(fh)
+            for entry in summary['nodes']:
+                statuses[entry['node']] = entry['status']
+                retries[entry['node']] = int(entry.get('retries') or 0)
+                # what the node's warnings say of POST /reshaper sent again (settled: a lost answer,
+                # Placement's deadlock-retry 409)
+                settled = [str(w) for w in entry.get('warnings') or []
+                           if 'a re-read showed it' in str(w) and not str(w).startswith('POST /reshaper sent again')]
+                resent[entry['node']] = len([w for w in settled if 'it was applied' not in w])
+                deadlock_409[entry['node']] = len([w for w in settled if 'after a database deadlock' in w])
+        after, mismatches = _store_ledger(backend)
+        verified = _fleet_verdicts(fleet, backend)
+        trees = dict((n['name'], provider_tree_state(backend, n['uuid'])) for n in fleet['nodes'])
+    finally:
+        backend.close()
+    counts = server.deadlock_counts() if hasattr(server, 'deadlock_counts') else {}
+    figures['notes'].update({'placement_db_retries': counts.get('retries'), 'db_deadlocks': counts.get('deadlocks'),
+                             'placement_500s': _count_500s(server)})
+    details = []
+    lost = doubled = 0
+    for consumer in sorted(set(expected) | set(after)):
+        got, want = after.get(consumer, {}), expected.get(consumer, {})
+        for cls in set(got) | set(want):
+            if got.get(cls, 0) < want.get(cls, 0):
+                lost += 1
+                details.append('consumer %s %s: %s < %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
+            elif got.get(cls, 0) > want.get(cls, 0):
+                doubled += 1
+                details.append('consumer %s %s: %s > %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
+    for node in fleet['nodes']:
+        want, check = fleet['expected'][node['name']], verified[node['name']]
+        if want in ('reshaped', 'noop'):
+            ok = check['in_layout'] and statuses.get(node['name']) in ('reshaped', 'noop') \
+                and check.get('planned') == reshaper.STATUS_NOOP
+            outcome = RESHAPED if ok else PARTIAL
+            if not check['verified']:
+                details.append('node %s: verify_node: %s' % (node['name'], check['msg'][:300]))
+        else:
+            same = _tree_view(trees[node['name']]) == _tree_view(before_trees[node['name']])
+            outcome = UNTOUCHED if same and statuses.get(node['name']) == want else PARTIAL
+        _count(figures['outcomes'], outcome)
+        if outcome == PARTIAL:
+            details.append('node %s (%s): expected %s, roll said %s, plan now %s %s' % (
+                node['name'], node['kind'], want, statuses.get(node['name']), check.get('planned'),
+                check['msg'][:300]))
+    failed = sorted(n for n, s in statuses.items() if s == 'failed')
+    figures['trials'] = nodes
+    figures['rerun_run'] = False
+    figures['lost'], figures['doubled'] = lost, doubled
+    figures['mismatched'] = len(mismatches) + len(before_mismatch)
+    figures['notes'].update({
+        'playbook_rc': ' '.join(str(rc) for rc in rcs), 'roll_seconds': round(seconds, 1),
+        'nodes_per_minute': round(nodes * 60.0 / seconds, 1) if seconds else None,
+        'failed_nodes': len(failed), 'retries': sum(retries.values()), 'resent': sum(resent.values()),
+        'max_retries_on_a_node': max(retries.values() or [0]),
+        'deadlock_409_settled': sum(deadlock_409.values()),
+        'statuses': ' '.join('%s=%d' % (s, list(statuses.values()).count(s)) for s in sorted(set(statuses.values()))),
+    })
+    for rc, output in zip(rcs, outputs):
+        if rc:
+            figures['run_errors']['playbook rc %s' % rc] = figures['run_errors'].get('playbook rc %s' % rc, 0) + 1
+            details.append('playbook rc %s: %s' % (rc, output[-2000:]))
+    if details or mismatches:
+        figures['defects'].append({'trial': label, 'details': (details + mismatches)[:30], 'tail': ''})
+    figures['seconds'] = time.time() - start
+    if log:
+        log('%s: rc %s in %.0f s, %s; lost %d doubled %d mismatched %d; retries %d (max %d on a node)' % (
+            label, figures['notes']['playbook_rc'], seconds, figures['notes']['statuses'], lost, doubled,
+            figures['mismatched'], figures['notes']['retries'], figures['notes']['max_retries_on_a_node']))
+    return figures
+
+
+def _count_500s(server):
+    """Answers 500 in the server's log (gunicorn's access log or wsgiref's request lines), or None."""
+    path = getattr(server, 'log_path', None)
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, 'rb') as fh:
+        text = fh.read().decode('utf-8', 'replace')
+    # placement's request log: '... "POST /reshaper" status: 500 len: ...'
+    return len(re.findall(r'status: 500\b', text))
