@@ -539,8 +539,8 @@ def run_writers(server, workdir, trials=10, writers=3, seed=1, log=None):
     """Figure (a): ``trials`` reshapes of a fresh node each, while ``writers`` threads write
     to the same tree; every trial's ledger must balance against what the writes did."""
     rng = random.Random(seed)
-    figures = new_figures('(a) concurrent writers during reshapes, real Placement 16.0.0 over REST',
-                          writes={}, notes={})
+    figures = new_figures('(a) concurrent writers during reshapes, real Placement 16.0.0 (%s) over REST'
+                          % getattr(server, 'db_kind', 'sqlite'), writes={}, notes={})
     start = time.time()
     main = RestBackend(server.adapter())
     main.ensure_trait(WRITER_TRAIT)
@@ -661,16 +661,25 @@ def plan_rest_faults(steps, count, rng):
     return faults
 
 
-def run_rest_faults(workdir, faults=20, seed=2, timeout=1.0, log=None):
+def make_server(workdir, db=None):
+    """The real Placement a suite runs against: SQLite behind threaded wsgiref (``db`` None), or
+    ``db`` ('mariadb', 'postgresql') behind gunicorn with 4 workers, as production runs it."""
+    if db in (None, 'sqlite'):
+        return PlacementServer(workdir=workdir)
+    return PlacementServer.production(db=db, workers=4, workdir=workdir)
+
+
+def run_rest_faults(workdir, faults=20, seed=2, timeout=1.0, log=None, db=None):
     """Figure (b), REST: ``faults`` reshapes, each with one fault injected by the proxy in
-    front of a real Placement of its own (killed and restarted by the ``kill`` faults)."""
+    front of a real Placement of its own (killed and restarted by the ``kill`` faults); ``db``:
+    its database (:func:`make_server`)."""
     from fault_proxy import FaultProxy
 
     rng = random.Random(seed)
-    figures = new_figures('(b) injected faults on the REST path, real Placement 16.0.0 behind a fault proxy',
-                          notes={})
+    figures = new_figures('(b) injected faults on the REST path, real Placement 16.0.0 (%s) behind a fault proxy'
+                          % (db or 'sqlite'), notes={})
     start = time.time()
-    server = PlacementServer(workdir=os.path.join(workdir, 'placement'))
+    server = make_server(os.path.join(workdir, 'placement'), db)
     server.start()
     proxy = FaultProxy(lambda: server.url, restart=server.restart, client_timeout=timeout)
     proxy.start()

@@ -32,18 +32,22 @@ FULL = {'trials': 200, 'faults': 120, 'kills': 120, 'nodes': 40, 'rerun': True}
 SUITES = ('writers', 'rest', 'embedded', 'fleet')
 
 
-def run_suite(suite, workdir, sizes, seed, log=None):
+def run_suite(suite, workdir, sizes, seed, log=None, db=None):
     path = os.path.join(workdir, suite)
     os.makedirs(path)
     if suite == 'writers':
-        server = harness.PlacementServer(workdir=os.path.join(path, 'placement'))
+        server = harness.make_server(os.path.join(path, 'placement'), db)
         server.start()
         try:
-            return harness.run_writers(server, path, trials=sizes['trials'], seed=seed, log=log)
+            figures = harness.run_writers(server, path, trials=sizes['trials'], seed=seed, log=log)
+            counts = server.deadlock_counts()
+            figures['notes'].update({'placement_db_retries': counts.get('retries'),
+                                     'db_deadlocks': counts.get('deadlocks')})
+            return figures
         finally:
             server.stop()
     if suite == 'rest':
-        return harness.run_rest_faults(path, faults=sizes['faults'], seed=seed + 1, log=log)
+        return harness.run_rest_faults(path, faults=sizes['faults'], seed=seed + 1, log=log, db=db)
     if suite == 'embedded':
         return harness.run_embedded_kills(path, kills=sizes['kills'], seed=seed + 2, log=log)
     return harness.run_fleet(path, nodes=sizes['nodes'], serial=10, forks=10, rerun=sizes['rerun'], log=log)
@@ -60,6 +64,9 @@ def main(argv=None):
     parser.add_argument('--kills', type=int, help='(b) embedded SIGKILLs')
     parser.add_argument('--nodes', type=int, help='(c) fleet size')
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--db', choices=('sqlite', 'mariadb', 'postgresql'), default='sqlite',
+                        help='the real Placement\'s database for the writers and rest suites: SQLite behind '
+                             'threaded wsgiref (default), or MariaDB / PostgreSQL behind gunicorn, 4 workers')
     parser.add_argument('--json', help='also write the figures to this file')
     parser.add_argument('--keep', action='store_true', help='keep the work directory')
     parser.add_argument('-v', '--verbose', action='store_true', help='one line per trial')
@@ -73,7 +80,8 @@ def main(argv=None):
     results = []
     try:
         for suite in args.suite or SUITES:
-            figures = run_suite(suite, workdir, sizes, args.seed, log=log)
+            figures = run_suite(suite, workdir, sizes, args.seed, log=log,
+                                db=None if args.db == 'sqlite' else args.db)
             results.append(figures)
             print(harness.format_figures(figures), flush=True)
     finally:

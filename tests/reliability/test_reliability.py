@@ -160,3 +160,63 @@ def test_a_roll_at_serial_10_forks_10_loses_nothing_and_leaves_no_node_half_done
     assert figures['outcomes'].get(harness.RESHAPED, 0) > QUICK_NODES // 2, table
     assert figures['lost'] == 0 and figures['doubled'] == 0 and figures['mismatched'] == 0, table
     assert not figures['defects'] and harness.clean(figures), table
+
+
+# -- the same on Placement as production runs it: MariaDB behind gunicorn, 4 workers (issue 28) --
+
+ROLL_NODES = 40      # every node on the fleet's one shared DISK_GB pool
+
+
+@pytest.mark.real
+@pytest.mark.slow
+@pytest.mark.mariadb
+def test_concurrent_writers_on_mariadb_lose_and_double_nothing(tmp_path, record_property):
+    server = harness.make_server(str(tmp_path / 'placement'), 'mariadb')
+    server.start()
+    try:
+        figures = harness.run_writers(server, str(tmp_path), trials=QUICK_TRIALS, seed=21)
+    finally:
+        server.stop()
+    record_property('reliability_figures', harness.format_figures(figures))
+    _assert_clean(figures, QUICK_TRIALS)
+    assert sum(n for k, n in figures['writes'].items() if k.endswith('_ok')) > 0, figures['writes']
+
+
+@pytest.mark.real
+@pytest.mark.slow
+@pytest.mark.mariadb
+def test_rest_faults_on_mariadb_end_each_node_reshaped_or_untouched(tmp_path, record_property):
+    figures = harness.run_rest_faults(str(tmp_path), faults=QUICK_FAULTS, seed=22, db='mariadb')
+    record_property('reliability_figures', harness.format_figures(figures))
+    _assert_clean(figures, QUICK_FAULTS)
+    assert figures['faults'] == QUICK_FAULTS, harness.format_figures(figures)
+
+
+def _assert_roll_clean(figures):
+    table = harness.format_figures(figures)
+    notes = figures['notes']
+    assert notes['failed_nodes'] == 0, table
+    assert figures['lost'] == 0 and figures['doubled'] == 0 and figures['mismatched'] == 0, table
+    assert figures['outcomes'].get(harness.PARTIAL, 0) == 0, table
+    # the node outcomes a single-fork roll gives: the fleet's expected ones
+    assert figures['outcomes'].get(harness.RESHAPED, 0) + figures['outcomes'].get(harness.UNTOUCHED, 0) \
+        == ROLL_NODES, table
+    assert not figures['defects'], table
+    assert notes['placement_500s'] == 0, table
+
+
+@pytest.mark.real
+@pytest.mark.slow
+@pytest.mark.mariadb
+@pytest.mark.parametrize('serial,rolls', [(10, 1), (20, 1), (10, 2)], ids=['serial-10', 'serial-20', 'two-rolls'])
+def test_rolls_on_mariadb_with_as_many_forks_as_serial_fail_no_node_and_lose_nothing(
+        tmp_path, record_property, serial, rolls):
+    server = harness.make_server(str(tmp_path / 'placement'), 'mariadb')
+    server.start()
+    try:
+        figures = harness.run_rolls(server, str(tmp_path), nodes=ROLL_NODES, serial=serial, forks=serial,
+                                    rolls=rolls)
+    finally:
+        server.stop()
+    record_property('reliability_figures', harness.format_figures(figures))
+    _assert_roll_clean(figures)
