@@ -37,11 +37,18 @@ from test_reshaper_support import (
     report_for,
     vgpu_on,
 )
+from db_matrix import DB_MATRIX, on_db
 
 pytestmark = pytest.mark.real
 
 ROOT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(ROOT_DIR, '.venv', 'collections')
+
+
+@pytest.fixture(params=DB_MATRIX)
+def placement_server(request, placement_server):  # pylint: disable=redefined-outer-name
+    """Every test here on Placement on SQLite, then on MariaDB behind gunicorn (tests/db_matrix.py)."""
+    return on_db(request, placement_server)
 
 
 @pytest.fixture
@@ -249,7 +256,7 @@ PLAYBOOK = r'''
           - done is changed
           - done.status == 'reshaped'
           - done.verified
-          - done.verification | selectattr('passed') | list | length == 6
+          - done.verification | selectattr('passed') | list | length == 7
           - done.moved.consumers == 3
           - done.plan.children | map(attribute='uuid') | list == planned.plan.children | map(attribute='uuid') | list
           - done.snapshot is match(snapdir ~ '/')

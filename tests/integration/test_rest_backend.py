@@ -23,12 +23,19 @@ import pytest
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
+from db_matrix import DB_MATRIX, on_db
 
 pytestmark = pytest.mark.real
 
 PROVIDER_KEYS = {'uuid', 'name', 'generation', 'parent_provider_uuid', 'root_provider_uuid'}
 INV_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647, 'step_size': 1,
                 'allocation_ratio': 1.0}
+
+
+@pytest.fixture(params=DB_MATRIX)
+def placement_server(request, placement_server):  # pylint: disable=redefined-outer-name
+    """Every test here on Placement on SQLite, then on MariaDB behind gunicorn (tests/db_matrix.py)."""
+    return on_db(request, placement_server)
 
 
 def new_uuid():
