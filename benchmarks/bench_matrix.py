@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The backend matrix (issue 13 target 4): one node's pass on three Placements, side by side.
+"""The backend matrix (issues 13 and 28): one node's pass on four Placements, side by side.
 
 Usage (from the repository root)::
 
@@ -13,6 +13,8 @@ Usage (from the repository root)::
 The same sequence, on the same kind of node, through the collection's one backend interface, on
 
 * ``embedded``: ``EmbeddedBackend`` on a SQLite file (the modules' default options);
+* ``mariadb``: ``RestBackend.from_options`` on the REAL Placement 16.0.0 as production runs it: on a
+  private MariaDB 10.11 behind gunicorn with 4 worker processes (``PlacementServer.production``);
 * ``http``: ``RestBackend.from_options`` (openstacksdk + keystoneauth, as a module opens it) on the
   REAL Placement 16.0.0 that ``tests/placement_server.py`` serves on 127.0.0.1 (SQLite);
 * ``direct``: ``RestBackend(adapter)`` over ``placement.direct.PlacementDirect``, Placement 16.0.0's
@@ -73,7 +75,7 @@ from bench_backends import BenchError, _check, alloc_body, make_sharing_provider
 from bench_rest_calls import build_node, measure_node  # noqa: E402
 from placement_server import PlacementServer  # noqa: E402
 
-BACKENDS = ('embedded', 'http', 'direct')
+BACKENDS = ('embedded', 'http', 'direct', 'mariadb')
 OPERATIONS = ('plan', 'reshape', 'verify_node', 'report')
 VGPU_CONSUMERS = 10
 FILLER_CONSUMERS = 10
@@ -124,8 +126,13 @@ def _open(kind, workdir):
     if kind == 'embedded':
         be = EmbeddedBackend(os.path.join(workdir, 'embedded.db'))
         return be, be.close
-    if kind == 'http':
-        server = PlacementServer(workdir=os.path.join(workdir, 'placement'))
+    if kind in ('http', 'mariadb'):
+        # http: Placement on SQLite behind threaded wsgiref (the tests' fast lane); mariadb:
+        # Placement as deployed, on MariaDB 10.11 behind gunicorn with 4 worker processes
+        if kind == 'http':
+            server = PlacementServer(workdir=os.path.join(workdir, 'placement'))
+        else:
+            server = PlacementServer.production(db='mariadb', workers=4, workdir=os.path.join(workdir, 'mariadb'))
         server.start()
         try:
             be = RestBackend.from_options(server.module_auth())
@@ -301,9 +308,9 @@ def run_cell(ctx, axis, consumers, store, repeats):
     return cell
 
 
-HEADER = ('%-5s %6s %5s %3s  %-11s | %19s | %9s %9s %9s | %8s %10s' % (
-    'axis', 'N', 'nodes', 'rep', 'operation', 'calls/node e/h/d', 'embed s', 'http s', 'direct s',
-    'http/emb', 'direct/emb'))
+HEADER = ('%-5s %6s %5s %3s  %-11s | %26s | %9s %9s %9s %9s | %8s %8s %10s' % (
+    'axis', 'N', 'nodes', 'rep', 'operation', 'calls/node m/e/h/d', 'mariadb s', 'embed s', 'http s', 'direct s',
+    'mdb/emb', 'http/emb', 'direct/emb'))
 
 
 def _ratio(value, base):
@@ -320,11 +327,12 @@ def cell_lines(cell):
         else:
             calls = dict((k, b[k][op]['calls_median']) for k in BACKENDS)
             secs = dict((k, b[k][op]['seconds_median']) for k in BACKENDS)
-        lines.append('%-5s %6d %5d %3d  %-11s | %5d %6d %6d | %9.3f %9.3f %9.3f | %8s %10s' % (
+        lines.append('%-5s %6d %5d %3d  %-11s | %5d %6d %6d %6d | %9.3f %9.3f %9.3f %9.3f | %8s %8s %10s' % (
             cell['axis'], cell['consumers'], cell['store'], cell['repeats'], op,
-            calls['embedded'], calls['http'], calls['direct'],
-            secs['embedded'], secs['http'], secs['direct'],
-            _ratio(secs['http'], secs['embedded']), _ratio(secs['direct'], secs['embedded'])))
+            calls['mariadb'], calls['embedded'], calls['http'], calls['direct'],
+            secs['mariadb'], secs['embedded'], secs['http'], secs['direct'],
+            _ratio(secs['mariadb'], secs['embedded']), _ratio(secs['http'], secs['embedded']),
+            _ratio(secs['direct'], secs['embedded'])))
     return lines
 
 
