@@ -6,8 +6,10 @@
 Usage (from the repository root)::
 
     .venv/bin/python benchmarks/bench_rest_calls.py [--consumers 10,100,1000] [--vgpu 10] [--json FILE]
+        [--db mariadb|sqlite|postgresql]
 
-Runs the real Placement 16.0.0 on 127.0.0.1 (``tests/placement_server.py``, SQLite) and reaches
+Runs the real Placement 16.0.0 on 127.0.0.1 (``tests/placement_server.py``: on MariaDB behind
+gunicorn with 4 workers by default, as production runs it; ``--db sqlite`` as before) and reaches
 it through ``RestBackend.from_options`` exactly as a module does.  Per N, a fresh node: root with
 VCPU, MEMORY_MB and a flat VGPU inventory, a sharing DISK_GB pool; N consumers each holding
 VCPU/MEMORY_MB on the root and DISK_GB on the pool, the first M also 1 VGPU on the root.  The
@@ -171,9 +173,15 @@ def main(argv=None):
     parser.add_argument('--consumers', default='10,100,1000')
     parser.add_argument('--vgpu', type=int, default=10)
     parser.add_argument('--json')
+    parser.add_argument('--db', choices=('mariadb', 'sqlite', 'postgresql'), default='mariadb',
+                        help='Placement\'s database: MariaDB (default) or PostgreSQL behind gunicorn with 4 '
+                             'workers, as production runs it; sqlite: one threaded wsgiref process')
     args = parser.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='bench-rest-calls-')
-    server = PlacementServer(workdir=os.path.join(workdir, 'placement'))
+    if args.db == 'sqlite':
+        server = PlacementServer(workdir=os.path.join(workdir, 'placement'))
+    else:
+        server = PlacementServer.production(db=args.db, workers=4, workdir=os.path.join(workdir, 'placement'))
     rows = []
     try:
         server.start()
@@ -181,8 +189,8 @@ def main(argv=None):
         for n in [int(x) for x in args.consumers.split(',')]:
             rows.append(run_one(be, workdir, n, min(args.vgpu, n)))
             row = rows[-1]
-            print('N=%5d M=%3d  %s  total %5d calls  %s  total %.2f s' % (
-                row['consumers'], row['vgpu'],
+            print('%s N=%5d M=%3d  %s  total %5d calls  %s  total %.2f s' % (
+                args.db, row['consumers'], row['vgpu'],
                 ' '.join('%s %5d' % (p, row['calls'][p]) for p in PHASES), sum(row['calls'].values()),
                 ' '.join('%s %.2fs' % (p, row['seconds'][p]) for p in PHASES), sum(row['seconds'].values())))
             sys.stdout.flush()
