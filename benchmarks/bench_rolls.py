@@ -52,7 +52,7 @@ REPEATED = ('mariadb:10', 'mariadb:20', 'mariadb:2x10')
 
 
 def parse_config(text):
-    db, _, how = text.partition(':')
+    db, _sep, how = text.partition(':')
     if db not in ('mariadb', 'sqlite', 'postgresql') or not how:
         raise SystemExit('bad configuration %r: <mariadb|sqlite|postgresql>:<serial> or :2x<serial>' % text)
     rolls, serial = (int(how.split('x')[0]), int(how.split('x')[1])) if 'x' in how else (1, int(how))
@@ -100,7 +100,7 @@ def row(config, runs):
 def print_table(rows):
     head = ('config', 'runs', 'failed nodes', 'lost/doubled', 'nodes/min (median, range)', 'retries/node (max)',
             'deadlock 409 settled', 'db deadlocks', '500s')
-    lines = [' | '.join(head), ' | '.join('---' for _ in head)]
+    lines = [' | '.join(head), ' | '.join('---' for _col in head)]
     for r in rows:
         rng = r['nodes_per_minute_range']
         lines.append(' | '.join(str(x) for x in (
@@ -114,7 +114,7 @@ def print_table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     parser.add_argument('--quick', action='store_true', help='one run of each configuration')
     parser.add_argument('--repeat', type=int, default=10, help='runs of each of %s (default 10)' % ', '.join(REPEATED))
     parser.add_argument('--nodes', type=int, default=40)

@@ -960,10 +960,10 @@ def _fleet_expected(fleet, before):
 def _run_playbook(fleet, serial, forks, timeout=1800, limit=None, tag=''):
     proc, began = _start_playbook(fleet, serial, forks, limit=limit, tag=tag)
     try:
-        output, _ = proc.communicate(timeout=timeout)
+        output = proc.communicate(timeout=timeout)[0]
     except subprocess.TimeoutExpired:
         proc.kill()
-        output, _ = proc.communicate()
+        output = proc.communicate()[0]
     return proc.returncode, output, time.time() - began
 
 
