@@ -1158,7 +1158,6 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
                                inventory_vars={'placement_backend': server.module_auth()})
         before_trees = dict((n['name'], provider_tree_state(backend, n['uuid'])) for n in fleet['nodes'])
         before, before_mismatch = _store_ledger(backend)
-        expected = _fleet_expected(fleet, before)
         names = [n['name'] for n in fleet['nodes']]
         limits = [None] if rolls == 1 else [','.join(names[i::rolls]) for i in range(rolls)]
         began = time.time()
@@ -1167,13 +1166,14 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
         outputs = [proc.communicate()[0] for proc in procs]
         seconds = time.time() - began
         rcs = [proc.returncode for proc in procs]
-        statuses, retries, resent, deadlock_409 = {}, {}, {}, {}
+        statuses, retries, resent, deadlock_409, reasons = {}, {}, {}, {}, {}
         for i in range(len(limits)):
             tag = '' if rolls == 1 else '-%d' % i
             with open(os.path.join(fleet['out_dir'], 'reports' + tag, 'latest', 'summary.json')) as fh:
                 summary = json.load(fh)
             for entry in summary['nodes']:
                 statuses[entry['node']] = entry['status']
+                reasons[entry['node']] = str(entry.get('reason') or '')
                 retries[entry['node']] = int(entry.get('retries') or 0)
                 # what the node's warnings say of POST /reshaper sent again (settled: a lost answer,
                 # Placement's deadlock-retry 409)
@@ -1186,6 +1186,12 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
         trees = dict((n['name'], provider_tree_state(backend, n['uuid'])) for n in fleet['nodes'])
     finally:
         backend.close()
+    # the ledger a node's own outcome implies: a node the roll did not reshape (failed, not
+    # reached) keeps its guests' totals, without the healing and the VCPU -> PCPU of a reshape
+    # (its outcome is counted apart: a failed node is not a lost allocation)
+    expected = _fleet_expected(dict(fleet, expected=dict(
+        (name, want if statuses.get(name) in ('reshaped', 'noop') else 'untouched')
+        for name, want in fleet['expected'].items())), before)
     counts = server.deadlock_counts() if hasattr(server, 'deadlock_counts') else {}
     figures['notes'].update({'placement_db_retries': counts.get('retries'), 'db_deadlocks': counts.get('deadlocks'),
                              'placement_500s': _count_500s(server)})
@@ -1202,20 +1208,28 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
                 details.append('consumer %s %s: %s > %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
     for node in fleet['nodes']:
         want, check = fleet['expected'][node['name']], verified[node['name']]
-        if want in ('reshaped', 'noop'):
-            ok = check['in_layout'] and statuses.get(node['name']) in ('reshaped', 'noop') \
-                and check.get('planned') == reshaper.STATUS_NOOP
+        said = statuses.get(node['name'])
+        same = _tree_view(trees[node['name']]) == _tree_view(before_trees[node['name']])
+        if want in ('reshaped', 'noop') and said in ('reshaped', 'noop'):
+            ok = check['in_layout'] and check.get('planned') == reshaper.STATUS_NOOP
             outcome = RESHAPED if ok else PARTIAL
             if not check['verified']:
                 details.append('node %s: verify_node: %s' % (node['name'], check['msg'][:300]))
         else:
-            same = _tree_view(trees[node['name']]) == _tree_view(before_trees[node['name']])
-            outcome = UNTOUCHED if same and statuses.get(node['name']) == want else PARTIAL
+            # not reshaped (deferred as expected, or failed / not reached): untouched, or a defect;
+            # an empty child a failed pass left is counted apart (its message must name it)
+            left = _empty_children_left(before_trees[node['name']], trees[node['name']])
+            outcome = UNTOUCHED if same or left is not None else PARTIAL
+            if left:
+                figures['leftover_children'] += len(left)
+                figures['trials_with_leftovers'] += 1
+                # the node's reason in the report: its failure's message, which must name each one
+                figures['leftover_unnamed'] += len([c for c in left if c not in reasons.get(node['name'], '')])
+                details.append('node %s: empty child provider(s) left: %s' % (node['name'], ', '.join(left)))
         _count(figures['outcomes'], outcome)
-        if outcome == PARTIAL:
+        if outcome == PARTIAL or said != want and not (want == 'noop' and said == 'reshaped'):
             details.append('node %s (%s): expected %s, roll said %s, plan now %s %s' % (
-                node['name'], node['kind'], want, statuses.get(node['name']), check.get('planned'),
-                check['msg'][:300]))
+                node['name'], node['kind'], want, said, check.get('planned'), check['msg'][:300]))
     failed = sorted(n for n, s in statuses.items() if s == 'failed')
     figures['trials'] = nodes
     figures['rerun_run'] = False
@@ -1252,3 +1266,17 @@ def _count_500s(server):
         text = fh.read().decode('utf-8', 'replace')
     # placement's request log: '... "POST /reshaper" status: 500 len: ...'
     return len(re.findall(r'status: 500\b', text))
+
+
+def _empty_children_left(before, after):
+    """The names of the providers ``after`` has in addition to ``before``, when they are all
+    empty (no inventory, no usage, no allocation) and everything else is as before; else None."""
+    names = dict((u, p['name']) for u, p in after['providers'].items())
+    extra = [u for u in after['providers'] if u not in before['providers']]
+    if any(after['providers'][u].get('inventories') or any((after['providers'][u].get('usages') or {}).values())
+           for u in extra):
+        return None
+    pruned = dict(after, providers=dict((u, p) for u, p in after['providers'].items() if u not in extra))
+    if _tree_view(pruned) != _tree_view(before):
+        return None
+    return sorted(names[u] for u in extra)
