@@ -56,6 +56,12 @@ bench-matrix: venv
 bench-rolls: venv deps
 	$(BIN)/python benchmarks/bench_rolls.py $(BENCH_ROLLS_ARGS)
 
+# A node's nova-compute out of service with the nova steps on, timed by nova's cycle on a stand-in
+# (issue 31):  make bench-nova-cycle (about 2 min at scale 0.1);  BENCH_NOVA_CYCLE_ARGS="--scale 0.05"
+.PHONY: bench-nova-cycle
+bench-nova-cycle: venv
+	$(BIN)/python benchmarks/bench_nova_cycle.py $(BENCH_NOVA_CYCLE_ARGS)
+
 # ---------------------------------------------------------------- make test
 test: venv deps
 	@mkdir -p $(dir $(SUMMARY)); : > $(SUMMARY); start=$$(date +%s); \

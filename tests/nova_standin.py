@@ -148,13 +148,14 @@ class NovaCycle(object):
             service.events.append(('stop', started, now))
         return now - started
 
-    def start(self, host):
-        """Start the process (returns at once); it reports t_start later, then every report_interval."""
+    def start(self, host, t_start=None):
+        """Start the process (returns at once); it reports t_start later (this node's own, in nova's
+        seconds, when given), then every report_interval."""
         with self.lock:
             service = self.services[host]
             now = self.clock()
             service.stopped_at = None
-            service.ready_at = now + self.t_start
+            service.ready_at = now + (self.t_start if t_start is None else t_start * self.scale)
             service.events.append(('start', now, service.ready_at))
             return now
 
