@@ -32,7 +32,8 @@ Printed per node: nova-compute's downtime (from the disable PUT to the enable PU
 nova's own restart (stop + start until the first report, as modelled) and the roll's ADDED time
 (downtime minus nova's own restart: the waits beyond nova's own, the polling, our own work and
 the requests), for each polling (fixed: a read every ``--interval`` s, the module's default
-wait_interval 5; backoff: 0.25 s doubling up to it, when nova/services.py has it) and with
+wait_interval 5; backoff: 0.25 s doubling up to it, when nova/services.py has it; backoff<=1s:
+the same up to 1 s, as a task with wait_interval 1 would poll) and with
 rolling_reshape_nova_force_down off (the role's default) and on.  Then one batch: the nodes at
 once, as a batch of ``serial`` forks runs them, to show their waits overlap; and fleet minutes
 for 1,000 nodes at serial 1/10/20 computed from the per-node figures (serial 1: the sum of the
@@ -70,10 +71,14 @@ SERIALS = (1, 10, 20)
 
 
 def pollings(interval):
-    """{name: first interval} of the pollings this tree's nova/services.py can do (nova's seconds)."""
-    found = {'fixed': interval}
+    """{name: (first pause, interval)} of the pollings this tree's nova/services.py can do (nova's
+    seconds): fixed (every wait_interval, as before), backoff (0.25 s doubling up to it), and
+    backoff up to 1 s (what a task setting wait_interval: 1 would get)."""
+    found = {'fixed': (interval, interval)}
     if 'first_interval' in inspect.signature(services.wait_for).parameters:
-        found['backoff'] = min(0.25, interval)
+        found['backoff'] = (min(0.25, interval), interval)
+        if interval > 1:
+            found['backoff<=1s'] = (0.25, 1.0)
     return found
 
 
@@ -112,12 +117,11 @@ def wait(adapter, host, state, interval, first, since=None, timeout=300.0):
     return services.wait_for(adapter, host, state, reported_since=since, timeout=timeout, interval=interval, **kwargs)
 
 
-def roll_node(nova, adapter, host, args, first, force_down, t_start):
+def roll_node(nova, adapter, host, args, polling, force_down, t_start):
     """One node through the role's nova steps (its nova-compute starting in ``t_start``); its
     timings in nova's seconds."""
     scale = args.scale
-    interval = args.interval * scale
-    first = first * scale
+    first, interval = polling[0] * scale, polling[1] * scale
     record = services.get_service(adapter, host)                                    # the probe
     begin = Stopwatch(adapter, scale)
     services.set_service(adapter, record, enabled=False,                            # disable
@@ -146,7 +150,7 @@ def roll_node(nova, adapter, host, args, first, force_down, t_start):
             'requests': adapter.count, 'request_seconds': adapter.spent}
 
 
-def run_case(args, first, force_down, offsets, starts, batch=False):
+def run_case(args, polling, force_down, offsets, starts, batch=False):
     """The nodes one after the other (or all at once with ``batch``) on a fresh stand-in nova."""
     nova = nova_standin.NovaCycle(scale=args.scale, t_stop=args.t_stop, t_start=args.t_start)
     try:
@@ -155,14 +159,14 @@ def run_case(args, first, force_down, offsets, starts, batch=False):
         if not batch:
             for host, offset, t_start in zip(hosts, offsets, starts):
                 nova.add(host, running_for=offset * args.scale)
-                rows.append(roll_node(nova, adapter_for(nova.url), host, args, first, force_down, t_start))
+                rows.append(roll_node(nova, adapter_for(nova.url), host, args, polling, force_down, t_start))
             return rows, None, nova.gets
         for host, offset in zip(hosts, offsets):
             nova.add(host, running_for=offset * args.scale)
         lock = threading.Lock()
 
         def one(host, t_start):
-            row = roll_node(nova, adapter_for(nova.url), host, args, first, force_down, t_start)
+            row = roll_node(nova, adapter_for(nova.url), host, args, polling, force_down, t_start)
             with lock:
                 rows.append(row)
 
@@ -215,9 +219,9 @@ def main(argv=None):
     results = {'scale': args.scale, 'args': vars(args), 'cases': []}
     wall = time.time()
     for force_down in (False, True):
-        for name, first in pollings(args.interval).items():
-            rows, _, gets = run_case(args, first, force_down, offsets, starts)
-            label = 'force_down %-3s polling %-7s' % ('on' if force_down else 'off', name)
+        for name, polling in pollings(args.interval).items():
+            rows, _, gets = run_case(args, polling, force_down, offsets, starts)
+            label = 'force_down %-3s polling %-11s' % ('on' if force_down else 'off', name)
             spent = sum(r['request_seconds'] for r in rows)
             count = sum(r['requests'] for r in rows)
             print('\n%s  (%d GETs of os-services for %d nodes; %d requests, %.1f ms each, %.2f s each once '
@@ -228,7 +232,7 @@ def main(argv=None):
                       % (r['host'], r['downtime'], r['nova_restart'], r['added'], r['wait_down'], r['wait_up']))
             mean = dict((k, statistics.mean(r[k] for r in rows)) for k in ('downtime', 'nova_restart', 'added'))
             print('  %-7s %8.1fs %12.1fs %7.1fs' % ('mean', mean['downtime'], mean['nova_restart'], mean['added']))
-            batch_rows, batch_wall, _ = run_case(args, first, force_down, offsets, starts, batch=True)
+            batch_rows, batch_wall, _ = run_case(args, polling, force_down, offsets, starts, batch=True)
             print('  one batch of the %d nodes at once: %.1f s (slowest node %.1f s, sum of the nodes %.1f s)'
                   % (len(batch_rows), batch_wall, max(r['downtime'] for r in batch_rows),
                      sum(r['downtime'] for r in batch_rows)))

@@ -171,12 +171,24 @@ def _after(stamp, since):
     return str(stamp).replace('T', ' ')[:26] > str(since).replace('T', ' ')[:26]
 
 
+#: the first pause of :func:`wait_for`'s polling, doubled after each read up to its interval
+FIRST_INTERVAL = 0.25
+
+
 def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,
-             clock=time.time, sleep=time.sleep, log=None):
+             clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL):
     """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
-    ``reported_since``); ``(record, waited seconds)``; WaitTimeout after ``timeout``."""
+    ``reported_since``); ``(record, waited seconds)``; WaitTimeout after ``timeout``.
+
+    The pauses between reads back off: ``first_interval`` (0.25 s), doubled after each read, up to
+    ``interval`` (the module's wait_interval) and never longer: a service that gets there within a
+    second is seen within a fraction of a second, not up to ``interval`` later, and a long wait
+    (nova's service_down_time) still reads every ``interval``.  ``first_interval`` at or above
+    ``interval`` polls every ``interval``, as before.
+    """
     if state not in STATES:
         raise errors.ConfigurationError('wait_for must be up or down, got %r' % (state,))
+    pause = min(first_interval, interval) if first_interval and first_interval > 0 else interval
     start = clock()
     while True:
         record = get_service(adapter, host, binary=binary, log=log)
@@ -192,4 +204,5 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
                    'is it running and can it reach the message queue and the database?' if state == 'up'
                    else 'nova marks a stopped service down after [DEFAULT]service_down_time (60 s by '
                         'default); check that it is stopped, or set forced_down once it is'))
-        sleep(min(interval, max(0.0, timeout - waited)))
+        sleep(min(pause, max(0.0, timeout - waited)))
+        pause = min(pause * 2, interval)

@@ -162,3 +162,29 @@ def test_a_wait_that_runs_out_of_time_says_so_not_503(monkeypatch):
     assert failed['msg'].startswith('nova-compute on cmp-01 is not down after 8 s (nova reports state up'), failed['msg']
     assert '503' not in failed['msg'] and 'Unavailable' not in failed['msg']
     assert failed['error']['status'] == 0 and failed['error']['code'] == 'placement_upgrade.wait_timeout'
+
+
+def _sleeps(monkeypatch, polls_to_state, **kwargs):
+    """The pauses wait_for makes while nova reports the service up for ``polls_to_state`` reads."""
+    records = [dict(ENABLED, state='up')] * polls_to_state + [dict(ENABLED, state='down')]
+    reads = iter(records)
+    monkeypatch.setattr(nova_services, 'get_service', lambda *args, **kw: next(reads))
+    now, pauses = [0.0], []
+
+    def sleep(seconds):
+        pauses.append(seconds)
+        now[0] += seconds
+
+    waited = nova_services.wait_for(None, 'cmp-01', 'down', clock=lambda: now[0], sleep=sleep, **kwargs)[1]
+    return pauses, waited
+
+
+def test_the_polling_backs_off_from_a_quarter_second_up_to_the_interval(monkeypatch):
+    pauses, waited = _sleeps(monkeypatch, 8, timeout=300, interval=5)
+    assert pauses == [0.25, 0.5, 1, 2, 4, 5, 5, 5] and waited == sum(pauses)
+
+
+def test_the_polling_never_pauses_longer_than_the_interval_nor_past_the_timeout(monkeypatch):
+    assert _sleeps(monkeypatch, 4, timeout=300, interval=0.1)[0] == [0.1] * 4
+    assert _sleeps(monkeypatch, 5, timeout=300, interval=5, first_interval=5)[0] == [5] * 5   # as before
+    assert _sleeps(monkeypatch, 3, timeout=1, interval=5)[0] == [0.25, 0.5, 0.25]
