@@ -57,7 +57,7 @@ bench-rolls: venv deps
 	$(BIN)/python benchmarks/bench_rolls.py $(BENCH_ROLLS_ARGS)
 
 # A node's nova-compute out of service with the nova steps on, timed by nova's cycle on a stand-in
-# (issue 31):  make bench-nova-cycle (about 2 min at scale 0.1);  BENCH_NOVA_CYCLE_ARGS="--scale 0.05"
+# (issue 31):  make bench-nova-cycle (about 2.5 min at scale 0.1);  BENCH_NOVA_CYCLE_ARGS="--scale 0.05"
 .PHONY: bench-nova-cycle
 bench-nova-cycle: venv
 	$(BIN)/python benchmarks/bench_nova_cycle.py $(BENCH_NOVA_CYCLE_ARGS)

@@ -6,7 +6,7 @@ service with the rolling role's nova steps on, and how much of that the roll add
 
 Usage (from the repository root)::
 
-    make bench-nova-cycle                                   # scale 0.1: about 2 minutes
+    make bench-nova-cycle                                   # scale 0.1: about 2.5 minutes
     .venv/bin/python benchmarks/bench_nova_cycle.py [--scale 0.1] [--nodes 4] [--t-stop 3]
         [--t-start 10] [--own-work 0.5] [--interval 5] [--json FILE]
 
@@ -192,7 +192,7 @@ def fleet_minutes(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--scale', type=float, default=0.1,
                         help='multiply every duration by this for the run (0.1: 10 s take 1 s); figures are printed unscaled')
     parser.add_argument('--nodes', type=int, default=4)
