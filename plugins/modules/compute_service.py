@@ -91,7 +91,7 @@ options:
     type: int
     default: 300
   wait_interval:
-    description: Seconds between two reads while waiting; more than 0.
+    description: The longest wait, in seconds, between two reads while waiting (the reads start 0.25 s apart and double up to it); more than 0.
     type: float
     default: 5
   compute_endpoint:
