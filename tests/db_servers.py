@@ -63,6 +63,18 @@ LOOPBACK = '127.0.0.1'
 _PR_SET_PDEATHSIG = 1
 
 
+def stop_process(proc, sig=signal.SIGTERM, timeout=10):
+    """Send ``sig`` to a child still running, wait ``timeout`` seconds, then SIGKILL it."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
 class DBServerError(RuntimeError):
     """A database server could not be prepared, did not come up, or did not stop."""
 
@@ -204,13 +216,7 @@ class DBServer(object):
     def stop(self):
         """Signal the server's pid, wait ``stop_timeout``, SIGKILL it; remove the temp dir. Idempotent."""
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(self.STOP_SIGNAL)
-            try:
-                proc.wait(self.stop_timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        stop_process(proc, self.STOP_SIGNAL, self.stop_timeout)
         if self._out is not None:
             self._out.close()
             self._out = None

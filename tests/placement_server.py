@@ -183,13 +183,7 @@ class LoopbackService(object):
     def stop(self):
         """Terminate the child (kill after 10 s); remove an own temp dir unless keep. Idempotent."""
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        _db_servers().stop_process(proc)
         if self._log is not None:
             self._log.close()
             self._log = None

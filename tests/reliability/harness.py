@@ -1031,6 +1031,22 @@ def _fleet_verdicts(fleet, store):
     return out
 
 
+def _ledger_diff(expected, after):
+    """``(lost, doubled, details)``: the (consumer, class) pairs holding fewer / more units than expected."""
+    lost = doubled = 0
+    details = []
+    for consumer in sorted(set(expected) | set(after)):
+        got, want = after.get(consumer, {}), expected.get(consumer, {})
+        for cls in set(got) | set(want):
+            if got.get(cls, 0) < want.get(cls, 0):
+                lost += 1
+                details.append('consumer %s %s: %s < %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
+            elif got.get(cls, 0) > want.get(cls, 0):
+                doubled += 1
+                details.append('consumer %s %s: %s > %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
+    return lost, doubled, details
+
+
 def run_fleet(workdir, nodes=20, serial=10, forks=10, rerun=True, log=None):
     """Figure (c): the rolling playbook over a simulated fleet on the embedded store, then
     (``rerun``) the same playbook again; the whole store's ledger before and after each."""
@@ -1053,17 +1069,7 @@ def run_fleet(workdir, nodes=20, serial=10, forks=10, rerun=True, log=None):
             after, mismatches = _store_ledger(store)
             verified = _fleet_verdicts(fleet, store)
             trees = dict((n['name'], provider_tree_state(store, n['uuid'])) for n in fleet['nodes'])
-        lost = doubled = 0
-        details = []
-        for consumer in sorted(set(expected) | set(after)):
-            got, want = after.get(consumer, {}), expected.get(consumer, {})
-            for cls in set(got) | set(want):
-                if got.get(cls, 0) < want.get(cls, 0):
-                    lost += 1
-                    details.append('consumer %s %s: %s < %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
-                elif got.get(cls, 0) > want.get(cls, 0):
-                    doubled += 1
-                    details.append('consumer %s %s: %s > %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
+        lost, doubled, details = _ledger_diff(expected, after)
         outcomes = {}
         not_verified = []
         for node in fleet['nodes']:
@@ -1195,17 +1201,7 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
     counts = server.deadlock_counts() if hasattr(server, 'deadlock_counts') else {}
     figures['notes'].update({'placement_db_retries': counts.get('retries'), 'db_deadlocks': counts.get('deadlocks'),
                              'placement_500s': _count_500s(server)})
-    details = []
-    lost = doubled = 0
-    for consumer in sorted(set(expected) | set(after)):
-        got, want = after.get(consumer, {}), expected.get(consumer, {})
-        for cls in set(got) | set(want):
-            if got.get(cls, 0) < want.get(cls, 0):
-                lost += 1
-                details.append('consumer %s %s: %s < %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
-            elif got.get(cls, 0) > want.get(cls, 0):
-                doubled += 1
-                details.append('consumer %s %s: %s > %s' % (consumer, cls, got.get(cls, 0), want.get(cls, 0)))
+    lost, doubled, details = _ledger_diff(expected, after)
     for node in fleet['nodes']:
         want, check = fleet['expected'][node['name']], verified[node['name']]
         said = statuses.get(node['name'])
