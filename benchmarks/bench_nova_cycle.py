@@ -220,7 +220,7 @@ def main(argv=None):
     wall = time.time()
     for force_down in (False, True):
         for name, polling in pollings(args.interval).items():
-            rows, _, gets = run_case(args, polling, force_down, offsets, starts)
+            rows, _wall, gets = run_case(args, polling, force_down, offsets, starts)
             label = 'force_down %-3s polling %-11s' % ('on' if force_down else 'off', name)
             spent = sum(r['request_seconds'] for r in rows)
             count = sum(r['requests'] for r in rows)
@@ -232,7 +232,7 @@ def main(argv=None):
                       % (r['host'], r['downtime'], r['nova_restart'], r['added'], r['wait_down'], r['wait_up']))
             mean = dict((k, statistics.mean(r[k] for r in rows)) for k in ('downtime', 'nova_restart', 'added'))
             print('  %-7s %8.1fs %12.1fs %7.1fs' % ('mean', mean['downtime'], mean['nova_restart'], mean['added']))
-            batch_rows, batch_wall, _ = run_case(args, polling, force_down, offsets, starts, batch=True)
+            batch_rows, batch_wall, _gets = run_case(args, polling, force_down, offsets, starts, batch=True)
             print('  one batch of the %d nodes at once: %.1f s (slowest node %.1f s, sum of the nodes %.1f s)'
                   % (len(batch_rows), batch_wall, max(r['downtime'] for r in batch_rows),
                      sum(r['downtime'] for r in batch_rows)))
