@@ -226,7 +226,6 @@ def send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
         what = ('POST /reshaper was refused with 409 (%s) on %s, whose inventory this same reshape sets: '
                 'Placement answers so when it retries part of a reshape after a database deadlock'
                 % (exc.detail, ', '.join(named)))
-        progress.deadlock_retries += 1
         settle_lost(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, True)
     progress.applied = True
 
@@ -298,4 +297,3 @@ class Progress(object):
         self.verdict = None             # settle_reshape's last verdict
         self.resent = 0                 # POST /reshaper sent again after it was not applied
         self.created_children = []      # [{"name", "uuid", "generation"}] created by this pass
-        self.deadlock_retries = 0       # 409s of Placement's deadlock retry settled (see send_settled)
