@@ -429,3 +429,18 @@ def test_the_report_and_the_progress_tell_what_happened(tmp_path, steps):
     assert out.count(tail) == 1, out
     assert re.search(r'\[rolling_progress\] deferred compute-04: move in flight \(the whole reason: \S+/%s/report\.html'
                      r'#node-compute-04\)\n' % report['run_id'], out), out
+
+
+def test_the_roll_passes_its_conflict_retries_to_the_modules(tmp_path):
+    """rolling_reshape_conflict_retries (else the backend's conflict_retries) reaches the node's
+    Placement modules: a value they refuse fails the first node with their message, naming it."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=2)
+    before = trees(fleet)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_conflict_retries': -1})
+    assert rc != 0, out
+    assert 'conflict_retries must be 0 or more, got -1' in out, out
+    backend = {'embedded_db': fleet['embedded_db'], 'conflict_retries': -3}
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_backend': backend})
+    assert rc != 0, out
+    assert 'conflict_retries must be 0 or more, got -3' in out, out
+    assert trees(fleet) == before
