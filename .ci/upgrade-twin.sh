@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The upgrade twin stage (issue 29): a REAL older nova (31.x, 33.x), each in its own venv,
+# boots guests through its own functional harness on file databases; nova 34 (.venv-nova)
+# upgrades copies of them with its own nova-manage / placement-manage, the collection
+# reshapes, nova 34's compute judges.  See docs/upgrade-twin.md.
+# Builds .venv-nova31 / .venv-nova33 (python3.11, pinned by the release's
+# upper-constraints from openstack/requirements) and .venv-nova (as .ci/nova-oracle.sh) once.
+# Usage: .ci/upgrade-twin.sh [pytest args]
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+PYTHON=${PYTHON:-python3.11}
+cd "$root"
+
+# build VENV REQUIREMENTS [CONSTRAINTS]
+build() {
+  local venv reqs=$2 constraints=${3:-}
+  venv=$(realpath -m "$1")
+  local stamp=$venv/.installed
+  if [[ -f $stamp && ! $reqs -nt $stamp && ( -z $constraints || ! $constraints -nt $stamp ) ]]; then
+    return 0
+  fi
+  echo "upgrade-twin: building $venv from $(basename "$reqs")${constraints:+ with $(basename "$constraints")}"
+  rm -rf "$venv"
+  "$PYTHON" -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  if [[ -n $constraints ]]; then
+    "$venv/bin/pip" install -q -c "$constraints" -r "$reqs"
+  else
+    "$venv/bin/pip" install -q -r "$reqs"
+  fi
+  local purelib
+  purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  # nova's API fixture looks for etc/nova/api-paste.ini next to the package; the
+  # wheel installs it under <venv>/etc/nova
+  mkdir -p "$purelib/etc"
+  ln -sfn "$venv/etc/nova" "$purelib/etc/nova"
+  # the collection's core, importable as ansible_collections.placement.upgrade
+  mkdir -p "$venv/collections/ansible_collections/placement"
+  ln -sfn "$root" "$venv/collections/ansible_collections/placement/upgrade"
+  echo "$venv/collections" > "$purelib/placement_upgrade_collection.pth"
+  touch "$stamp"
+}
+
+twin=$root/tests/upgrade_twin
+if [[ ${UPGRADE_TWIN_SKIP_BUILD:-} != 1 ]]; then
+  build "${NOVA_VENV:-$root/.venv-nova}" "$root/tests/nova_oracle/requirements.txt"
+  build "$root/.venv-nova31" "$twin/requirements-nova31.txt" "$twin/upper-constraints-2025.1.txt"
+  build "$root/.venv-nova33" "$twin/requirements-nova33.txt" "$twin/upper-constraints-2026.1.txt"
+fi
+# the test process is nova 34's (the judge); it runs the old releases as subprocesses
+exec "${NOVA_VENV:-$root/.venv-nova}/bin/python" -m pytest -p no:cacheprovider -o addopts="" -q \
+  -W ignore::DeprecationWarning --timeout 1200 tests/upgrade_twin "$@"

@@ -1,0 +1,176 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The upgrade twin's WRITER: the OLD nova release writes an operator's state (issue 29, step 1).
+
+Run by the old release's own python (``.venv-nova31/bin/python`` or ``.venv-nova33/bin/python``),
+never imported by the judge::
+
+    .venv-nova31/bin/python tests/upgrade_twin/writer.py --kind vgpu --out DIR
+
+1. Bootstraps a deployment's databases in DIR with the release's OWN command-line tools:
+   ``placement-manage db sync``, ``nova-manage api_db sync``, ``cell_v2 map_cell0``,
+   ``db sync``, ``cell_v2 create_cell`` (the cells' URLs are relative SQLite paths, so a copy
+   of DIR is the same deployment: every process runs with DIR as its working directory).
+2. Runs the release's functional harness on those FILES (tests/upgrade_twin/filedb.py): its
+   real API, conductor, scheduler, Placement and a nova-compute on the libvirt driver over
+   fakelibvirt, and boots guests THROUGH NOVA'S API with the operator's flavors.
+3. Writes the fakelibvirt host description (``host.json``: a tools/fakehost.py spec of the
+   devices, mdevs and guests exactly as nova created them), nova's own domain XML
+   (``domains/<instance name>.xml``) and ``state.json`` (release, compute node, servers).
+
+Kinds: ``vgpu`` (two pGPUs with nvidia-11, flavors ``resources:VGPU=1`` and ``=2``).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import unittest
+import xml.etree.ElementTree as ET
+
+HOST = 'twin-%s'
+NOVA_CONF = """[DEFAULT]
+transport_url = fake://nowhere/
+[api_database]
+connection = sqlite:///nova_api.db
+[database]
+connection = sqlite:///nova_cell1.db
+"""
+PLACEMENT_CONF = """[placement_database]
+connection = sqlite:///placement.db
+[api]
+auth_strategy = noauth2
+"""
+CELL0_URL = 'sqlite:///nova_cell0.db'
+
+
+def run(out, argv):
+    """One of the release's CLIs, in DIR; its output goes to DIR/bootstrap.log."""
+    with open(os.path.join(out, 'bootstrap.log'), 'a') as log:
+        log.write('$ %s\n' % ' '.join(argv))
+        log.flush()
+        subprocess.run(argv, cwd=out, stdout=log, stderr=subprocess.STDOUT, check=True)
+
+
+def bootstrap(out):
+    bindir = os.path.dirname(sys.executable)
+    with open(os.path.join(out, 'nova.conf'), 'w') as handle:
+        handle.write(NOVA_CONF)
+    with open(os.path.join(out, 'placement.conf'), 'w') as handle:
+        handle.write(PLACEMENT_CONF)
+    nova_manage = [os.path.join(bindir, 'nova-manage'), '--config-file', 'nova.conf']
+    run(out, [os.path.join(bindir, 'placement-manage'), '--config-file', 'placement.conf', 'db', 'sync'])
+    run(out, nova_manage + ['api_db', 'sync'])
+    run(out, nova_manage + ['cell_v2', 'map_cell0', '--database_connection', CELL0_URL])
+    run(out, nova_manage + ['db', 'sync'])
+    run(out, nova_manage + ['cell_v2', 'create_cell', '--name', 'cell1'])
+
+
+def _pci_facts(connection, dev_name):
+    """(address, vendor id, product id, NUMA node) of a libvirt PCI node device, from its XML."""
+    root = ET.fromstring(connection.nodeDeviceLookupByName(dev_name).XMLDesc(0))
+    cap = root.find('./capability')
+    address = '%04x:%02x:%02x.%x' % tuple(int(cap.find(field).text, 0)
+                                         for field in ('domain', 'bus', 'slot', 'function'))
+    node = cap.find('./numa')
+    return (address, cap.find('./vendor').get('id')[2:].lower(), cap.find('./product').get('id')[2:].lower(),
+            int(node.get('node')) if node is not None else -1)
+
+
+def make_case(kind, out):
+    """The writer test case, built after bootstrap (importing nova monkey-patches eventlet)."""
+    import nova.tests.functional  # noqa: F401  (nova.monkey_patch first)
+    from nova import version as nova_version
+    from nova.tests.fixtures import libvirt as fakelibvirt
+    from nova.tests.functional.libvirt import test_vgpu
+
+    import filedb
+
+    class Writer(filedb.FileDatabasesMixin, test_vgpu.VGPUTestBase):
+        db_urls = {'api': 'sqlite:///nova_api.db', 'placement': 'sqlite:///placement.db'}
+
+        def _clear_attrs(self):
+            pass
+
+        def _boot(self, flavor, count):
+            servers = []
+            for _index in range(count):
+                servers.append(self._create_server(
+                    image_uuid='155d900f-4e14-4e4c-a73d-069cbf4541e6', flavor_id=flavor,
+                    host=self.hostname, networks='none', expected_state='ACTIVE'))
+            return servers
+
+        def test_write(self):
+            getattr(self, 'write_' + kind)()
+            self.describe()
+
+        def write_vgpu(self):
+            self.hostname = HOST % kind
+            self.flags(enabled_mdev_types=fakelibvirt.NVIDIA_11_VGPU_TYPE, group='devices')
+            self.nova_conf = {'devices': {'enabled_mdev_types': fakelibvirt.NVIDIA_11_VGPU_TYPE}}
+            self.compute = self.start_compute_with_vgpu(self.hostname)
+            one = self._create_flavor(name='vgpu.1', extra_spec={'resources:VGPU': '1'})
+            two = self._create_flavor(name='vgpu.2', extra_spec={'resources:VGPU': '2'})
+            self.servers = self._boot(one, 2) + self._boot(two, 1)
+
+        def describe(self):
+            """host.json, domains/, state.json: the host exactly as nova left it."""
+            driver = self.compute.driver
+            connection = driver._host.get_connection()
+            domains_dir = os.path.join(out, 'domains')
+            os.makedirs(domains_dir)
+            by_uuid = {}
+            for dom in connection.listAllDomains(fakelibvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE):
+                with open(os.path.join(domains_dir, dom.name() + '.xml'), 'w') as handle:
+                    handle.write(dom.XMLDesc(0))
+                by_uuid[dom.UUIDString()] = dom.name()
+            assigned = driver._get_all_assigned_mediated_devices()
+            gpus = []
+            for dev in driver._get_mdev_capable_devices():
+                address, vendor, product, numa_node = _pci_facts(connection, dev['dev_id'])
+                mdevs = [{'type': mdev['type'], 'uuid': mdev['uuid'],
+                          'holder': by_uuid.get(assigned.get(mdev['uuid']))}
+                         for mdev in driver._get_mediated_devices()
+                         if mdev['parent'] == dev['dev_id']]
+                gpus.append({
+                    'address': address, 'vendor_id': vendor,
+                    'product_id': product, 'numa_node': numa_node,
+                    'mdev_types': {name: {'name': info['name'], 'device_api': info['deviceAPI'],
+                                          'available_instances': int(info['availableInstances'])}
+                                   for name, info in dev['types'].items()},
+                    'mdevs': mdevs})
+            instances = [{'name': by_uuid[s['id']], 'uuid': s['id']} for s in self.servers]
+            spec = {'hostname': self.hostname, 'gpus': gpus, 'instances': instances,
+                    'nova_conf': self.nova_conf}
+            with open(os.path.join(out, 'host.json'), 'w') as handle:
+                json.dump(spec, handle, indent=2, sort_keys=True)
+            state = {'release': nova_version.version_string(), 'kind': kind, 'hostname': self.hostname,
+                     'compute_node_uuid': self.compute_rp_uuids[self.hostname],
+                     'servers': [{'id': s['id'], 'name': by_uuid[s['id']],
+                                  'flavor': self.api.get_server(s['id'])['flavor']}
+                                 for s in self.servers]}
+            with open(os.path.join(out, 'state.json'), 'w') as handle:
+                json.dump(state, handle, indent=2, sort_keys=True)
+
+    return Writer
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser.add_argument('--kind', required=True, choices=['vgpu'])
+    parser.add_argument('--out', required=True)
+    args = parser.parse_args(argv)
+    out = os.path.abspath(args.out)
+    os.makedirs(out)
+    bootstrap(out)
+    os.chdir(out)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    case = make_case(args.kind, out)
+    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2).run(case('test_write'))
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
