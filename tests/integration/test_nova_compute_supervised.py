@@ -89,9 +89,13 @@ class NovaServices(object):
     ``service_down_time``: None reports a stopped nova-compute down at once; a number of seconds, as
     nova does, only once it has not reported for that long (or at once when forced_down)."""
 
-    def __init__(self, state_dir, service_down_time=None):
+    def __init__(self, state_dir, service_down_time=None, first_report_after=0):
         self.state_dir = state_dir
         self.service_down_time = service_down_time
+        # a started nova-compute's first report comes this many seconds after its start (nova's
+        # report_interval timer); before it, it is not up
+        self.first_report_after = first_report_after
+        self.gets = []
         self.records = {}
         self.puts = []
         self.last_report = None
@@ -114,6 +118,7 @@ class NovaServices(object):
                 if url.path.rstrip('/') != '/v2.1/os-services':
                     return self._send(404, {'itemNotFound': {'message': 'no %s here' % url.path}})
                 with nova.lock:
+                    nova.gets.append(time.time())
                     services = [nova.record(query['host'])] if query.get('host') else list(nova.records.values())
                 self._send(200, {'services': [nova.shown(s) for s in services
                                               if s['binary'] == query.get('binary', s['binary'])]})
@@ -154,6 +159,9 @@ class NovaServices(object):
     def shown(self, record):
         now = datetime.datetime.utcnow()
         running = standin_units.child_pid(self.state_dir) is not None
+        if running and self.first_report_after:
+            started = os.path.getmtime(os.path.join(self.state_dir, 'child.pid'))
+            running = time.time() - started >= self.first_report_after
         if running:
             # a running nova-compute reports every report_interval; here: whenever nova is asked
             self.last_report = now.strftime('%Y-%m-%dT%H:%M:%S.%f')
@@ -451,3 +459,22 @@ def test_without_forced_down_nova_never_sees_it_down_and_the_unit_is_named(
     assert trees(fleet, rest_backend) == before
     assert statuses(fleet) == {node: 'failed'}
     assert nova.records[provider]['status'] == 'disabled'
+
+
+def test_the_wait_for_nova_reads_at_most_every_poll_interval(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """rolling_reshape_nova_poll_interval (1 s by default) reaches the waits: while the started
+    nova-compute has not reported yet (8 s here), nova's record is read at most 1 s apart, where the
+    module's own default (5 s) would leave gaps of 2 and 4 s."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    nova.first_report_after = 8
+    hook = '- name: Time passes before the reshape\n  ansible.builtin.pause:\n    seconds: 2\n'
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **KOLLA), systemd=True, hook=hook)
+    assert rc == 0, out
+    assert statuses(fleet) == {node: 'reshaped'}
+    started = os.path.getmtime(os.path.join(state_dir, 'child.pid'))
+    waiting = [t for t in nova.gets if started <= t <= started + 8.5]
+    gaps = [b - a for a, b in zip(waiting, waiting[1:])]
+    # the reads back off 0.25, 0.5, 1, then every 1 s: 8 or more within the 8 s, none 2 s apart
+    assert len(waiting) >= 8 and max(gaps) < 1.8, (waiting, gaps)
