@@ -58,6 +58,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from wsgiref import simple_server
 
@@ -92,11 +93,13 @@ class TokenToHeaders(object):
     becomes the headers the harness' stubbed context middleware reads; every GET of the node's
     os-services record and every PUT is recorded with nova's answer (status, state)."""
 
-    def __init__(self, app, project_id, tokens, seen):
+    def __init__(self, app, project_id, tokens, seen, times=None):
         self.app = app
         self.project_id = project_id
         self.tokens = tokens
         self.seen = seen
+        # when each recorded request was answered (time.time()), in step with ``seen``
+        self.times = times if times is not None else []
 
     def __call__(self, environ, start_response):
         user = self.tokens.get(environ.get('HTTP_X_AUTH_TOKEN'))
@@ -129,6 +132,7 @@ class TokenToHeaders(object):
                 view = None
             sent = json.loads(body.decode('utf-8') or '{}') if method == 'PUT' else None
             self.seen.append((method, sent, status[0], view))
+            self.times.append(time.time())
         return chunks
 
 
@@ -140,6 +144,8 @@ class TestRollingReshapeWithNova(OracleTestBase):
         if not os.access(os.path.join(MAIN_VENV, 'bin', 'ansible-playbook'), os.X_OK):
             self.fail('the project venv (%s) has no ansible-playbook: run make venv first' % MAIN_VENV)
         self.seen = []
+        self.seen_times = []
+        self.control_times = []
         self.writes_at_start = None
         self.writes_after_start = None
         self.versions = {}
@@ -173,7 +179,9 @@ class TestRollingReshapeWithNova(OracleTestBase):
         try:
             action, host = parts
             self.control_log.append(action)
+            begun = time.time()
             text = getattr(self, '_control_' + action)(host)
+            self.control_times.append((action, begun, time.time()))
             code = '200 OK'
         except Exception as exc:  # the node-side command prints it and fails
             text = '%s: %s\n%s' % (type(exc).__name__, exc, traceback.format_exc())
@@ -220,7 +228,8 @@ class TestRollingReshapeWithNova(OracleTestBase):
         self.flat = self.dump()
         placement_url = self.serve(self.placement_app())
         nova_url = self.serve(TokenToHeaders(self.api_fixture.app(), self.api_fixture.project_id,
-                                             {'admin': ('admin', 'reader,member,admin')}, self.seen))
+                                             {'admin': ('admin', 'reader,member,admin')}, self.seen,
+                                             self.seen_times))
         control_port = int(self.serve(self.control_app).rsplit(':', 1)[1])
 
         def novactl(action):
@@ -295,6 +304,18 @@ class TestRollingReshapeWithNova(OracleTestBase):
     def puts(self):
         return [sent for kind, sent, _status, _view in self.seen if kind == 'PUT']
 
+    def cycle_figures(self):
+        """issue 31's figures of this node, seconds: nova-compute's downtime (the disable PUT to
+        the enable PUT), nova's own stop and start (the service manager's calls: here nova's
+        ComputeManager stopping, and starting with its start-up pass), and what the roll added."""
+        puts = [(sent, when) for (kind, sent, _status, _view), when in zip(self.seen, self.seen_times)
+                if kind == 'PUT']
+        disabled = [when for sent, when in puts if sent.get('status') == 'disabled'][0]
+        enabled = [when for sent, when in puts if sent.get('status') == 'enabled'][-1]
+        own = sum(end - begun for action, begun, end in self.control_times if action in ('stop', 'start'))
+        return {'downtime': enabled - disabled, 'nova_stop_start': own, 'added': enabled - disabled - own,
+                'nova_requests': len(self.seen)}
+
     def novas_view(self):
         return self.admin_api.get_services(binary='nova-compute', host=HOST)[0]
 
@@ -341,6 +362,14 @@ class TestRollingReshapeWithNova(OracleTestBase):
         self.assertIn('[rolling_progress] %s: nova-compute 33.0.0 -> 34.0.0' % HOST, self.said)
         with open(os.path.join(self.workdir, 'out', 'reports', RUN_ID, 'report.md')) as handle:
             self.assertIn('nova-compute 33.0.0 -\\> 34.0.0', handle.read())
+        # issue 31: the node's time in nova's cycle, against nova 34's own os-services API; the
+        # added time is the roll's tasks (Ansible's per-task cost) and its waits
+        figures = self.cycle_figures()
+        print('nova-cycle on nova 34 (force_down on, the role\'s default polling): downtime %.1f s, nova\'s own '
+              'stop and start %.1f s, added by the roll %.1f s, %d requests to nova'
+              % (figures['downtime'], figures['nova_stop_start'], figures['added'], figures['nova_requests']))
+        self.assertGreater(figures['downtime'], figures['nova_stop_start'])
+        self.assertGreater(figures['nova_stop_start'], 0)
 
     def test_a_nova_compute_that_writes_to_the_tree_fails_the_node_left_disabled(self):
         def new_conf():
