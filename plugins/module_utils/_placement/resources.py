@@ -195,13 +195,42 @@ def ensure_provider(backend, name=None, uuid=None, parent_provider=None, traits=
     created without ``uuid`` has ``uuid`` None in check mode, the server picks it).
     """
     uuid, want_traits, want_aggs = check_provider_request(name, uuid, traits, aggregates)
+    what = 'resource provider %s' % (name or uuid)
 
     def step():
-        return _ensure_provider_once(backend, name, uuid, parent_provider, want_traits,
-                                     traits_exclusive, want_aggs, aggregates_exclusive,
-                                     check_mode, log)
+        return _lost_write_retry(lambda: _ensure_provider_once(
+            backend, name, uuid, parent_provider, want_traits, traits_exclusive, want_aggs,
+            aggregates_exclusive, check_mode, log), attempts, log, what)
 
-    return _retry(step, attempts, log, 'resource provider %s' % (name or uuid))
+    return _retry(step, attempts, log, what)
+
+
+def _lost_write_retry(once, attempts, log, what):
+    """Run ``once()`` (a read-compute-write step of :func:`ensure_provider`) again from a fresh read
+    when one of its writes got no answer (NoAnswer: a reset connection, a timeout), at most
+    ``attempts`` times.
+
+    Every write of that step is safe to send again after a re-read: the create and the rename are
+    not sent once the re-read shows them done, and the traits and aggregates PUTs carry the
+    generation read (a write that did land moved it: the re-read shows the traits in place and
+    sends nothing).  A step that then finds nothing to do still made the change: ``changed``.
+    """
+    lost = 0
+    for attempt in range(1, attempts + 1):
+        try:
+            result = once()
+        except NoAnswer as exc:
+            if getattr(exc, 'method', None) in (None, 'GET', 'HEAD') or attempt == attempts:
+                raise
+            lost += 1
+            if log is not None:
+                log('%s: the answer to %s %s was lost (%s); re-reading, and writing again what did not land'
+                    % (what, exc.method, getattr(exc, 'path', ''), exc.detail))
+            continue
+        if lost:
+            result['changed'] = True
+        return result
+    raise AssertionError('unreachable')  # pragma: no cover
 
 
 def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_exclusive,

@@ -167,7 +167,7 @@ def remove_created_children(backend, root_uuid, created, log=None):
                 item['why'] = ('it was written to since this run created it (generation %s, was %s)'
                                % (prov['generation'], child['generation']))
             else:
-                backend.delete_provider(child['uuid'])
+                _delete_read_back(backend, child['uuid'])
                 removed.append(item)
                 log_line(log, 'removed child provider %s (%s), created by this run, empty'
                          % (child['name'], child['uuid']))
@@ -176,6 +176,19 @@ def remove_created_children(backend, root_uuid, created, log=None):
             item['why'] = 'removing it failed: %s' % exc.detail
         left.append(item)
     return removed, left
+
+
+def _delete_read_back(backend, uuid):
+    """DELETE a provider; when the answer is lost (a reset can come after it was applied), read it
+    back: gone is removed, still there raises the lost answer (the caller names the child)."""
+    try:
+        backend.delete_provider(uuid)
+    except NoAnswer:
+        try:
+            backend.get_provider(uuid)
+        except NotFound:
+            return
+        raise
 
 
 def left_behind(removed, left):
