@@ -15,6 +15,7 @@ Usage::
 
     python tests/placement_server.py            # run one by hand until Ctrl-C
     python tests/placement_server.py --db mariadb --workers 4
+    python tests/placement_server.py --db mariadb --workers 4 --wsgi-server uwsgi
 
 What it does: makes a temp dir holding ``placement.conf`` (``[api] auth_strategy =
 noauth2``, SQLite ``placement.db``), ``policy.yaml`` and ``placement.log``; runs
@@ -37,6 +38,18 @@ Production-shaped: MariaDB or PostgreSQL, gunicorn workers
     group.  ``log_db_retries=True`` adds ``oslo_db.api=DEBUG`` to ``default_log_levels``, so
     oslo.db's deadlock retries ("Performing DB retry for function ...") reach placement.log;
     :meth:`PlacementServer.deadlock_counts` counts them and the database's deadlocks.
+
+uWSGI instead of gunicorn: ``wsgi_server='uwsgi'`` (issue 28)
+    serves with Debian's prebuilt uWSGI (``uwsgi-core`` + ``uwsgi-plugin-python3``, bindep.txt)
+    and ``workers`` processes, shaped as devstack runs Placement (``--master``, ``--lazy-apps``,
+    ``--enable-threads``, ``--thunder-lock``, ``--die-on-term``, ``--buffer-size 65535``) on
+    ``--http-socket fd://N`` (the socket the parent bound, as for gunicorn).  Debian's python3
+    plugin embeds Debian's Python 3.11 and loads this venv's packages through ``--virtualenv``
+    (the venv's Python must be 3.11 too; checked).  ``uwsgi_connection_close=False`` (the
+    default) leaves out devstack's ``--add-header 'Connection: close'``: uWSGI's http-socket
+    closes every connection after its answer without saying so, and a client that reuses the
+    connection meanwhile is reset (the configuration docs/reliability.md (g) reshapes against);
+    ``True`` adds the header.
 
 Authentication (noauth2, see ``placement/auth.py`` ``NoAuthMiddleware``)
     ``X-Auth-Token: user[:project]`` names the user (and project; the project defaults to
@@ -104,6 +117,16 @@ LOOPBACK = '127.0.0.1'
 
 #: The policy override written next to placement.conf (see the module docstring).
 RESHAPE_POLICY = 'role:admin or role:service'
+
+#: The Python Debian's uwsgi-plugin-python3 (bookworm) embeds: the venv's must be the same minor version.
+UWSGI_PYTHON = '3.11'
+
+#: The WSGI file uWSGI loads: the venv's site-packages with its .pth files (namespace packages), then Placement.
+_UWSGI_APP = """\
+import site
+site.addsitedir({site})
+from placement.wsgi.api import application  # noqa: E402,F401
+"""
 
 #: What oslo.db logs (at DEBUG, logger oslo_db.api) before it retries a deadlocked transaction.
 DB_RETRY_LINE = 'Performing DB retry for function'
@@ -295,7 +318,9 @@ class PlacementServer(LoopbackService):
     starts (and stops) a private database server of that kind (``db_server_options``: its
     constructor's arguments, e.g. ``keep=True``); ``db_server``: a started one to use.
     ``workers``: N > 1 serves with gunicorn and N worker processes, 1 with threaded wsgiref;
-    None (default) means 4 with a server database and 1 with SQLite.  ``log_db_retries``:
+    None (default) means 4 with a server database and 1 with SQLite.  ``wsgi_server``:
+    ``'uwsgi'`` serves with uWSGI and ``workers`` processes instead (see the module doc;
+    ``uwsgi_connection_close`` adds ``Connection: close`` to every answer).  ``log_db_retries``:
     log oslo.db's deadlock retries (see the module doc).  ``reshape_policy``: check string
     for ``placement:reshaper:reshape`` or None for Placement's default (service role only).
     """
@@ -309,7 +334,7 @@ class PlacementServer(LoopbackService):
 
     def __init__(self, workdir=None, db_url=None, reshape_policy=RESHAPE_POLICY, debug=False,
                  keep=False, python=None, start_timeout=60.0, workers=None, db=None, db_server=None,
-                 db_server_options=None, log_db_retries=False):
+                 db_server_options=None, log_db_retries=False, wsgi_server=None, uwsgi_connection_close=False):
         self._init_process(workdir, python, start_timeout, keep=keep)
         self.db_url = db_url
         self.reshape_policy = reshape_policy
@@ -328,6 +353,11 @@ class PlacementServer(LoopbackService):
         if workers is None:
             workers = 1 if self.db_kind == 'sqlite' else 4
         self.workers = int(workers)
+        if wsgi_server not in (None, 'wsgiref', 'gunicorn', 'uwsgi'):
+            raise ValueError('wsgi_server: wsgiref, gunicorn or uwsgi, not %r' % (wsgi_server,))
+        #: what serves Placement: 'wsgiref' (one process), 'gunicorn' or 'uwsgi' (a master and its workers)
+        self.wsgi_server = wsgi_server or ('gunicorn' if self.workers > 1 else 'wsgiref')
+        self.uwsgi_connection_close = uwsgi_connection_close
         self._listener = None
         #: seconds: ``db`` (starting an own database server), ``placement`` (db sync, serve, answer)
         self.timings = {}
@@ -341,7 +371,8 @@ class PlacementServer(LoopbackService):
 
     @property
     def gunicorn(self):
-        return self.workers > 1
+        """Served by a master process and its workers (gunicorn or uWSGI), not by wsgiref."""
+        return self.wsgi_server != 'wsgiref'
 
     @classmethod
     def existing(cls, url):
@@ -487,16 +518,50 @@ class PlacementServer(LoopbackService):
             self._listener.bind((LOOPBACK, 0))
             self._listener.listen(128)
         fd = self._listener.fileno()
-        cmd = [self.python, '-m', 'gunicorn', '--workers', str(self.workers), '--worker-class', 'sync',
-               '--bind', 'fd://%d' % fd, '--preload', '--timeout', '120',
-               '--graceful-timeout', str(self.GRACEFUL_TIMEOUT), '--error-logfile', '-', '--log-level', 'info',
-               '--chdir', self.workdir, '--name', 'placement-api', 'placement.wsgi.api:application']
+        if self.wsgi_server == 'uwsgi':
+            cmd = self._uwsgi_command(fd)
+        else:
+            cmd = self._gunicorn_command(fd)
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=self._env(), pass_fds=(fd,), start_new_session=True,
                                      preexec_fn=_parent_death_signal(signal.SIGTERM))
         self.port = self._listener.getsockname()[1]
         self.url = 'http://%s:%d' % (LOOPBACK, self.port)
         return None
+
+    def _gunicorn_command(self, fd):
+        return [self.python, '-m', 'gunicorn', '--workers', str(self.workers), '--worker-class', 'sync',
+                '--bind', 'fd://%d' % fd, '--preload', '--timeout', '120',
+                '--graceful-timeout', str(self.GRACEFUL_TIMEOUT), '--error-logfile', '-', '--log-level', 'info',
+                '--chdir', self.workdir, '--name', 'placement-api', 'placement.wsgi.api:application']
+
+    def _uwsgi_command(self, fd):
+        """Debian's uWSGI with its python3 plugin on this venv, shaped as devstack's placement-api.ini."""
+        binary = shutil.which('uwsgi') or shutil.which('uwsgi-core')
+        if binary is None:
+            raise PlacementServerError('uwsgi is not installed: `make deps` installs uwsgi-core and '
+                                       'uwsgi-plugin-python3 (bindep.txt)')
+        probe = subprocess.run([self.python, '-c', 'import sys, sysconfig; print(sysconfig.get_paths()["purelib"]); '
+                                'print("%d.%d" % sys.version_info[:2])'],
+                               stdout=subprocess.PIPE, check=True, universal_newlines=True)
+        site_packages, version = probe.stdout.split('\n', 2)[:2]
+        if version != UWSGI_PYTHON:
+            raise PlacementServerError('Debian\'s uwsgi python3 plugin embeds Python %s; %s is %s'
+                                       % (UWSGI_PYTHON, self.python, version))
+        # Not --virtualenv: it makes the venv PYTHONHOME, and Debian's libpython then loads the
+        # stdlib of the venv's own Python (pyenv 3.11.7 here: undefined symbols in _ssl).  Debian's
+        # stdlib, and the venv's site-packages first on the path, with its .pth files run.
+        app = os.path.join(self.workdir, 'placement_uwsgi.py')
+        with open(app, 'w') as fh:
+            fh.write(_UWSGI_APP.format(site=json.dumps(site_packages)))
+        cmd = [binary, '--plugin', 'python3', '--pythonpath', site_packages, '--http-socket', 'fd://%d' % fd,
+               '--master', '--processes', str(self.workers), '--enable-threads', '--thunder-lock', '--lazy-apps',
+               '--die-on-term', '--exit-on-reload', '--need-app', '--buffer-size', '65535',
+               '--chdir', self.workdir, '--procname-prefix', 'placement-', '--disable-logging',
+               '--wsgi-file', app]
+        if self.uwsgi_connection_close:
+            cmd += ['--add-header', 'Connection: close']
+        return cmd
 
     def _wait_ready(self):
         """It answers ``GET /``; with gunicorn, also all ``workers`` have been forked."""
@@ -675,11 +740,16 @@ def main(argv=None):
                         help='start a private MariaDB or PostgreSQL for it (default: SQLite)')
     parser.add_argument('--workers', type=int, default=None,
                         help='gunicorn workers (default: 4 with --db mariadb/postgresql, else wsgiref)')
+    parser.add_argument('--wsgi-server', choices=('gunicorn', 'uwsgi'), default=None,
+                        help='serve the workers with uwsgi instead of gunicorn (Debian\'s uwsgi-core)')
+    parser.add_argument('--uwsgi-connection-close', action='store_true',
+                        help='uwsgi: add devstack\'s "Connection: close" to every answer (no resets)')
     args = parser.parse_args(argv)
     if args.serve:
         _serve(*args.serve)
         return 0
-    server = PlacementServer(workdir=args.workdir, db=args.db, workers=args.workers,
+    server = PlacementServer(workdir=args.workdir, db=args.db, workers=args.workers, wsgi_server=args.wsgi_server,
+                             uwsgi_connection_close=args.uwsgi_connection_close,
                              log_db_retries=args.db != 'sqlite',
                              reshape_policy=None if args.default_policy else RESHAPE_POLICY)
 

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reshapes over REST behind a REAL uWSGI that resets reused connections (issue 28, docs/reliability.md (g)).
+
+Placement 16.0.0 on a private MariaDB behind Debian's uWSGI, 4 worker processes,
+``--http-socket`` without ``--add-header 'Connection: close'``; every reshape client straight
+on it (:mod:`uwsgi_resets`).  The resets are counted where the client meets them, and the
+test fails when there were none: a run without resets shows nothing.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+import uwsgi_resets  # noqa: E402
+
+NODES = 8        # reshaped 4 at a time; ~60 requests each, about a quarter of the reused connections reset
+
+
+@pytest.mark.real
+@pytest.mark.slow
+@pytest.mark.mariadb
+def test_reshapes_behind_a_resetting_uwsgi_end_reshaped_or_untouched_and_name_every_child_left(
+        tmp_path, record_property):
+    figures = uwsgi_resets.run_resets(str(tmp_path), nodes=NODES, threads=4, db='mariadb', workers=4)
+    table = harness.format_figures(figures)
+    record_property('reliability_figures', table)
+    notes = figures['notes']
+    # the resets happened, on reads and on writes, and were counted where the client met them
+    assert notes['resets'] > 0 and notes['resets_on_writes'] > 0, table
+    # every node reshaped or untouched; nothing lost, doubled or misplaced; every rerun converged
+    assert figures['trials'] == NODES, table
+    assert figures['outcomes'].get(harness.PARTIAL, 0) == 0, table
+    assert figures['outcomes'].get(harness.RESHAPED, 0) + figures['outcomes'].get(harness.UNTOUCHED, 0) == NODES
+    assert figures['lost'] == 0 and figures['doubled'] == 0 and figures['mismatched'] == 0, table
+    assert figures['rerun_converged'] == NODES and not figures['defects'] and harness.clean(figures), table
+    # a child a failed reshape left is named in its message (none left unnamed)
+    assert figures['leftover_unnamed'] == 0, table
