@@ -25,6 +25,7 @@ Kinds: ``vgpu`` (two pGPUs with nvidia-11, flavors ``resources:VGPU=1`` and ``=2
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -91,8 +92,24 @@ def make_case(kind, out):
     class Writer(filedb.FileDatabasesMixin, test_vgpu.VGPUTestBase):
         db_urls = {'api': 'sqlite:///nova_api.db', 'placement': 'sqlite:///placement.db'}
 
+        def setUp(self):
+            # the harness' cleanup "kills" every service, which DELETES its service record (a
+            # test-only method); a deployment's services stop for the upgrade and keep it
+            import fixtures
+            self.useFixture(fixtures.MonkeyPatch('nova.service.Service.kill', lambda service: service.stop()))
+            super().setUp()
+
         def _clear_attrs(self):
             pass
+
+        def _lower_available_instances(self, dev_name, mdev_type):
+            """What the kernel does and fakelibvirt does not when an mdev is created: the parent's
+            ``available_instances`` of that type drops by one (fakelibvirt keeps 16, which would
+            make nova report 16 + the mdevs created as the pGPU's total)."""
+            dev = self.computes[self._current_host].driver._host.get_connection().pci_info.devices[dev_name]
+            pattern = r"(<type id='%s'>.*?<availableInstances>)(\d+)" % re.escape(mdev_type)
+            dev.pci_device = re.sub(pattern, lambda m: m.group(1) + str(int(m.group(2)) - 1), dev.pci_device,
+                                    count=1, flags=re.S)
 
         def _boot(self, flavor, count):
             servers = []
@@ -104,6 +121,8 @@ def make_case(kind, out):
 
         def test_write(self):
             getattr(self, 'write_' + kind)()
+            # the resource tracker's periodic pass, as a running nova made it before the upgrade
+            self._run_periodics(raise_on_error=True)
             self.describe()
 
         def write_vgpu(self):
@@ -148,12 +167,22 @@ def make_case(kind, out):
                 json.dump(spec, handle, indent=2, sort_keys=True)
             state = {'release': nova_version.version_string(), 'kind': kind, 'hostname': self.hostname,
                      'compute_node_uuid': self.compute_rp_uuids[self.hostname],
+                     'local_gb': driver._get_local_gb_info(),
                      'servers': [{'id': s['id'], 'name': by_uuid[s['id']],
                                   'flavor': self.api.get_server(s['id'])['flavor']}
                                  for s in self.servers]}
             with open(os.path.join(out, 'state.json'), 'w') as handle:
                 json.dump(state, handle, indent=2, sort_keys=True)
 
+    # nova 31 fakes libvirt >= 7.3's mdev creation in _create_mdev_7_3, nova 33 in _create_mdev
+    name = '_create_mdev_7_3' if hasattr(test_vgpu.VGPUTestBase, '_create_mdev_7_3') else '_create_mdev'
+    create = getattr(test_vgpu.VGPUTestBase, name)
+
+    def create_and_count(self, dev_name, mdev_type, uuid=None):
+        uuid = create(self, dev_name, mdev_type, uuid)
+        self._lower_available_instances(dev_name, mdev_type)
+        return uuid
+    setattr(Writer, name, create_and_count)
     return Writer
 
 

@@ -1,0 +1,386 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The upgrade twin (issue 29): a real older nova writes the state, nova 34 judges our roll.
+
+Runs in nova 34's venv (.venv-nova, see .ci/upgrade-twin.sh); for each case (old release x kind):
+
+1. ``writer.py`` in the OLD release's venv (.venv-nova31 / .venv-nova33): the release's own
+   nova-manage / placement-manage create the databases (SQLite files), its functional harness
+   boots guests through its API, and it writes the host description (tests/upgrade_twin/writer.py);
+2. the upgrade, on a COPY of those files: nova 34's ``nova-manage api_db sync`` and
+   ``db sync`` (cell1 and cell0) and Placement 16's ``placement-manage db sync``; every
+   database must end at nova 34's / Placement 16's head revision;
+3. our roll: the fake host is rebuilt from the description (sysfs, nova's own domain XML, the
+   node's nova.conf) and the collection's discovery and reshape run over the REST backend against
+   a real Placement server (tests/placement_server.py) on the upgraded Placement file;
+4. nova 34 judges: its harness runs on the upgraded files (tests/upgrade_twin/filedb.py: API,
+   conductor, scheduler, in-process Placement on the same file) and nova 34's compute starts on
+   the same host (same compute node uuid, the guests' domains defined before it starts): it must
+   start cleanly, send ZERO writes to Placement, leave every provider, generation, inventory,
+   trait, aggregate, allocation and consumer generation as our roll left it, and lay out a fresh
+   tree exactly like ours; then nova 34's ``nova-manage placement audit --verbose`` and
+   ``nova-manage placement heal_allocations --dry-run`` on the same databases find nothing.
+
+Work directories stay under tests/output/upgrade-twin/<old>-to-34-<kind>/ for inspection.
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+from oslo_config import cfg
+
+import fakehost
+import filedb
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, 'tests', 'nova_oracle'))
+
+import mirror  # noqa: E402  (tests/nova_oracle)
+from placement_server import PlacementServer  # noqa: E402
+from test_nova_accepts import OracleTestBase  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper  # noqa: E402
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend  # noqa: E402
+
+CONF = cfg.CONF
+OUTPUT = os.path.join(REPO, 'tests', 'output', 'upgrade-twin')
+OLD_VENVS = {'31': os.path.join(REPO, '.venv-nova31'), '33': os.path.join(REPO, '.venv-nova33')}
+NEW_BIN = os.path.dirname(sys.executable)
+DATABASES = ('nova_api.db', 'nova_cell0.db', 'nova_cell1.db', 'placement.db')
+
+
+class TwinError(AssertionError):
+    pass
+
+
+def _run(cwd, argv, log_name, ok=(0,)):
+    """Run a command in ``cwd``, output appended to ``cwd/log_name``; returns (rc, output)."""
+    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False,
+                          universal_newlines=True)
+    with open(os.path.join(cwd, log_name), 'a') as log:
+        log.write('$ %s\n%s[rc %d]\n' % (' '.join(argv), proc.stdout, proc.returncode))
+    if proc.returncode not in ok:
+        raise TwinError('%s failed (rc %d):\n%s' % (' '.join(argv), proc.returncode, proc.stdout[-4000:]))
+    return proc.returncode, proc.stdout
+
+
+def alembic_versions(directory):
+    out = {}
+    for name in DATABASES:
+        with sqlite3.connect(os.path.join(directory, name)) as conn:
+            out[name] = sorted(row[0] for row in conn.execute('SELECT version_num FROM alembic_version'))
+    return out
+
+
+def head_revisions():
+    """nova 34's and Placement 16's alembic heads (from the migration scripts they ship)."""
+    from alembic import config as alembic_config
+    from alembic import script
+    import nova.db.api
+    import nova.db.main
+    import placement.db.sqlalchemy
+
+    def head(package, folder='migrations'):
+        cfg_ = alembic_config.Config()
+        cfg_.set_main_option('script_location', os.path.join(os.path.dirname(package.__file__), folder))
+        return script.ScriptDirectory.from_config(cfg_).get_heads()
+
+    main = sorted(head(nova.db.main))
+    return {'nova_api.db': sorted(head(nova.db.api)), 'nova_cell0.db': main, 'nova_cell1.db': main,
+            'placement.db': sorted(head(placement.db.sqlalchemy, 'alembic'))}
+
+
+def placement_dump(adapter):
+    """Everything nova could change, generations included (as OracleTestBase.dump, over HTTP)."""
+    def get(url):
+        resp = adapter.get(url, microversion='1.38', raise_exc=True)
+        return resp.json()
+
+    out = {'providers': {}, 'consumers': {}}
+    consumers = set()
+    for rp in get('/resource_providers')['resource_providers']:
+        uuid = rp['uuid']
+        allocs = get('/resource_providers/%s/allocations' % uuid)['allocations']
+        consumers.update(allocs)
+        out['providers'][rp['name']] = {
+            'uuid': uuid, 'parent': rp['parent_provider_uuid'], 'generation': rp['generation'],
+            'inventories': get('/resource_providers/%s/inventories' % uuid)['inventories'],
+            'traits': sorted(get('/resource_providers/%s/traits' % uuid)['traits']),
+            'aggregates': sorted(get('/resource_providers/%s/aggregates' % uuid)['aggregates']),
+            'allocations': {c: a['resources'] for c, a in allocs.items()},
+        }
+    for consumer in sorted(consumers):
+        body = get('/allocations/%s' % consumer)
+        out['consumers'][consumer] = {
+            'generation': body.get('consumer_generation'), 'type': body.get('consumer_type'),
+            'allocations': {rp: a['resources'] for rp, a in body['allocations'].items()},
+        }
+    return out
+
+
+def prepare(old, kind):
+    """Steps 1-3 for one case; returns what the judge needs (all of it also on disk)."""
+    work = os.path.join(OUTPUT, '%s-to-34-%s' % (old, kind))
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    old_dir, new_dir = os.path.join(work, 'old'), os.path.join(work, 'new')
+    python = os.path.join(OLD_VENVS[old], 'bin', 'python')
+    if not os.access(python, os.X_OK):
+        raise TwinError('%s is missing: run .ci/upgrade-twin.sh (it builds the old releases\' venvs)' % python)
+    # 1. the old release writes the state
+    _run(work, [python, os.path.join(HERE, 'writer.py'), '--kind', kind, '--out', old_dir], 'writer.log')
+    with open(os.path.join(old_dir, 'state.json')) as handle:
+        state = json.load(handle)
+    with open(os.path.join(old_dir, 'host.json')) as handle:
+        spec = json.load(handle)
+    # 2. the upgrade, on a copy
+    shutil.copytree(old_dir, new_dir)
+    before = alembic_versions(new_dir)
+    nova_manage = [os.path.join(NEW_BIN, 'nova-manage'), '--config-file', 'nova.conf']
+    _run(new_dir, nova_manage + ['api_db', 'sync'], 'upgrade.log')
+    _run(new_dir, nova_manage + ['db', 'sync'], 'upgrade.log')
+    _run(new_dir, [os.path.join(NEW_BIN, 'placement-manage'), '--config-file', 'placement.conf', 'db', 'sync'],
+         'upgrade.log')
+    after = alembic_versions(new_dir)
+    # the control: the same upgraded databases, never rolled (nova 34 alone judges those)
+    unrolled_dir = os.path.join(work, 'unrolled')
+    shutil.copytree(new_dir, unrolled_dir)
+    # 3. our roll on the host nova left, against Placement served from the upgraded file
+    built = fakehost.build_host(os.path.join(new_dir, 'host'), spec, clean=True)
+    qemu_dir = os.path.dirname(built['domain_xml_glob'])
+    written = sorted(os.listdir(os.path.join(new_dir, 'domains')))
+    if sorted(os.listdir(qemu_dir)) != written:
+        raise TwinError('host.json and nova\'s domains disagree: %s vs %s' % (os.listdir(qemu_dir), written))
+    for name in written:   # nova's own domain XML, not fakehost's
+        shutil.copy(os.path.join(new_dir, 'domains', name), os.path.join(qemu_dir, name))
+    server = PlacementServer(workdir=os.path.join(new_dir, 'placement-http'),
+                             db_url=filedb.sqlite_url(os.path.join(new_dir, 'placement.db')))
+    with server:
+        adapter = server.adapter()
+        legacy = placement_dump(adapter)
+        report = discovery.discover(built['sysfs_root'], domain_xml_glob=built['domain_xml_glob'],
+                                    hostname=spec['hostname'], nova_conf=built['nova_conf'],
+                                    domain_capabilities=built.get('domain_capabilities'))
+        backend = RestBackend(adapter)
+        try:
+            result = reshaper.reshape_node(backend, spec['hostname'], report,
+                                           snapshot_dir=os.path.join(new_dir, 'snapshots'))
+        finally:
+            backend.close()
+        rolled = placement_dump(server.adapter())
+    twin = {'work': work, 'new_dir': new_dir, 'unrolled_dir': unrolled_dir, 'state': state, 'spec': spec, 'built': built,
+            'alembic_before': before, 'alembic_after': after, 'legacy': legacy, 'result': result,
+            'rolled': rolled}
+    with open(os.path.join(work, 'twin.json'), 'w') as handle:
+        json.dump({k: v for k, v in twin.items() if k != 'built'}, handle, indent=2, sort_keys=True, default=str)
+    return twin
+
+
+class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
+    """One old release x one kind: prepare once (setUpClass), then nova 34 judges."""
+
+    OLD = None
+    KIND = None
+    keep_flavors = True
+    twin = None
+    #: nova-manage placement heal_allocations stops at the first vGPU guest (rc 8)
+    HEAL_REFUSES_VGPU = False
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.twin = prepare(cls.OLD, cls.KIND)
+
+    def setUp(self):
+        # a test named *_without_our_roll runs nova 34 on the upgraded databases we never rolled
+        self.rolled = not self._testMethodName.endswith('_without_our_roll')
+        new_dir = self.twin['new_dir' if self.rolled else 'unrolled_dir']
+        self.db_dir = new_dir
+        self.db_urls = {'api': 'sqlite:///nova_api.db', 'placement': filedb.sqlite_url(os.path.join(new_dir, 'placement.db'))}
+        # the cells' URLs are relative to the deployment's directory (writer.py)
+        cwd = os.getcwd()
+        os.chdir(new_dir)
+        self.addCleanup(os.chdir, cwd)
+        super().setUp()
+        self.spec = self.twin['spec']
+        self.hostname = self.spec['hostname']
+        self.built = self.twin['built']
+        self.conf_files = mirror.load_nova_conf(CONF, self.built)
+
+    def _get_connection(self, *args, **kwargs):
+        """The host's libvirt with the guests nova left running, defined before nova starts."""
+        connection = super()._get_connection(*args, **kwargs)
+        mirror.define_domains(connection, self.built)
+        return connection
+
+    def start_new_nova(self):
+        """nova 34's compute on the same host: same node uuid, the node's nova.conf, and the
+        host facts the old release's harness gave its compute."""
+        from oslo_utils.fixture import uuidsentinel
+        from nova.virt.libvirt import driver as libvirt_driver
+        # the harness gives a compute the node identity uuids.node_<hostname> (the compute_id
+        # file of a real node): the one the old release's compute has in the cell database
+        sentinel = 'node_%s' % self.hostname
+        setattr(uuidsentinel, sentinel, self.twin['state']['compute_node_uuid'])
+        self.addCleanup(delattr, uuidsentinel, sentinel)
+        libvirt_driver.LibvirtDriver._get_local_gb_info.return_value = self.twin['state']['local_gb']
+        self.recording = []
+        self.restart_mark = len(self.stdlog.logger.output)
+        try:
+            self.start_compute(hostname=self.hostname, pci_info=mirror.pci_info(self.spec, self.built),
+                               mdev_info=mirror.mdev_info(self.built))
+        finally:
+            writes, self.recording = self.recording, None
+        self.compute = self.computes[self.hostname]
+        self.root_uuid = self.compute_rp_uuids[self.hostname]
+        return writes
+
+    def nova_manage(self, argv, ok):
+        """nova 34's nova-manage on the upgraded databases, Placement over HTTP."""
+        new_dir = self.db_dir
+        server = PlacementServer(workdir=os.path.join(new_dir, 'placement-http'),
+                                 db_url=filedb.sqlite_url(os.path.join(new_dir, 'placement.db')))
+        with server:
+            conf = os.path.join(new_dir, 'nova-manage-placement.conf')
+            with open(conf, 'w') as handle:
+                handle.write('[placement]\nauth_type = admin_token\ntoken = admin\nendpoint = %s\n'
+                             'endpoint_override = %s\n' % (server.url, server.url))
+            return _run(new_dir, [os.path.join(NEW_BIN, 'nova-manage'), '--config-file', 'nova.conf',
+                                  '--config-file', conf, 'placement'] + argv, 'judge.log', ok=ok)
+
+    def root_owner_write(self, before):
+        """nova 34's resource tracker puts OWNER_NOVA on EVERY compute node root (resource_tracker.py
+        ``_update_traits``: "Always mark the compute node"); no older release does (nova 31 and 33
+        have no OWNER_NOVA anywhere), and the collection leaves root traits to nova.  So on any
+        node an older release wrote, nova 34's first start sends exactly this one write, with or
+        without our roll.  Returns it (or None when the root already has the trait)."""
+        root = before['providers'][self.hostname]
+        if 'OWNER_NOVA' in root['traits']:
+            return None
+        return 'PUT /resource_providers/%s/traits' % root['uuid']
+
+    def assert_only_root_owner_write(self, before, after, writes):
+        """Placement after nova 34 started == before, except the root's OWNER_NOVA (and its
+        generation): every child, inventory, allocation and consumer as our roll left them."""
+        expected = self.root_owner_write(before)
+        self.assertEqual([expected] if expected else [], writes,
+                         'nova 34\'s compute wrote to Placement after our roll')
+        if expected:
+            root = before['providers'][self.hostname]
+            root['traits'] = sorted(root['traits'] + ['OWNER_NOVA'])
+            root['generation'] += 1
+        self.assertEqual(before, after)
+
+    def judge(self):
+        """Steps 2 and 4's assertions; returns the Placement state after nova 34 started."""
+        heads = head_revisions()
+        self.assertEqual(heads, self.twin['alembic_after'], 'the upgrade did not reach the new heads')
+        before = self.dump()
+        self.assertEqual(self.twin['rolled' if self.rolled else 'legacy'], before,
+                         'Placement changed between the upgrade (and our roll) and nova 34')
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        after = self.dump()
+        self.assert_only_root_owner_write(before, after, writes)
+        self.assert_same_tree_as_novas(after)
+        # nova 34's own tools on the same databases: rc 0 = no orphaned allocation (verbose prints
+        # one line per orphan, and "can not be found" for a compute node it cannot map)
+        _rc, out = self.nova_manage(['audit', '--verbose'], ok=(0,))
+        for marker in ('Allocations were set against', 'can not be found', 'Not able', 'problems'):
+            self.assertNotIn(marker, out)
+        self.audit_output = out
+        # rc 4 = "completed successfully but no allocations were created" (dry run: none needed);
+        # nova refuses (rc 8) as soon as it meets an instance with a vGPU resource request:
+        # heal_allocations cannot judge a vGPU host at all
+        heal = ['heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations']
+        if self.HEAL_REFUSES_VGPU:
+            _rc, out = self.nova_manage(heal, ok=(8,))
+            self.assertIn('with vGPU resource request is not supported', out)
+        else:
+            _rc, out = self.nova_manage(heal, ok=(4,))
+        self.heal_output = out
+        return after
+
+
+class Test33To34VGPU(UpgradeTwinCase):
+    """nova 33 (2026.1) booted three vGPU guests on a host with two pGPUs (nvidia-11): it already
+    keeps VGPU on one child per pGPU (nova does since Stein), so the upgrade to 34 moves nothing;
+    nova 34 adds one trait, OWNER_NOVA, to each pGPU provider: our roll writes exactly that
+    (no POST /reshaper) and nova 34 then writes nothing and lays out the same tree."""
+
+    OLD = '33'
+    KIND = 'vgpu'
+    HEAL_REFUSES_VGPU = True
+
+    def children(self):
+        legacy = self.twin['legacy']
+        root = legacy['providers'][self.hostname]
+        self.assertNotIn('VGPU', root['inventories'])
+        return {name: p for name, p in legacy['providers'].items() if p['parent'] == root['uuid']}
+
+    def test_upgrade(self):
+        children = self.children()
+        self.assertEqual({self.hostname + '_pci_0000_81_00_0', self.hostname + '_pci_0000_81_01_0'}, set(children))
+        held = sorted(a.get('VGPU', 0) for p in children.values() for a in p['allocations'].values())
+        self.assertEqual([1, 1, 2], held)
+        for child in children.values():
+            self.assertEqual(16, child['inventories']['VGPU']['total'])
+            # nova 31 (and 33) set no trait on a pGPU provider; nova 34 adds OWNER_NOVA
+            self.assertEqual([], child['traits'])
+        result = self.twin['result']
+        # nothing to move: no POST /reshaper; only the trait nova 34 wants, written before it starts
+        self.assertFalse(result['reshaper_applied'], result['msg'])
+        self.assertEqual(0, result['moved']['consumers'])
+        self.assertEqual({(name, 'OWNER_NOVA') for name in children},
+                         {(t['provider'], tuple(t['added'])[0]) for t in result['traits_written']})
+        after = self.judge()
+        for name in children:
+            self.assertEqual(['OWNER_NOVA'], after['providers'][name]['traits'])
+            self.assertEqual(children[name]['allocations'], after['providers'][name]['allocations'])
+
+    def test_nova_34_alone_without_our_roll(self):
+        """The control: on the same upgraded databases without our roll, nova 34 starts and writes
+        the trait itself (one PUT traits per pGPU provider): the zero-writes check has teeth."""
+        children = self.children()
+        before = self.dump()
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        expected = ['PUT /resource_providers/%s/traits' % p['uuid'] for p in children.values()]
+        self.assertEqual(sorted(expected + [self.root_owner_write(before)]), sorted(writes))
+        # and nova 34's audit is no blind check: an allocation of no instance on this node is named
+        orphan = 'deadbeef-0000-4000-8000-000000000029'
+        self.put_allocations(orphan, {self.root_uuid: {'VCPU': 1, 'MEMORY_MB': 64}})
+        _rc, out = self.nova_manage(['audit', '--verbose'], ok=(3,))
+        self.assertIn('Allocations were set against consumer UUID %s' % orphan, out)
+
+
+class Test31To34Refused(UpgradeTwinCase):
+    """nova 34 does not take a deployment nova 31 (2025.1) ran: its services refuse to start while
+    a nova-compute service record of 31 (service version 68, "Epoxy") exists, because nova 34's
+    oldest supported compute is Gazpacho (2026.1, nova 33, version 72): nova.objects.service
+    OLDEST_SUPPORTED_SERVICE_VERSION.  The schema upgrade itself succeeds.  31 -> 34 is not an
+    upgrade nova supports (2025.1 -> 2026.1 is the SLURP step, then 2026.1 -> 2026.2)."""
+
+    OLD = '31'
+    KIND = 'vgpu'
+
+    def setUp(self):
+        from nova import exception
+        try:
+            super().setUp()
+        except exception.TooOldComputeService as exc:
+            self.refusal = exc
+        else:
+            self.refusal = None
+
+    def test_nova_34_refuses_a_nova_31_deployment(self):
+        self.assertIsNotNone(self.refusal, 'nova 34 started on the databases of a nova 31 deployment')
+        self.assertIn('minimum compute service level in your system is 68', str(self.refusal))
+        self.assertIn('oldest supported service level is 72', str(self.refusal))
+        self.assertEqual(head_revisions(), self.twin['alembic_after'])
