@@ -23,11 +23,14 @@ build() {
   echo "upgrade-twin: building $venv from $(basename "$reqs")${constraints:+ with $(basename "$constraints")}"
   rm -rf "$venv"
   "$PYTHON" -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip
-  if [[ -n $constraints ]]; then
-    "$venv/bin/pip" install -q -c "$constraints" -r "$reqs"
-  else
-    "$venv/bin/pip" install -q -r "$reqs"
+  "$venv/bin/pip" install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+  local pin=()
+  [[ -z $constraints ]] || pin=(-c "$constraints")
+  # (the image's pip.conf names local indexes that may be absent: pip's "is ignored" lines are noise)
+  if ! "$venv/bin/pip" install -q "${pin[@]}" -r "$reqs" >"$venv/pip.log" 2>&1; then
+    grep -v 'is ignored' "$venv/pip.log" >&2
+    echo "upgrade-twin: pip failed building $venv (full log: $venv/pip.log)" >&2
+    exit 1
   fi
   local purelib
   purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
