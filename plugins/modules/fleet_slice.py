@@ -1,0 +1,163 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: fleet_slice
+short_description: Claim a batch of nodes for one slice of a sliced roll, within the fleet's failure budget
+version_added: 0.1.0
+author: placement.upgrade contributors (@placement-upgrade)
+description:
+  - "Several controllers rolling one fleet at once (AWX job slices, C(playbooks/sliced_roll.yml)) agree
+    through the run's record folder, C(<rolling_reshape_report_dir>/<run id>), which every slice must see
+    (shared storage)."
+  - "First the fleet's failure budget: the node records stored there with status V(failed) for O(run_id)
+    are counted; when there are more than O(max_fail), nothing is claimed and RV(spent) is V(true) (the
+    playbook then stops the slice)."
+  - "Then each node of O(nodes) is claimed by creating C(claims/<node>.json) exclusively (C(O_CREAT|O_EXCL)):
+    one slice wins a node, whatever the number of slices. A node claimed before, or with a record in the
+    folder already (the canary's), is returned in RV(taken) and must be left alone."
+  - Runs where the record folder is (the controller); needs no Placement credentials.
+options:
+  dest:
+    description:
+      - The run's record folder, C(<rolling_reshape_report_dir>/<run id>), on storage every slice sees.
+    type: path
+    required: true
+  nodes:
+    description:
+      - The nodes of the batch about to start (their inventory names).
+    type: list
+    elements: str
+    required: true
+  run_id:
+    description:
+      - The run id every slice shares (the workflow's pre-flight job makes it); only failed records of
+        this run are counted.
+    type: str
+    required: true
+  owner:
+    description:
+      - Who claims, written in each claim (for example C(AWX job 1234)); shown to the others in RV(taken).
+    type: str
+    required: true
+  max_fail:
+    description:
+      - The number of failed nodes the whole fleet tolerates, over every slice; with V(0) the first
+        failed node anywhere stops every slice at its next batch.
+    type: int
+    default: 0
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: full
+    platforms: posix
+notes:
+  - "Consistency: a failed node's record is stored before its slice stops, and each slice reads the
+    count before each of its batches; a slice can therefore start at most one batch after another
+    slice's failure (the batch whose count it read before that record was stored). docs/awx.md
+    gives the argument."
+  - In check mode nothing is written; RV(claimed) lists the nodes that are free.
+seealso:
+  - module: placement.upgrade.fleet_report
+'''
+
+EXAMPLES = r'''
+- name: Claim this batch's nodes, unless the fleet's failure budget is spent
+  placement.upgrade.fleet_slice:
+    dest: "{{ rolling_reshape_report_dir }}/{{ rolling_reshape_run_id }}"
+    nodes: "{{ ansible_play_batch }}"
+    run_id: "{{ rolling_reshape_run_id }}"
+    owner: "AWX job {{ awx_job_id }}"
+    max_fail: 0
+  delegate_to: localhost
+  run_once: true
+  register: claim
+'''
+
+RETURN = r'''
+spent:
+  description: More failed nodes than O(max_fail) in the run; nothing was claimed, the slice must stop.
+  returned: always
+  type: bool
+  sample: false
+claimed:
+  description: The nodes of O(nodes) this task claimed (in check mode, the nodes that are free).
+  returned: always
+  type: list
+  elements: str
+  sample: [compute-03, compute-07]
+taken:
+  description:
+    - The nodes of O(nodes) someone else has, as C(node), C(owner) (the claim's, empty for a recorded node)
+      and C(why) (V(claimed), or C(already recorded in run ...)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{node: compute-01, owner: '', why: already recorded in run 20261125T203000Z-1a2b3c}]
+failed_nodes:
+  description: The nodes recorded as failed in the run so far, over every slice.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+max_fail:
+  description: The budget the count was weighed against (O(max_fail)).
+  returned: always
+  type: int
+  sample: 0
+problems:
+  description: Record files that could not be read (they are not counted).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+'''
+
+from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import slices
+
+
+def _run(module, backend, log):
+    del backend
+    params = module.params
+    if params['max_fail'] < 0:
+        module.fail_json(msg='max_fail must be 0 or more, not %d' % params['max_fail'])
+    if not params['run_id'].strip():
+        module.fail_json(msg='run_id is empty: every slice must be given the run id of the pre-flight job')
+    out = slices.claim_batch(params['dest'], params['nodes'], params['owner'], params['run_id'],
+                             max_fail=params['max_fail'], check_mode=module.check_mode)
+    for problem in out['problems']:
+        log('unreadable node record not counted: %s' % problem)
+    out['changed'] = bool(out['claimed']) and not module.check_mode
+    return out
+
+
+def main():
+    module = new_module(
+        argument_spec=dict(
+            dest=dict(type='path', required=True),
+            nodes=dict(type='list', elements='str', required=True),
+            run_id=dict(type='str', required=True),
+            owner=dict(type='str', required=True),
+            max_fail=dict(type='int', default=0),
+        ),
+        supports_check_mode=True,
+    )
+    run_module(module, _run, open_backend=False)
+
+
+if __name__ == '__main__':
+    main()
