@@ -44,8 +44,10 @@ uWSGI instead of gunicorn: ``wsgi_server='uwsgi'`` (issue 28)
     and ``workers`` processes, shaped as devstack runs Placement (``--master``, ``--lazy-apps``,
     ``--enable-threads``, ``--thunder-lock``, ``--die-on-term``, ``--buffer-size 65535``) on
     ``--http-socket fd://N`` (the socket the parent bound, as for gunicorn).  Debian's python3
-    plugin embeds Debian's Python 3.11 and loads this venv's packages through ``--virtualenv``
-    (the venv's Python must be 3.11 too; checked).  ``uwsgi_connection_close=False`` (the
+    plugin embeds Debian's Python 3.11 (its own stdlib) and takes this venv's packages from
+    ``--pythonpath`` and a WSGI file that runs the venv's ``.pth`` files; the venv's Python must
+    be 3.11 too (checked).  Not ``--virtualenv``: with a pyenv venv, Debian's libpython then
+    loads pyenv's stdlib and fails (``_ssl``: undefined symbol).  ``uwsgi_connection_close=False`` (the
     default) leaves out devstack's ``--add-header 'Connection: close'``: uWSGI's http-socket
     closes every connection after its answer without saying so, and a client that reuses the
     connection meanwhile is reset (the configuration docs/reliability.md (g) reshapes against);

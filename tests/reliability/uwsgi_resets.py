@@ -19,6 +19,9 @@ The setup, the verdict and the rerun use a client that opens a new connection fo
 request, so they are never reset.
 
     .venv/bin/python tests/reliability/uwsgi_resets.py --nodes 12 -v     # figures printed
+    .venv/bin/python tests/reliability/uwsgi_resets.py --nodes 8 --connection-close   # the control: no resets
+
+Exit status 0 when every node is clean and resets were met (none with ``--connection-close``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -115,11 +118,14 @@ def fresh_connection_backend(server):
     return backend
 
 
-def make_server(workdir, db='mariadb', workers=4):
-    """Placement on ``db`` behind uWSGI, ``workers`` processes, without ``Connection: close``."""
+def make_server(workdir, db='mariadb', workers=4, connection_close=False):
+    """Placement on ``db`` behind uWSGI, ``workers`` processes, without ``Connection: close`` (unless
+    ``connection_close``: devstack's configuration, the control)."""
     if db in (None, 'sqlite'):
-        return harness.PlacementServer(workdir=workdir, workers=workers, wsgi_server='uwsgi')
-    return harness.PlacementServer.production(db=db, workers=workers, workdir=workdir, wsgi_server='uwsgi')
+        return harness.PlacementServer(workdir=workdir, workers=workers, wsgi_server='uwsgi',
+                                       uwsgi_connection_close=connection_close)
+    return harness.PlacementServer.production(db=db, workers=workers, workdir=workdir, wsgi_server='uwsgi',
+                                              uwsgi_connection_close=connection_close)
 
 
 def _reshape_one(server, node, counter, timeout, out):
@@ -138,7 +144,7 @@ def _reshape_one(server, node, counter, timeout, out):
     out['messages'] = messages
 
 
-def run_resets(workdir, nodes=12, threads=4, db='mariadb', workers=4, timeout=30, log=None):
+def run_resets(workdir, nodes=12, threads=4, db='mariadb', workers=4, timeout=30, log=None, connection_close=False):
     """``nodes`` reshapes, ``threads`` at a time, against Placement behind a resetting uWSGI.
 
     Returns the figures (:func:`harness.new_figures`) with ``notes``: ``requests`` the reshape
@@ -146,10 +152,11 @@ def run_resets(workdir, nodes=12, threads=4, db='mariadb', workers=4, timeout=30
     (``{"METHOD /path": n}``), ``nodes_that_met_a_reset``, what reshape_node returned or raised,
     and ``settled`` (lost answers the collection settled by reading back: its log lines).
     """
-    figures = harness.new_figures('reshapes over REST behind uWSGI --http-socket without Connection: close, '
-                                  '%d workers, Placement 16.0.0 on %s' % (workers, db or 'sqlite'), notes={})
+    figures = harness.new_figures('reshapes over REST behind uWSGI --http-socket %s Connection: close, '
+                                  '%d workers, Placement 16.0.0 on %s' % ('with' if connection_close else 'without',
+                                                                          workers, db or 'sqlite'), notes={})
     start = time.time()
-    server = make_server(os.path.join(workdir, 'placement'), db=db, workers=workers)
+    server = make_server(os.path.join(workdir, 'placement'), db=db, workers=workers, connection_close=connection_close)
     server.start()
     counter = ResetCounter()
     try:
@@ -214,6 +221,8 @@ def main(argv=None):
     parser.add_argument('--threads', type=int, default=4, help='reshapes at a time')
     parser.add_argument('--workers', type=int, default=4, help='uWSGI worker processes')
     parser.add_argument('--db', choices=('sqlite', 'mariadb', 'postgresql'), default='mariadb')
+    parser.add_argument('--connection-close', action='store_true',
+                        help='the control: devstack\'s --add-header "Connection: close" (expect no resets)')
     parser.add_argument('--keep', action='store_true', help='keep the work directory')
     parser.add_argument('-v', '--verbose', action='store_true', help='one line per node')
     args = parser.parse_args(argv)
@@ -221,16 +230,17 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix='reliability-uwsgi-')
     try:
         figures = run_resets(workdir, nodes=args.nodes, threads=args.threads, db=args.db, workers=args.workers,
-                             log=log)
+                             log=log, connection_close=args.connection_close)
     finally:
         if args.keep:
             print('work directory kept: %s' % workdir)
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     print(harness.format_figures(figures))
-    ok = harness.clean(figures) and figures['leftover_unnamed'] == 0 and figures['notes']['resets'] > 0
-    print('uwsgi resets: %s' % ('clean, %d resets met' % figures['notes']['resets'] if ok else
-                                'NO RESETS MET' if not figures['notes']['resets'] else 'DEFECTS (see above)'))
+    resets = figures['notes']['resets']
+    ok = harness.clean(figures) and figures['leftover_unnamed'] == 0 and (resets == 0) == args.connection_close
+    print('uwsgi resets: %d met; %s' % (resets, 'clean' if harness.clean(figures) and figures['leftover_unnamed'] == 0
+                                         else 'DEFECTS (see above)'))
     return 0 if ok else 1
 
 
