@@ -721,6 +721,10 @@ def run_rest_faults(workdir, faults=20, seed=2, timeout=1.0, log=None, db=None):
                 log('(b) trial %d %s at %s #%d%s: %s%s' % (
                     trial, kind, step, nth, '' if fired else ' (not reached)', brief(verdict, again),
                     '; reshape_node raised %s' % error[:160] if error else ''))
+        # Placement's own answers, from its log (the proxy's injected 5xx never reach it)
+        counts = server.deadlock_counts() if hasattr(server, 'deadlock_counts') else {}
+        figures['notes'].update({'placement_500s': count_500s(server), 'db_deadlocks': counts.get('deadlocks'),
+                                 'placement_db_retries': counts.get('retries')})
     finally:
         proxy.stop()
         server.stop()
@@ -1200,7 +1204,7 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
         for name, want in fleet['expected'].items())), before)
     counts = server.deadlock_counts() if hasattr(server, 'deadlock_counts') else {}
     figures['notes'].update({'placement_db_retries': counts.get('retries'), 'db_deadlocks': counts.get('deadlocks'),
-                             'placement_500s': _count_500s(server)})
+                             'placement_500s': count_500s(server)})
     lost, doubled, details = _ledger_diff(expected, after)
     for node in fleet['nodes']:
         want, check = fleet['expected'][node['name']], verified[node['name']]
@@ -1253,7 +1257,7 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
     return figures
 
 
-def _count_500s(server):
+def count_500s(server):
     """Answers 500 in the server's log (gunicorn's access log or wsgiref's request lines), or None."""
     path = getattr(server, 'log_path', None)
     if not path or not os.path.exists(path):

@@ -42,7 +42,8 @@ def run_suite(suite, workdir, sizes, seed, log=None, db=None):
             figures = harness.run_writers(server, path, trials=sizes['trials'], seed=seed, log=log)
             counts = server.deadlock_counts()
             figures['notes'].update({'placement_db_retries': counts.get('retries'),
-                                     'db_deadlocks': counts.get('deadlocks')})
+                                     'db_deadlocks': counts.get('deadlocks'),
+                                     'placement_500s': harness.count_500s(server)})
             return figures
         finally:
             server.stop()

@@ -235,6 +235,22 @@ def _identity_error(exc, auth_url, ks):
         % (where.replace('The identity', 'the identity'), text))
 
 
+#: Placement's ResourceProviderConcurrentUpdateDetected, as its fault wrapper words a 500
+_RP_RACE = 'Another thread concurrently updated the resource provider data'
+
+
+def _lost_trait_race(status, method, path, detail):
+    """Placement 16's ``PUT /resource_providers/{uuid}/traits`` checks the generation it is given,
+    then bumps it in the same writer transaction; another worker's write in between makes the bump
+    raise ResourceProviderConcurrentUpdateDetected, which that handler (unlike DELETE's, and the
+    inventory, aggregate, allocation and reshaper handlers) does not turn into a 409: the fault
+    wrapper answers 500.  The transaction was rolled back, so it is a generation conflict: re-read
+    and retry, not an answer that may or may not have been applied.  Seen with several workers on
+    MariaDB (docs/reliability.md (g)); SQLite behind one process serialises the two writes."""
+    return (status == 500 and method == 'PUT' and path.endswith('/traits')
+            and _RP_RACE in (detail or ''))
+
+
 class _Connector(object):
     """The two steps of :meth:`RestBackend.from_options`, each retried like a GET."""
 
@@ -664,7 +680,12 @@ class RestBackend(Backend):
             err = errors.from_response(status, body, request_id=request_id)
             if isinstance(body, dict):
                 err.detail = _clean_detail(err.detail)
-            if status >= 500 and not isinstance(err, errors.ServiceUnavailable):
+            if _lost_trait_race(status, method, path, err.detail):
+                err = errors.ConcurrentUpdate(
+                    'Placement at %s answered %s to %s %s: %s (its traits handler lets a generation conflict '
+                    'between its check and its write escape as a 500; the write was rolled back)'
+                    % (self.endpoint, status, method, path, err.detail), status=409, request_id=err.request_id)
+            elif status >= 500 and not isinstance(err, errors.ServiceUnavailable):
                 title = err.title if err.title != 'Error' else (getattr(resp, 'reason', None) or 'Error')
                 err = errors.ServiceUnavailable(
                     'Placement at %s answered %s to %s %s: %s'

@@ -407,3 +407,28 @@ def test_set_inventory_bad_values_on_an_existing_class_stay_bad_request():
         RestBackend(adapter).set_inventory('rp1', 'VCPU', 3, {'total': 1, 'reserved': 2})
     assert info.value.detail == 'reserved greater than total'
     assert adapter.count('PUT', INV_PATH) == 0
+
+
+def test_placements_500_for_a_lost_trait_race_is_a_generation_conflict():
+    """Placement 16's PUT .../traits lets ResourceProviderConcurrentUpdateDetected (another
+    worker's write between its generation check and its bump) escape as a 500; the transaction
+    was rolled back, so it is a generation conflict, not an unknown outcome."""
+    race = placement_error(500, 'placement.undefined_code', 'Another thread concurrently updated the resource '
+                           'provider data. Please retry your update', title='Internal Server Error')
+    adapter = FakeAdapter(script={('PUT', '/resource_providers/rp1/traits'): [race]})
+    backend = RestBackend(adapter)
+    with pytest.raises(errors.ConcurrentUpdate) as info:
+        backend.set_provider_traits('rp1', 3, ['CUSTOM_A'])
+    assert info.value.status == 409
+    assert 'answered 500 to PUT /resource_providers/rp1/traits' in str(info.value)
+    assert 'the write was rolled back' in str(info.value)
+    # sent once: a generation conflict is the caller's to re-read and retry
+    assert adapter.count('PUT', '/resource_providers/rp1/traits') == 1
+
+
+def test_any_other_500_to_a_traits_put_stays_an_unknown_answer():
+    other = placement_error(500, 'placement.undefined_code', 'database is locked', title='Internal Server Error')
+    adapter = FakeAdapter(script={('PUT', '/resource_providers/rp1/traits'): [other]})
+    backend = RestBackend(adapter)
+    with pytest.raises(errors.ServiceUnavailable):
+        backend.set_provider_traits('rp1', 3, ['CUSTOM_A'])
