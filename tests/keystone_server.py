@@ -322,17 +322,19 @@ class KeystoneStack(object):
 
     USERS = {'placement': ('admin', 'service'), 'operator': ('admin',)}
 
-    def __init__(self, debug=False):
+    def __init__(self, debug=False, **placement_options):
         self.keystone = KeystoneServer(debug=debug)
         self.passwords = dict((user, _secret('%s-pw' % user)) for user in self.USERS)
         self.placement = None
+        #: PlacementServer's options for the Placement (e.g. ``db='mariadb', workers=4``)
+        self.placement_options = placement_options
 
     def start(self):
         try:
             self.keystone.start()
             for user, roles in sorted(self.USERS.items()):
                 self.keystone.ensure_user(user, self.passwords[user], SERVICE_PROJECT, roles)
-            self.placement = KeystonePlacement(self.keystone, self.passwords['placement'])
+            self.placement = KeystonePlacement(self.keystone, self.passwords['placement'], **self.placement_options)
             self.placement.start()
             self.keystone.register_service('placement', 'placement', self.placement.url)
         except BaseException:

@@ -28,7 +28,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.modules import reshape
 from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
 
-from keystone_server import closed_port_url, shared_stack
+from keystone_server import KeystoneStack, closed_port_url, shared_stack
 from module_runner import run_module_main
 from test_reshaper_support import comparable, flat_gpu_node, gpu_report
 
@@ -201,3 +201,35 @@ def test_unreachable_keystone_is_named_not_placement(stack, capsys, fast_retries
     assert 'Placement could not be reached' not in result['msg'] and stack.placement.url not in result['msg']
     assert len(result['log']) == 3 and all('authentication with %s' % dead in line for line in result['log'])
     _no_secret(result, stack.passwords['placement'])
+
+
+@pytest.mark.mariadb
+def test_password_auth_reshapes_on_mariadb_placement_behind_workers(unique_name, tmp_path, capsys):
+    """Production's shape with Keystone: Placement validating tokens with Keystone, on a private
+    MariaDB behind gunicorn with 4 worker processes, reshaped with password auth."""
+    with KeystoneStack(db='mariadb', workers=4) as stack:
+        assert (stack.placement.db_kind, stack.placement.workers, stack.placement.gunicorn) == ('mariadb', 4, True)
+        backend = RestBackend.from_options(stack.password_auth('placement'))
+        try:
+            name = unique_name('cn')
+            report = gpu_report(tmp_path / 'host', name)
+            built = flat_gpu_node(backend, name, report)
+            args = dict(stack.password_auth('placement'), root_provider=name, devices=report,
+                        snapshot_dir=str(tmp_path / 'snapshots'))
+            rc, result = run_module_main(reshape.main, args, capsys)
+            assert rc == 0, result
+            assert result['status'] == 'reshaped' and result['verified'] is True
+            assert result['moved']['units'] == {'VGPU': 5}
+            assert len(backend.list_providers(in_tree=built['root'])) == 3
+            _no_secret(result, stack.passwords['placement'])
+            # the operator has no service role: the stock policy refuses POST /reshaper, with the hint
+            other = unique_name('cn')
+            report2 = gpu_report(tmp_path / 'host2', other)
+            flat_gpu_node(backend, other, report2)
+            rc, refused = run_module_main(reshape.main, dict(stack.password_auth('operator'), root_provider=other,
+                                                             devices=report2, snapshot_dir=str(tmp_path / 's2')), capsys)
+            assert rc != 0 and ROLE_HINT.search(refused['msg']), refused
+        finally:
+            backend.close()
+        log = stack.placement.log_path
+        assert log and 'status: 500' not in open(log, errors='replace').read()
