@@ -52,6 +52,8 @@ CONF = cfg.CONF
 OUTPUT = os.path.join(REPO, 'tests', 'output', 'upgrade-twin')
 OLD_VENVS = {'31': os.path.join(REPO, '.venv-nova31'), '33': os.path.join(REPO, '.venv-nova33')}
 NEW_BIN = os.path.dirname(sys.executable)
+#: the node's nova.conf changes that come with the upgrade, per kind
+NEW_NOVA_CONF = {'pci': {'pci': {'report_in_placement': True}}}
 DATABASES = ('nova_api.db', 'nova_cell0.db', 'nova_cell1.db', 'placement.db')
 
 
@@ -124,6 +126,14 @@ def placement_dump(adapter):
     return out
 
 
+def layout_by_name(dump):
+    """The tree by provider name, without uuids and generations: {name: (parent name,
+    inventories, traits, {consumer: resources})} (nova alone and our roll make different uuids)."""
+    names = {p['uuid']: name for name, p in dump['providers'].items()}
+    return {name: (names.get(p['parent']), p['inventories'], p['traits'], p['allocations'])
+            for name, p in dump['providers'].items()}
+
+
 def prepare(old, kind):
     """Steps 1-3 for one case; returns what the judge needs (all of it also on disk)."""
     work = os.path.join(OUTPUT, '%s-to-34-%s' % (old, kind))
@@ -151,6 +161,11 @@ def prepare(old, kind):
     # the control: the same upgraded databases, never rolled (nova 34 alone judges those)
     unrolled_dir = os.path.join(work, 'unrolled')
     shutil.copytree(new_dir, unrolled_dir)
+    # the new nova.conf of the node (what the operator turns on with the upgrade)
+    for section, options in NEW_NOVA_CONF.get(kind, {}).items():
+        spec['nova_conf'].setdefault(section, {}).update(options)
+    with open(os.path.join(new_dir, 'host.json'), 'w') as handle:
+        json.dump(spec, handle, indent=2, sort_keys=True)
     # 3. our roll on the host nova left, against Placement served from the upgraded file
     built = fakehost.build_host(os.path.join(new_dir, 'host'), spec, clean=True)
     qemu_dir = os.path.dirname(built['domain_xml_glob'])
@@ -358,6 +373,50 @@ class Test33To34VGPU(UpgradeTwinCase):
         self.put_allocations(orphan, {self.root_uuid: {'VCPU': 1, 'MEMORY_MB': 64}})
         _rc, out = self.nova_manage(['audit', '--verbose'], ok=(3,))
         self.assertIn('Allocations were set against consumer UUID %s' % orphan, out)
+
+
+class Test33To34PCI(UpgradeTwinCase):
+    """nova 33 with a PCI passthrough alias and ``[pci]report_in_placement`` off (the default of
+    every release) booted one guest holding a type-PCI device (8086:1533) and one without; the
+    upgrade turns ``report_in_placement`` on.  Our roll creates nova's PCI providers and moves the
+    guest's device allocation there (nova's "healing") in one POST /reshaper; nova 34 then writes
+    nothing (but the root's OWNER_NOVA), and ``heal_allocations --dry-run``, which heals PCI
+    allocations from nova's OWN database claims (pci_devices), finds nothing to do."""
+
+    OLD = '33'
+    KIND = 'pci'
+
+    def test_upgrade(self):
+        legacy = self.twin['legacy']
+        root = legacy['providers'][self.hostname]
+        self.assertEqual([self.hostname], list(legacy['providers']), 'nova 33 put PCI in Placement')
+        holder = [d for d in self.spec['pci_devices'] if d['holder']]
+        self.assertEqual(1, len(holder), self.spec['pci_devices'])
+        guest = [i['uuid'] for i in self.spec['instances'] if i['name'] == holder[0]['holder']][0]
+        result = self.twin['result']
+        self.assertEqual('reshaped', result['status'], result['msg'])
+        self.assertTrue(result['reshaper_applied'])
+        after = self.judge()
+        children = {name: p for name, p in after['providers'].items() if p['parent'] == root['uuid']}
+        self.assertEqual({'%s_%s' % (self.hostname, d['address'].upper()) for d in self.spec['pci_devices']},
+                         set(children))
+        device = children['%s_%s' % (self.hostname, holder[0]['address'].upper())]
+        self.assertEqual({guest: {'CUSTOM_PCI_8086_1533': 1}}, device['allocations'])
+        for child in children.values():
+            self.assertEqual(['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'], child['traits'])
+
+    def test_nova_34_alone_without_our_roll(self):
+        """The control: nova 34 alone on the same upgraded databases creates the same PCI
+        providers and heals the same allocation (its writes), ending where our roll ends."""
+        before = self.dump()
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertTrue(any(w.startswith('POST /resource_providers') for w in writes), writes)
+        ours = layout_by_name(self.twin['rolled'])
+        root = self.hostname
+        ours[root] = ours[root][:2] + (sorted(ours[root][2] + ['OWNER_NOVA']),) + ours[root][3:]
+        self.assertEqual(ours, layout_by_name(self.dump()))
+        self.assertNotEqual(before, self.dump())
 
 
 class Test31To34Refused(UpgradeTwinCase):

@@ -19,7 +19,9 @@ never imported by the judge::
    devices, mdevs and guests exactly as nova created them), nova's own domain XML
    (``domains/<instance name>.xml``) and ``state.json`` (release, compute node, servers).
 
-Kinds: ``vgpu`` (two pGPUs with nvidia-11, flavors ``resources:VGPU=1`` and ``=2``).
+Kinds: ``vgpu`` (two pGPUs with nvidia-11, flavors ``resources:VGPU=1`` and ``=2``); ``pci`` (two
+type-PCI devices 8086:1533 in ``[pci]device_spec``, alias ``a1``, ``report_in_placement`` off,
+one guest with ``pci_passthrough:alias=a1:1`` and one without).
 """
 
 import argparse
@@ -85,12 +87,22 @@ def make_case(kind, out):
     import nova.tests.functional  # noqa: F401  (nova.monkey_patch first)
     from nova import version as nova_version
     from nova.tests.fixtures import libvirt as fakelibvirt
+    from oslo_serialization import jsonutils
+    from nova.tests.functional.libvirt import test_pci_sriov_servers
     from nova.tests.functional.libvirt import test_vgpu
 
     import filedb
 
-    class Writer(filedb.FileDatabasesMixin, test_vgpu.VGPUTestBase):
+    # nova's own test bases for the kind: their fakes (mdev creation, PCI filter) and config
+    base = {'vgpu': test_vgpu.VGPUTestBase, 'pci': test_pci_sriov_servers._PCIServersTestBase}[kind]
+    pci_spec = {'vendor_id': fakelibvirt.PCI_VEND_ID, 'product_id': fakelibvirt.PCI_PROD_ID}
+
+    class Writer(filedb.FileDatabasesMixin, base):
         db_urls = {'api': 'sqlite:///nova_api.db', 'placement': 'sqlite:///placement.db'}
+        # the PCI kind: one passthrough device type (nova's PCIServersTest's), alias a1;
+        # [pci]report_in_placement stays at its default, False, as in every release up to 34
+        PCI_DEVICE_SPEC = [jsonutils.dumps(pci_spec)]
+        PCI_ALIAS = [jsonutils.dumps(dict(pci_spec, name='a1', device_type='type-PCI'))]
 
         def setUp(self):
             # the harness' cleanup "kills" every service, which DELETES its service record (a
@@ -134,6 +146,16 @@ def make_case(kind, out):
             two = self._create_flavor(name='vgpu.2', extra_spec={'resources:VGPU': '2'})
             self.servers = self._boot(one, 2) + self._boot(two, 1)
 
+        def write_pci(self):
+            self.hostname = HOST % kind
+            self.nova_conf = {'pci': {'device_spec': self.PCI_DEVICE_SPEC, 'alias': self.PCI_ALIAS}}
+            pci_info = fakelibvirt.HostPCIDevicesInfo(num_pci=2, num_pfs=0, num_vfs=0, numa_node=0)
+            self.start_compute(hostname=self.hostname, pci_info=pci_info)
+            self.compute = self.computes[self.hostname]
+            passthrough = self._create_flavor(name='pci.1', extra_spec={'pci_passthrough:alias': 'a1:1'})
+            plain = self._create_flavor(name='plain')
+            self.servers = self._boot(passthrough, 1) + self._boot(plain, 1)
+
         def describe(self):
             """host.json, domains/, state.json: the host exactly as nova left it."""
             driver = self.compute.driver
@@ -145,6 +167,31 @@ def make_case(kind, out):
                 with open(os.path.join(domains_dir, dom.name() + '.xml'), 'w') as handle:
                     handle.write(dom.XMLDesc(0))
                 by_uuid[dom.UUIDString()] = dom.name()
+            spec = {'hostname': self.hostname, 'nova_conf': self.nova_conf,
+                    'instances': [{'name': by_uuid[s['id']], 'uuid': s['id']} for s in self.servers]}
+            if kind == 'vgpu':
+                spec['gpus'] = self.describe_gpus(driver, connection, by_uuid)
+            if kind == 'pci':
+                spec['pci_devices'] = self.describe_pci(connection, domains_dir)
+            self.write_files(spec, driver, by_uuid)
+
+        def describe_pci(self, connection, domains_dir):
+            """Every type-PCI device of the host, and the guest whose domain XML holds it."""
+            holders = {}
+            for name in os.listdir(domains_dir):
+                root = ET.parse(os.path.join(domains_dir, name)).getroot()
+                for addr in root.findall("./devices/hostdev[@type='pci']/source/address"):
+                    address = '%04x:%02x:%02x.%x' % tuple(int(addr.get(f), 0)
+                                                         for f in ('domain', 'bus', 'slot', 'function'))
+                    holders[address] = name[:-len('.xml')]
+            devices = []
+            for dev_name in connection.listDevices('pci', 0):
+                address, vendor, product, numa_node = _pci_facts(connection, dev_name)
+                devices.append({'address': address, 'vendor_id': vendor, 'product_id': product,
+                                'class_id': '020000', 'numa_node': numa_node, 'holder': holders.get(address)})
+            return devices
+
+        def describe_gpus(self, driver, connection, by_uuid):
             assigned = driver._get_all_assigned_mediated_devices()
             gpus = []
             for dev in driver._get_mdev_capable_devices():
@@ -160,9 +207,9 @@ def make_case(kind, out):
                                           'available_instances': int(info['availableInstances'])}
                                    for name, info in dev['types'].items()},
                     'mdevs': mdevs})
-            instances = [{'name': by_uuid[s['id']], 'uuid': s['id']} for s in self.servers]
-            spec = {'hostname': self.hostname, 'gpus': gpus, 'instances': instances,
-                    'nova_conf': self.nova_conf}
+            return gpus
+
+        def write_files(self, spec, driver, by_uuid):
             with open(os.path.join(out, 'host.json'), 'w') as handle:
                 json.dump(spec, handle, indent=2, sort_keys=True)
             state = {'release': nova_version.version_string(), 'kind': kind, 'hostname': self.hostname,
@@ -174,6 +221,8 @@ def make_case(kind, out):
             with open(os.path.join(out, 'state.json'), 'w') as handle:
                 json.dump(state, handle, indent=2, sort_keys=True)
 
+    if kind != 'vgpu':
+        return Writer
     # nova 31 fakes libvirt >= 7.3's mdev creation in _create_mdev_7_3, nova 33 in _create_mdev
     name = '_create_mdev_7_3' if hasattr(test_vgpu.VGPUTestBase, '_create_mdev_7_3') else '_create_mdev'
     create = getattr(test_vgpu.VGPUTestBase, name)
@@ -188,7 +237,7 @@ def make_case(kind, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--kind', required=True, choices=['vgpu'])
+    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci'])
     parser.add_argument('--out', required=True)
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
