@@ -23,7 +23,6 @@ __metaclass__ = type
 
 import json
 import os
-import threading
 import time
 
 import pytest
@@ -104,8 +103,8 @@ class Job(object):
 
     def span(self):
         """When the job's playbook started and ended (its first and last events' times)."""
-        times = sorted(e['created'] for e in self.runner.events if e.get('event') in ('playbook_on_start',
-                                                                                     'playbook_on_stats'))
+        ends = ('playbook_on_start', 'playbook_on_stats')
+        times = sorted(e['created'] for e in self.runner.events if e.get('event') in ends)
         return times[0], times[-1]
 
     def artifacts(self):
