@@ -200,6 +200,10 @@ def _check_sliced_roll(tmp, fleet, prefix, single, serial):
         assert job.ok, '%s: %s' % (job.name, job.stdout()[-6000:])
     assert jobs['report'].ok, jobs['report'].stdout()[-6000:]
     canary = jobs['preflight'].artifacts()['rolling_reshape_canary']
+    # the pre-flight's plan of the whole fleet is a run of its own, beside the roll's
+    plan = _summary(report_dir, run_id + '-plan')
+    assert plan['mode'] == 'plan' and len(plan['nodes']) == len(fleet['expected']) and plan['would_stop'] == []
+    assert not os.path.isdir(os.path.join(report_dir, run_id + '-plan', 'claims'))
     # the canary: the first node by name the plan would reshape, rolled by its own job
     assert canary == sorted(n for n, s in fleet['expected'].items() if s == 'reshaped')[0]
     # one report, of the whole fleet, with the outcome of the single controller's roll
