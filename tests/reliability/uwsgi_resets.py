@@ -18,8 +18,13 @@ failure's message or not) and reshaped again without resets (the rerun).
 The setup, the verdict and the rerun use a client that opens a new connection for every
 request, so they are never reset.
 
+:func:`run_roll` plays ``playbooks/rolling_reshape.yml`` over a simulated fleet instead
+(:func:`harness.run_rolls`, every node on one shared DISK_GB pool): the modules' own clients
+meet the resets, counted by a ``sitecustomize`` put on the roll's ``PYTHONPATH``.
+
     .venv/bin/python tests/reliability/uwsgi_resets.py --nodes 12 -v     # figures printed
     .venv/bin/python tests/reliability/uwsgi_resets.py --nodes 8 --connection-close   # the control: no resets
+    .venv/bin/python tests/reliability/uwsgi_resets.py --nodes 40 --roll 10 -v        # rolling_reshape.yml, serial 10
 
 Exit status 0 when every node is clean and resets were met (none with ``--connection-close``).
 """
@@ -104,8 +109,13 @@ def _template(url):
 
 def fresh_connection_backend(server):
     """A REST backend on ``server`` that opens a new connection for every request (never reset)."""
-    backend = harness.RestBackend(server.adapter())
-    inner = backend.session.session
+    return harness.RestBackend(fresh_connection_adapter(server))
+
+
+def fresh_connection_adapter(server, **kwargs):
+    """``server.adapter(**kwargs)`` opening a new connection for every request."""
+    adapter = server.adapter(**kwargs)
+    inner = adapter.session.session
     orig = inner.request
 
     def request(*args, **kwargs):
@@ -115,7 +125,7 @@ def fresh_connection_backend(server):
             for http_adapter in inner.adapters.values():
                 http_adapter.close()   # drop the pooled connection: the next request opens its own
     inner.request = request
-    return backend
+    return adapter
 
 
 def make_server(workdir, db='mariadb', workers=4, connection_close=False):
@@ -215,9 +225,96 @@ def _judge(figures, check, node, baseline, out, log):
                           '; reshape_node raised %s' % error[:400] if error else ''))
 
 
+# -- the rolling playbook behind the resetting uWSGI --------------------------------------
+
+#: imported by every Python the roll starts (ansible-playbook, each module): appends one line per
+#: reset its requests met to $PLACEMENT_RESET_LOG (O_APPEND: whole lines from many processes)
+_SITECUSTOMIZE = """\
+import os
+_LOG = os.environ.get('PLACEMENT_RESET_LOG')
+if _LOG:
+    try:
+        import requests.sessions
+    except ImportError:
+        requests = None
+    if requests is not None:
+        _orig = requests.sessions.Session.request
+
+        def _request(self, method, url, *args, **kwargs):
+            try:
+                return _orig(self, method, url, *args, **kwargs)
+            except Exception as exc:
+                text = '%s: %s' % (type(exc).__name__, exc)
+                if any(mark in text for mark in {marks!r}):
+                    line = '%s %s %s\\n' % (str(method).upper(), url, text.replace('\\n', ' ')[:300])
+                    fd = os.open(_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                    try:
+                        os.write(fd, line.encode('utf-8'))
+                    finally:
+                        os.close(fd)
+                raise
+        requests.sessions.Session.request = _request
+"""
+
+
+class _SetupView(object):
+    """The server as :func:`harness.run_rolls` sees it: its own client (seeding the fleet, the
+    verdict) opens a new connection for every request; the playbook's modules reach uWSGI as is."""
+
+    def __init__(self, server):
+        self._server = server
+
+    def __getattr__(self, name):
+        return getattr(self._server, name)
+
+    def adapter(self, **kwargs):
+        return fresh_connection_adapter(self._server, **kwargs)
+
+
+def run_roll(workdir, nodes=40, serial=10, db='mariadb', workers=4, log=None, connection_close=False):
+    """``playbooks/rolling_reshape.yml`` at ``serial`` / as many forks over a ``nodes``-node fleet
+    (:func:`harness.run_rolls`) against Placement behind the resetting uWSGI; the resets every
+    Python of the roll met are counted by a ``sitecustomize`` on its ``PYTHONPATH``.  Returns
+    run_rolls' figures, with ``resets`` (``resets_on_writes``, ``reset_paths``) in ``notes``."""
+    hook = os.path.join(workdir, 'reset-hook')
+    os.makedirs(hook)
+    with open(os.path.join(hook, 'sitecustomize.py'), 'w') as fh:
+        fh.write(_SITECUSTOMIZE.format(marks=RESET_MARKS))
+    reset_log = os.path.join(workdir, 'resets.log')
+    open(reset_log, 'w').close()
+    server = make_server(os.path.join(workdir, 'placement'), db=db, workers=workers, connection_close=connection_close)
+    saved = dict((k, os.environ.get(k)) for k in ('PYTHONPATH', 'PLACEMENT_RESET_LOG'))
+    server.start()
+    try:
+        os.environ['PYTHONPATH'] = os.pathsep.join(p for p in (hook, saved['PYTHONPATH']) if p)
+        os.environ['PLACEMENT_RESET_LOG'] = reset_log
+        figures = harness.run_rolls(_SetupView(server), workdir, nodes=nodes, serial=serial, forks=serial, log=log)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
+    counter = ResetCounter()
+    with open(reset_log) as fh:
+        for line in fh:
+            method, url = line.split(' ', 2)[:2]
+            key = (method, _template(url))
+            counter.resets[key] = counter.resets.get(key, 0) + 1
+    figures['suite'] = 'behind uWSGI --http-socket %s Connection: close, %d workers: %s' % (
+        'with' if connection_close else 'without', workers, figures['suite'])
+    figures['notes'].update({'resets': counter.total(), 'resets_on_writes': counter.total(writes=True),
+                             'resets_on_reads': counter.total(writes=False),
+                             'reset_paths': dict(('%s %s' % key, n) for key, n in sorted(counter.resets.items()))})
+    return figures
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--nodes', type=int, default=12)
+    parser.add_argument('--roll', type=int, metavar='SERIAL', default=None,
+                        help='play the rolling playbook at this serial (as many forks) over a --nodes fleet instead')
     parser.add_argument('--threads', type=int, default=4, help='reshapes at a time')
     parser.add_argument('--workers', type=int, default=4, help='uWSGI worker processes')
     parser.add_argument('--db', choices=('sqlite', 'mariadb', 'postgresql'), default='mariadb')
@@ -229,8 +326,12 @@ def main(argv=None):
     log = (lambda msg: print(msg, flush=True)) if args.verbose else None
     workdir = tempfile.mkdtemp(prefix='reliability-uwsgi-')
     try:
-        figures = run_resets(workdir, nodes=args.nodes, threads=args.threads, db=args.db, workers=args.workers,
-                             log=log, connection_close=args.connection_close)
+        if args.roll:
+            figures = run_roll(workdir, nodes=args.nodes, serial=args.roll, db=args.db, workers=args.workers,
+                               log=log, connection_close=args.connection_close)
+        else:
+            figures = run_resets(workdir, nodes=args.nodes, threads=args.threads, db=args.db, workers=args.workers,
+                                 log=log, connection_close=args.connection_close)
     finally:
         if args.keep:
             print('work directory kept: %s' % workdir)
@@ -238,10 +339,9 @@ def main(argv=None):
             shutil.rmtree(workdir, ignore_errors=True)
     print(harness.format_figures(figures))
     resets = figures['notes']['resets']
-    ok = harness.clean(figures) and figures['leftover_unnamed'] == 0 and (resets == 0) == args.connection_close
-    print('uwsgi resets: %d met; %s' % (resets, 'clean' if harness.clean(figures) and figures['leftover_unnamed'] == 0
-                                         else 'DEFECTS (see above)'))
-    return 0 if ok else 1
+    clean = harness.clean(figures) and figures['leftover_unnamed'] == 0
+    print('uwsgi resets: %d met; %s' % (resets, 'clean' if clean else 'DEFECTS (see above)'))
+    return 0 if clean and (resets == 0) == args.connection_close else 1
 
 
 if __name__ == '__main__':
