@@ -51,6 +51,19 @@ if [[ ${UPGRADE_TWIN_SKIP_BUILD:-} != 1 ]]; then
   build "$root/.venv-nova31" "$twin/requirements-nova31.txt" "$twin/upper-constraints-2025.1.txt"
   build "$root/.venv-nova33" "$twin/requirements-nova33.txt" "$twin/upper-constraints-2026.1.txt"
 fi
-# the test process is nova 34's (the judge); it runs the old releases as subprocesses
-exec "${NOVA_VENV:-$root/.venv-nova}/bin/python" -m pytest -p no:cacheprovider -o addopts="" -q \
-  -W ignore::DeprecationWarning --timeout 1200 tests/upgrade_twin "$@"
+# the NEW release of a case judges it in its own venv: nova 34 (.venv-nova), then nova 33
+# (.venv-nova33, the 31 -> 33 cases); each runs the older releases as subprocesses
+status=0
+ran=0
+for judge in "${NOVA_VENV:-$root/.venv-nova}" "$root/.venv-nova33"; do
+  echo "upgrade-twin: judging with $("$judge/bin/python" -c 'from nova import version; print("nova", version.version_string())')"
+  "$judge/bin/python" -m pytest -p no:cacheprovider -o addopts="" -q -p no:logging \
+    -W ignore::DeprecationWarning --timeout 1200 tests/upgrade_twin "$@" && rc=0 || rc=$?
+  # 5: every case here was deselected (they are the other release's, or -k chose none here)
+  if [[ $rc -eq 0 ]]; then ran=1; elif [[ $rc -ne 5 ]]; then status=$rc; ran=1; fi
+done
+if [[ $ran -eq 0 ]]; then
+  echo "upgrade-twin: no case selected" >&2
+  exit 5
+fi
+exit "$status"

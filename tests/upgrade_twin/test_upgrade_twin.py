@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The upgrade twin (issue 29): a real older nova writes the state, nova 34 judges our roll.
+"""The upgrade twin (issue 29): a real older nova writes the state, the new release judges our roll.
 
-Runs in nova 34's venv (.venv-nova, see .ci/upgrade-twin.sh); for each case (old release x kind):
+Runs in the NEW release's venv (.venv-nova for nova 34, .venv-nova33 for nova 33; .ci/upgrade-twin.sh
+runs both; conftest.py keeps the cases of the release at hand); for each case (old x new x kind):
 
 1. ``writer.py`` in the OLD release's venv (.venv-nova31 / .venv-nova33): the release's own
    nova-manage / placement-manage create the databases (SQLite files), its functional harness
@@ -22,7 +23,7 @@ Runs in nova 34's venv (.venv-nova, see .ci/upgrade-twin.sh); for each case (old
    tree exactly like ours; then nova 34's ``nova-manage placement audit --verbose`` and
    ``nova-manage placement heal_allocations --dry-run`` on the same databases find nothing.
 
-Work directories stay under tests/output/upgrade-twin/<old>-to-34-<kind>/ for inspection.
+Work directories stay under tests/output/upgrade-twin/<old>-to-<new>-<kind>/ for inspection.
 """
 
 import json
@@ -41,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, 'tests', 'nova_oracle'))
 
+from nova import version as nova_version  # noqa: E402
 import mirror  # noqa: E402  (tests/nova_oracle)
 from placement_server import PlacementServer  # noqa: E402
 from test_nova_accepts import OracleTestBase  # noqa: E402
@@ -49,6 +51,9 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend  # noqa: E402
 
 CONF = cfg.CONF
+#: the release judging in this process (34 in .venv-nova, 33 in .venv-nova33): conftest.py
+#: deselects the cases another release judges
+NEW_RELEASE = nova_version.version_string().split('.', 1)[0]
 OUTPUT = os.path.join(REPO, 'tests', 'output', 'upgrade-twin')
 OLD_VENVS = {'31': os.path.join(REPO, '.venv-nova31'), '33': os.path.join(REPO, '.venv-nova33')}
 NEW_BIN = os.path.dirname(sys.executable)
@@ -134,9 +139,11 @@ def layout_by_name(dump):
             for name, p in dump['providers'].items()}
 
 
-def prepare(old, kind):
+def prepare(old, new, kind):
     """Steps 1-3 for one case; returns what the judge needs (all of it also on disk)."""
-    work = os.path.join(OUTPUT, '%s-to-34-%s' % (old, kind))
+    if new != NEW_RELEASE:
+        raise TwinError('this process runs nova %s, the case wants nova %s as the new release' % (NEW_RELEASE, new))
+    work = os.path.join(OUTPUT, '%s-to-%s-%s' % (old, new, kind))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     old_dir, new_dir = os.path.join(work, 'old'), os.path.join(work, 'new')
@@ -201,6 +208,7 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
     """One old release x one kind: prepare once (setUpClass), then nova 34 judges."""
 
     OLD = None
+    NEW = '34'
     KIND = None
     keep_flavors = True
     twin = None
@@ -210,7 +218,7 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.twin = prepare(cls.OLD, cls.KIND)
+        cls.twin = prepare(cls.OLD, cls.NEW, cls.KIND)
 
     def setUp(self):
         # a test named *_without_our_roll runs nova 34 on the upgraded databases we never rolled
@@ -269,28 +277,55 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
             return _run(new_dir, [os.path.join(NEW_BIN, 'nova-manage'), '--config-file', 'nova.conf',
                                   '--config-file', conf, 'placement'] + argv, 'judge.log', ok=ok)
 
-    def root_owner_write(self, before):
-        """nova 34's resource tracker puts OWNER_NOVA on EVERY compute node root (resource_tracker.py
-        ``_update_traits``: "Always mark the compute node"); no older release does (nova 31 and 33
-        have no OWNER_NOVA anywhere), and the collection leaves root traits to nova.  So on any
-        node an older release wrote, nova 34's first start sends exactly this one write, with or
-        without our roll.  Returns it (or None when the root already has the trait)."""
-        root = before['providers'][self.hostname]
-        if 'OWNER_NOVA' in root['traits']:
-            return None
-        return 'PUT /resource_providers/%s/traits' % root['uuid']
+    def root_traits_nova_adds(self):
+        """The traits the new release always puts on a compute node root: its libvirt driver's
+        capability traits (a fresh tree, as for a new node) and the resource tracker's own
+        (``_update_traits``: COMPUTE_NODE, and from nova 34 OWNER_NOVA, "Always mark the compute
+        node").  A new release reports capability traits the old one did not know (nova 33:
+        COMPUTE_SOUND_MODEL_*; nova 34: OWNER_NOVA), and the collection leaves root traits to
+        nova: so nova's first start may PUT the root's traits, adding only these."""
+        from nova.compute import provider_tree as nova_provider_tree
+        fresh = nova_provider_tree.ProviderTree()
+        fresh.new_root(self.hostname, self.root_uuid, generation=0)
+        self.compute.driver.update_provider_tree(fresh, self.hostname)
+        wanted = set(fresh.data(self.root_uuid).traits) | {'COMPUTE_NODE'}
+        if int(NEW_RELEASE) >= 34:
+            wanted.add('OWNER_NOVA')
+        return wanted
 
-    def assert_only_root_owner_write(self, before, after, writes):
-        """Placement after nova 34 started == before, except the root's OWNER_NOVA (and its
-        generation): every child, inventory, allocation and consumer as our roll left them."""
-        expected = self.root_owner_write(before)
-        self.assertEqual([expected] if expected else [], writes,
-                         'nova 34\'s compute wrote to Placement after our roll')
-        if expected:
-            root = before['providers'][self.hostname]
-            root['traits'] = sorted(root['traits'] + ['OWNER_NOVA'])
+    def split_root_trait_write(self, before, after, writes):
+        """(writes other than the root's PUT traits, traits that PUT added); asserts that PUT only
+        ADDED traits the new release always reports, and patches ``before`` with them."""
+        root = before['providers'][self.hostname]
+        put = 'PUT /resource_providers/%s/traits' % root['uuid']
+        others = [w for w in writes if w != put]
+        added = sorted(set(after['providers'][self.hostname]['traits']) - set(root['traits']))
+        self.assertEqual([], sorted(set(root['traits']) - set(after['providers'][self.hostname]['traits'])),
+                         'nova removed traits from the root')
+        self.assertEqual(bool(added), put in writes, (added, writes))
+        self.assertEqual(set(), set(added) - self.root_traits_nova_adds(), 'root traits nova does not report')
+        if added:
+            root['traits'] = sorted(root['traits'] + added)
             root['generation'] += 1
+        self.root_traits_added = added
+        return others, added
+
+    def assert_only_root_trait_write(self, before, after, writes):
+        """Placement after the new release started == before, but for the root traits it adds
+        (and the root's generation): every child, inventory, allocation and consumer as our roll
+        left them."""
+        others, added = self.split_root_trait_write(before, after, writes)
+        self.assertEqual([], others, 'nova %s\'s compute wrote to Placement after our roll' % NEW_RELEASE)
         self.assertEqual(before, after)
+        with open(os.path.join(self.twin['work'], 'judged-%s.json' % self._testMethodName), 'w') as handle:
+            json.dump({'writes': writes, 'root_traits_added': added}, handle, indent=2)
+
+    def without_owner_nova(self, dump):
+        out = json.loads(json.dumps(dump))
+        for name, provider in out['providers'].items():
+            if name != self.hostname:
+                provider['traits'] = [t for t in provider['traits'] if t != 'OWNER_NOVA']
+        return out
 
     def judge(self):
         """Steps 2 and 4's assertions; returns the Placement state after nova 34 started."""
@@ -302,8 +337,13 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         writes = self.start_new_nova()
         self.assert_started_cleanly(self.restart_mark)
         after = self.dump()
-        self.assert_only_root_owner_write(before, after, writes)
-        self.assert_same_tree_as_novas(after)
+        self.assert_only_root_trait_write(before, after, writes)
+        if int(NEW_RELEASE) >= 34:
+            self.assert_same_tree_as_novas(after)
+        else:
+            # the collection lays out nova 34's tree: OWNER_NOVA on every child it makes, a trait
+            # no earlier release sets (nor removes from a pGPU or SEV child): the rest is nova's
+            self.assert_same_tree_as_novas(self.without_owner_nova(after))
         # nova 34's own tools on the same databases: rc 0 = no orphaned allocation (verbose prints
         # one line per orphan, and "can not be found" for a compute node it cannot map)
         _rc, out = self.nova_manage(['audit', '--verbose'], ok=(0,))
@@ -323,13 +363,13 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         return after
 
 
-class Test33To34VGPU(UpgradeTwinCase):
-    """nova 33 (2026.1) booted three vGPU guests on a host with two pGPUs (nvidia-11): it already
-    keeps VGPU on one child per pGPU (nova does since Stein), so the upgrade to 34 moves nothing;
-    nova 34 adds one trait, OWNER_NOVA, to each pGPU provider: our roll writes exactly that
-    (no POST /reshaper) and nova 34 then writes nothing and lays out the same tree."""
+class VGPUCase(UpgradeTwinCase):
+    """The old release booted three vGPU guests (flavors resources:VGPU=1, =1, =2) on a host with
+    two pGPUs (nvidia-11): it already keeps VGPU on one child per pGPU (nova does since Stein),
+    so no upgrade of these pairs moves VGPU.  nova 34 adds one trait, OWNER_NOVA, to each pGPU
+    provider: our roll writes exactly that (no POST /reshaper) and the new release then writes
+    nothing (nova 34: but the root's OWNER_NOVA) and lays out the same tree."""
 
-    OLD = '33'
     KIND = 'vgpu'
     HEAL_REFUSES_VGPU = True
 
@@ -359,20 +399,34 @@ class Test33To34VGPU(UpgradeTwinCase):
             self.assertEqual(['OWNER_NOVA'], after['providers'][name]['traits'])
             self.assertEqual(children[name]['allocations'], after['providers'][name]['allocations'])
 
-    def test_nova_34_alone_without_our_roll(self):
+    def test_new_release_alone_without_our_roll(self):
         """The control: on the same upgraded databases without our roll, nova 34 starts and writes
-        the trait itself (one PUT traits per pGPU provider): the zero-writes check has teeth."""
+        the trait itself (one PUT traits per pGPU provider, and the root's): the zero-writes check
+        has teeth.  nova 33 has nothing to write there."""
         children = self.children()
         before = self.dump()
         writes = self.start_new_nova()
         self.assert_started_cleanly(self.restart_mark)
-        expected = ['PUT /resource_providers/%s/traits' % p['uuid'] for p in children.values()]
-        self.assertEqual(sorted(expected + [self.root_owner_write(before)]), sorted(writes))
+        others, _added = self.split_root_trait_write(before, self.dump(), writes)
+        expected = []
+        if int(NEW_RELEASE) >= 34:
+            expected = ['PUT /resource_providers/%s/traits' % p['uuid'] for p in children.values()]
+        self.assertEqual(sorted(expected), sorted(others))
         # and nova 34's audit is no blind check: an allocation of no instance on this node is named
         orphan = 'deadbeef-0000-4000-8000-000000000029'
         self.put_allocations(orphan, {self.root_uuid: {'VCPU': 1, 'MEMORY_MB': 64}})
         _rc, out = self.nova_manage(['audit', '--verbose'], ok=(3,))
         self.assertIn('Allocations were set against consumer UUID %s' % orphan, out)
+
+
+class Test33To34VGPU(VGPUCase):
+    OLD = '33'
+
+
+class Test31To33VGPU(VGPUCase):
+    """The SLURP step operators take from 2025.1: nova 31 writes, nova 33 (.venv-nova33) judges."""
+    OLD = '31'
+    NEW = '33'
 
 
 class Test33To34PCI(UpgradeTwinCase):
@@ -405,16 +459,17 @@ class Test33To34PCI(UpgradeTwinCase):
         for child in children.values():
             self.assertEqual(['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'], child['traits'])
 
-    def test_nova_34_alone_without_our_roll(self):
+    def test_new_release_alone_without_our_roll(self):
         """The control: nova 34 alone on the same upgraded databases creates the same PCI
         providers and heals the same allocation (its writes), ending where our roll ends."""
         before = self.dump()
         writes = self.start_new_nova()
         self.assert_started_cleanly(self.restart_mark)
         self.assertTrue(any(w.startswith('POST /resource_providers') for w in writes), writes)
+        _others, added = self.split_root_trait_write(before, self.dump(), writes)
         ours = layout_by_name(self.twin['rolled'])
         root = self.hostname
-        ours[root] = ours[root][:2] + (sorted(ours[root][2] + ['OWNER_NOVA']),) + ours[root][3:]
+        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
         self.assertEqual(ours, layout_by_name(self.dump()))
         self.assertNotEqual(before, self.dump())
 
