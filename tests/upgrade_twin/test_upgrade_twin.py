@@ -310,12 +310,23 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         self.root_traits_added = added
         return others, added
 
+    def trait_rewrites(self, dump):
+        """{child name: traits} the new release REPLACES on children our roll made (none: the
+        collection lays out nova 34's tree)."""
+        return {}
+
     def assert_only_root_trait_write(self, before, after, writes):
         """Placement after the new release started == before, but for the root traits it adds
-        (and the root's generation): every child, inventory, allocation and consumer as our roll
-        left them."""
+        (and the root's generation) and the :meth:`trait_rewrites`: every other child, every
+        inventory, allocation and consumer as our roll left them."""
         others, added = self.split_root_trait_write(before, after, writes)
-        self.assertEqual([], others, 'nova %s\'s compute wrote to Placement after our roll' % NEW_RELEASE)
+        rewrites = self.trait_rewrites(before)
+        self.assertEqual(sorted('PUT /resource_providers/%s/traits' % before['providers'][name]['uuid']
+                                for name in rewrites), sorted(others),
+                         'nova %s\'s compute wrote to Placement after our roll' % NEW_RELEASE)
+        for name, traits in rewrites.items():
+            before['providers'][name]['traits'] = traits
+            before['providers'][name]['generation'] += 1
         self.assertEqual(before, after)
         with open(os.path.join(self.twin['work'], 'judged-%s.json' % self._testMethodName), 'w') as handle:
             json.dump({'writes': writes, 'root_traits_added': added}, handle, indent=2)
@@ -429,16 +440,26 @@ class Test31To33VGPU(VGPUCase):
     NEW = '33'
 
 
-class Test33To34PCI(UpgradeTwinCase):
-    """nova 33 with a PCI passthrough alias and ``[pci]report_in_placement`` off (the default of
-    every release) booted one guest holding a type-PCI device (8086:1533) and one without; the
-    upgrade turns ``report_in_placement`` on.  Our roll creates nova's PCI providers and moves the
-    guest's device allocation there (nova's "healing") in one POST /reshaper; nova 34 then writes
-    nothing (but the root's OWNER_NOVA), and ``heal_allocations --dry-run``, which heals PCI
-    allocations from nova's OWN database claims (pci_devices), finds nothing to do."""
+class PCICase(UpgradeTwinCase):
+    """The old release, with a PCI passthrough alias and ``[pci]report_in_placement`` off (the
+    default of every release), booted one guest holding a type-PCI device (8086:1533) and one
+    without; the upgrade turns ``report_in_placement`` on.  Our roll creates nova's PCI providers
+    and moves the guest's device allocation there (nova's "healing") in one POST /reshaper; the
+    new release then writes nothing (but its root traits), and ``heal_allocations --dry-run``,
+    which heals PCI allocations from nova's OWN database claims (pci_devices), finds nothing."""
 
-    OLD = '33'
     KIND = 'pci'
+    #: the PCI providers' traits once the new release started (nova 34 keeps OWNER_NOVA)
+    PCI_TRAITS = ['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA']
+
+    def trait_rewrites(self, dump):
+        """nova < 34's pci_placement_translator REPLACES a PCI provider's traits with
+        COMPUTE_MANAGED_PCI_DEVICE (+ the device_spec's): the OWNER_NOVA our roll (nova 34's
+        layout) put there goes, one PUT traits per PCI provider."""
+        if int(NEW_RELEASE) >= 34:
+            return {}
+        return {name: [t for t in p['traits'] if t != 'OWNER_NOVA'] for name, p in dump['providers'].items()
+                if 'COMPUTE_MANAGED_PCI_DEVICE' in p['traits'] and 'OWNER_NOVA' in p['traits']}
 
     def test_upgrade(self):
         legacy = self.twin['legacy']
@@ -457,7 +478,7 @@ class Test33To34PCI(UpgradeTwinCase):
         device = children['%s_%s' % (self.hostname, holder[0]['address'].upper())]
         self.assertEqual({guest: {'CUSTOM_PCI_8086_1533': 1}}, device['allocations'])
         for child in children.values():
-            self.assertEqual(['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'], child['traits'])
+            self.assertEqual(self.PCI_TRAITS, child['traits'])
 
     def test_new_release_alone_without_our_roll(self):
         """The control: nova 34 alone on the same upgraded databases creates the same PCI
@@ -467,11 +488,29 @@ class Test33To34PCI(UpgradeTwinCase):
         self.assert_started_cleanly(self.restart_mark)
         self.assertTrue(any(w.startswith('POST /resource_providers') for w in writes), writes)
         _others, added = self.split_root_trait_write(before, self.dump(), writes)
-        ours = layout_by_name(self.twin['rolled'])
+        rolled = json.loads(json.dumps(self.twin['rolled']))
+        for name, traits in self.trait_rewrites(rolled).items():
+            rolled['providers'][name]['traits'] = traits
+        ours = layout_by_name(rolled)
         root = self.hostname
         ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
         self.assertEqual(ours, layout_by_name(self.dump()))
         self.assertNotEqual(before, self.dump())
+
+
+class Test33To34PCI(PCICase):
+    OLD = '33'
+
+
+class Test31To33PCI(PCICase):
+    """31 -> 33, judged by nova 33.  The collection lays out nova 34's PCI providers, with
+    OWNER_NOVA (kinds/pci.py, with or without layout options); nova 33's
+    pci_placement_translator REPLACES a PCI provider's traits with COMPUTE_MANAGED_PCI_DEVICE, so
+    nova 33's first start PUTs the traits of both providers (OWNER_NOVA off): those two writes,
+    and nothing else, are expected here."""
+    OLD = '31'
+    NEW = '33'
+    PCI_TRAITS = ['COMPUTE_MANAGED_PCI_DEVICE']
 
 
 class Test31To34Refused(UpgradeTwinCase):
