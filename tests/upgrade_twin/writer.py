@@ -75,8 +75,7 @@ def _pci_facts(connection, dev_name):
     """(address, vendor id, product id, NUMA node) of a libvirt PCI node device, from its XML."""
     root = ET.fromstring(connection.nodeDeviceLookupByName(dev_name).XMLDesc(0))
     cap = root.find('./capability')
-    address = '%04x:%02x:%02x.%x' % tuple(int(cap.find(field).text, 0)
-                                         for field in ('domain', 'bus', 'slot', 'function'))
+    address = '%04x:%02x:%02x.%x' % tuple(int(cap.find(field).text, 0) for field in ('domain', 'bus', 'slot', 'function'))
     node = cap.find('./numa')
     return (address, cap.find('./vendor').get('id')[2:].lower(), cap.find('./product').get('id')[2:].lower(),
             int(node.get('node')) if node is not None else -1)
@@ -181,8 +180,7 @@ def make_case(kind, out):
             for name in os.listdir(domains_dir):
                 root = ET.parse(os.path.join(domains_dir, name)).getroot()
                 for addr in root.findall("./devices/hostdev[@type='pci']/source/address"):
-                    address = '%04x:%02x:%02x.%x' % tuple(int(addr.get(f), 0)
-                                                         for f in ('domain', 'bus', 'slot', 'function'))
+                    address = '%04x:%02x:%02x.%x' % tuple(int(addr.get(f), 0) for f in ('domain', 'bus', 'slot', 'function'))
                     holders[address] = name[:-len('.xml')]
             devices = []
             for dev_name in connection.listDevices('pci', 0):
