@@ -26,6 +26,7 @@ runs both; conftest.py keeps the cases of the release at hand); for each case (o
 Work directories stay under tests/output/upgrade-twin/<old>-to-<new>-<kind>/ for inspection.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -253,11 +254,29 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         setattr(uuidsentinel, sentinel, self.twin['state']['compute_node_uuid'])
         self.addCleanup(delattr, uuidsentinel, sentinel)
         libvirt_driver.LibvirtDriver._get_local_gb_info.return_value = self.twin['state']['local_gb']
+        stack = contextlib.ExitStack()
+        if self.spec.get('sev'):
+            # the SEV host: libvirt's domain capabilities from the host description, and the
+            # kernel's kvm_amd parameter files (sev = 1) as nova's own SEV tests fake them
+            # (nova.test.patch_exists / patch_open; nova 33 names them kvm_amd/parameters/<model>)
+            import fixtures
+            from nova import test as nova_test
+            from nova.virt.libvirt import host as libvirt_host
+            self.useFixture(fixtures.MonkeyPatch('nova.tests.fixtures.libvirt.virConnect._domain_capability_features',
+                                                 mirror.domain_capability_features(self.built)))
+            kernel = libvirt_host.SEV_KERNEL_PARAM_FILE
+            if '%s' in kernel:
+                kernel = kernel % 'sev'
+            if self.spec['sev']['kernel'].get('sev_es'):
+                raise TwinError('the twin fakes the kernel\'s sev parameter only')
+            stack.enter_context(nova_test.patch_exists(kernel, True))
+            stack.enter_context(nova_test.patch_open(kernel, "1\n"))
         self.recording = []
         self.restart_mark = len(self.stdlog.logger.output)
         try:
-            self.start_compute(hostname=self.hostname, pci_info=mirror.pci_info(self.spec, self.built),
-                               mdev_info=mirror.mdev_info(self.built))
+            with stack:
+                self.start_compute(hostname=self.hostname, pci_info=mirror.pci_info(self.spec, self.built),
+                                   mdev_info=mirror.mdev_info(self.built))
         finally:
             writes, self.recording = self.recording, None
         self.compute = self.computes[self.hostname]
@@ -511,6 +530,53 @@ class Test31To33PCI(PCICase):
     OLD = '31'
     NEW = '33'
     PCI_TRAITS = ['COMPUTE_MANAGED_PCI_DEVICE']
+
+
+class Test31To33SEV(UpgradeTwinCase):
+    """The real SEV move of the SLURP step: nova 31 (2025.1) keeps MEM_ENCRYPTION_CONTEXT (and
+    HW_CPU_X86_AMD_SEV) on the root; from 2025.2 nova reports it on ``<node>_amd_sev``.  nova 31
+    booted two guests from an image with ``hw_mem_encryption`` (UEFI, q35) and one plain guest on
+    a SEV host (kvm_amd sev=1, libvirt maxGuests 100); our roll moves the inventory and both
+    guests' allocations to ``twin-sev_amd_sev`` in one POST /reshaper, then nova 33 judges."""
+
+    OLD = '31'
+    NEW = '33'
+    KIND = 'sev'
+
+    def test_upgrade(self):
+        legacy = self.twin['legacy']
+        root = legacy['providers'][self.hostname]
+        self.assertEqual(100, root['inventories']['MEM_ENCRYPTION_CONTEXT']['total'])
+        self.assertIn('HW_CPU_X86_AMD_SEV', root['traits'])
+        holders = sorted(c for c, a in root['allocations'].items() if 'MEM_ENCRYPTION_CONTEXT' in a)
+        self.assertEqual(2, len(holders))
+        result = self.twin['result']
+        self.assertEqual('reshaped', result['status'], result['msg'])
+        self.assertTrue(result['reshaper_applied'])
+        self.assertEqual(2, result['moved']['consumers'])
+        after = self.judge()
+        child = after['providers'][self.hostname + '_amd_sev']
+        self.assertEqual(100, child['inventories']['MEM_ENCRYPTION_CONTEXT']['total'])
+        self.assertEqual(holders, sorted(child['allocations']))
+        self.assertNotIn('MEM_ENCRYPTION_CONTEXT', after['providers'][self.hostname]['inventories'])
+        self.assertNotIn('HW_CPU_X86_AMD_SEV', after['providers'][self.hostname]['traits'])
+
+    def test_new_release_alone_without_our_roll(self):
+        """The control: nova 33 alone makes the same move (its own POST /reshaper) and ends in
+        our layout."""
+        before = self.dump()
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertIn('POST /reshaper', writes)
+        after = self.dump()
+        rolled = self.without_owner_nova(self.twin['rolled'])
+        ours, nova = layout_by_name(rolled), layout_by_name(after)
+        root = self.hostname
+        # the root's capability traits nova adds on every start (see split_root_trait_write)
+        added = sorted(set(nova[root][2]) - set(ours[root][2]))
+        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
+        self.assertEqual(ours, nova)
+        self.assertNotEqual(before, after)
 
 
 class Test31To34Refused(UpgradeTwinCase):

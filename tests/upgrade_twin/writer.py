@@ -87,13 +87,15 @@ def make_case(kind, out):
     from nova import version as nova_version
     from nova.tests.fixtures import libvirt as fakelibvirt
     from oslo_serialization import jsonutils
+    from nova.tests.functional.libvirt import base as libvirt_base
     from nova.tests.functional.libvirt import test_pci_sriov_servers
     from nova.tests.functional.libvirt import test_vgpu
 
     import filedb
 
     # nova's own test bases for the kind: their fakes (mdev creation, PCI filter) and config
-    base = {'vgpu': test_vgpu.VGPUTestBase, 'pci': test_pci_sriov_servers._PCIServersTestBase}[kind]
+    base = {'vgpu': test_vgpu.VGPUTestBase, 'pci': test_pci_sriov_servers._PCIServersTestBase,
+            'sev': libvirt_base.ServersTestBase}[kind]
     pci_spec = {'vendor_id': fakelibvirt.PCI_VEND_ID, 'product_id': fakelibvirt.PCI_PROD_ID}
 
     class Writer(filedb.FileDatabasesMixin, base):
@@ -133,7 +135,8 @@ def make_case(kind, out):
         def test_write(self):
             getattr(self, 'write_' + kind)()
             # the resource tracker's periodic pass, as a running nova made it before the upgrade
-            self._run_periodics(raise_on_error=True)
+            if kind != 'sev':   # (write_sev runs it with its kernel fakes in place)
+                self._run_periodics(raise_on_error=True)
             self.describe()
 
         def write_vgpu(self):
@@ -155,6 +158,36 @@ def make_case(kind, out):
             plain = self._create_flavor(name='plain')
             self.servers = self._boot(passthrough, 1) + self._boot(plain, 1)
 
+        def write_sev(self):
+            """An AMD SEV host as nova's own SEV tests make it (test_bug_1928063): the kernel's
+            kvm_amd ``sev`` = 1, libvirt's domain capabilities with SEV (maxGuests 100,
+            maxESGuests 15), two guests from an image with ``hw_mem_encryption`` (UEFI, q35)."""
+            import copy
+            import fixtures
+            from nova import test as nova_test
+            from nova.virt.libvirt import host as libvirt_host
+            self.hostname = HOST % kind
+            self.nova_conf = {}
+            kernel = libvirt_host.SEV_KERNEL_PARAM_FILE
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.tests.fixtures.libvirt.virConnect._domain_capability_features',
+                fakelibvirt.virConnect._domain_capability_features_with_SEV_max_guests))
+            with nova_test.patch_exists(kernel, True), nova_test.patch_open(kernel, "1\n"):
+                self.start_compute(hostname=self.hostname)
+                self.compute = self.computes[self.hostname]
+                image = copy.deepcopy(self.glance.image1)
+                image['id'] = 'a5e1c0de-5e00-4000-8000-000000000029'
+                image['properties'].update({'hw_firmware_type': 'uefi', 'hw_machine_type': 'q35',
+                                            'hw_mem_encryption': 'True'})
+                self.glance.create(None, image)
+                plain = self._create_flavor(name='plain')
+                self.servers = [self._create_server(image_uuid=image['id'], flavor_id=plain, host=self.hostname,
+                                                    networks='none', expected_state='ACTIVE') for _i in range(2)]
+                self.servers += self._boot(plain, 1)
+                self._run_periodics(raise_on_error=True)
+            self.sev_spec = {'kernel': {'sev': True, 'sev_es': False, 'sev_snp': False},
+                             'max_guests': 100, 'max_es_guests': 15}
+
         def describe(self):
             """host.json, domains/, state.json: the host exactly as nova left it."""
             driver = self.compute.driver
@@ -172,6 +205,14 @@ def make_case(kind, out):
                 spec['gpus'] = self.describe_gpus(driver, connection, by_uuid)
             if kind == 'pci':
                 spec['pci_devices'] = self.describe_pci(connection, domains_dir)
+            if kind == 'sev':
+                spec['sev'] = self.sev_spec
+                for item in spec['instances']:
+                    with open(os.path.join(domains_dir, item['name'] + '.xml')) as handle:
+                        if "<launchSecurity type='sev'" in handle.read():
+                            item['mem_encryption'] = 'amd-sev'
+                # the host's NUMA cells, as the oracle's SEV hosts have them (discovery reads them)
+                spec['numa_cells'] = []
             self.write_files(spec, driver, by_uuid)
 
         def describe_pci(self, connection, domains_dir):
@@ -235,7 +276,7 @@ def make_case(kind, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci'])
+    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev'])
     parser.add_argument('--out', required=True)
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
