@@ -235,8 +235,11 @@ def _identity_error(exc, auth_url, ks):
         % (where.replace('The identity', 'the identity'), text))
 
 
-#: Placement's ResourceProviderConcurrentUpdateDetected, as its fault wrapper words a 500
-_RP_RACE = 'Another thread concurrently updated the resource provider data'
+#: Placement's ResourceProviderConcurrentUpdateDetected, as its fault wrapper words a 500; and
+#: MariaDB's deadlock (1213), which rolls the whole transaction back (the traits handler has no
+#: oslo.db retry)
+_RP_RACE = ('Another thread concurrently updated the resource provider data',
+            'Deadlock found when trying to get lock')
 
 
 def _lost_trait_race(status, method, path, detail):
@@ -246,9 +249,10 @@ def _lost_trait_race(status, method, path, detail):
     inventory, aggregate, allocation and reshaper handlers) does not turn into a 409: the fault
     wrapper answers 500.  The transaction was rolled back, so it is a generation conflict: re-read
     and retry, not an answer that may or may not have been applied.  Seen with several workers on
-    MariaDB (docs/reliability.md (g)); SQLite behind one process serialises the two writes."""
+    MariaDB (docs/reliability.md (g)); SQLite behind one process serialises the two writes.  So is
+    an InnoDB deadlock there: InnoDB rolled the transaction back, and nothing retries it."""
     return (status == 500 and method == 'PUT' and path.endswith('/traits')
-            and _RP_RACE in (detail or ''))
+            and any(words in (detail or '') for words in _RP_RACE))
 
 
 class _Connector(object):

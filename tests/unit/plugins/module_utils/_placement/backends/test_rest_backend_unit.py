@@ -426,6 +426,16 @@ def test_placements_500_for_a_lost_trait_race_is_a_generation_conflict():
     assert adapter.count('PUT', '/resource_providers/rp1/traits') == 1
 
 
+def test_a_deadlock_500_to_a_traits_put_is_a_generation_conflict():
+    deadlock = placement_error(500, 'placement.undefined_code', "(pymysql.err.OperationalError) (1213, 'Deadlock found "
+                               "when trying to get lock; try restarting transaction')", title='Internal Server Error')
+    adapter = FakeAdapter(script={('PUT', '/resource_providers/rp1/traits'): [deadlock]})
+    backend = RestBackend(adapter)
+    with pytest.raises(errors.ConcurrentUpdate):
+        backend.set_provider_traits('rp1', 3, ['CUSTOM_A'])
+    assert adapter.count('PUT', '/resource_providers/rp1/traits') == 1
+
+
 def test_any_other_500_to_a_traits_put_stays_an_unknown_answer():
     other = placement_error(500, 'placement.undefined_code', 'database is locked', title='Internal Server Error')
     adapter = FakeAdapter(script={('PUT', '/resource_providers/rp1/traits'): [other]})
