@@ -59,7 +59,9 @@ OUTPUT = os.path.join(REPO, 'tests', 'output', 'upgrade-twin')
 OLD_VENVS = {'31': os.path.join(REPO, '.venv-nova31'), '33': os.path.join(REPO, '.venv-nova33')}
 NEW_BIN = os.path.dirname(sys.executable)
 #: the node's nova.conf changes that come with the upgrade, per kind
-NEW_NOVA_CONF = {'pci': {'pci': {'report_in_placement': True}}}
+NEW_NOVA_CONF = {'pci': {'pci': {'report_in_placement': True}},
+                 # the legacy vcpu_pin_set gives way to cpu_dedicated_set (None: the option goes)
+                 'pcpu': {'DEFAULT': {'vcpu_pin_set': None}, 'compute': {'cpu_dedicated_set': '0-7'}}}
 DATABASES = ('nova_api.db', 'nova_cell0.db', 'nova_cell1.db', 'placement.db')
 
 
@@ -171,7 +173,13 @@ def prepare(old, new, kind):
     shutil.copytree(new_dir, unrolled_dir)
     # the new nova.conf of the node (what the operator turns on with the upgrade)
     for section, options in NEW_NOVA_CONF.get(kind, {}).items():
-        spec['nova_conf'].setdefault(section, {}).update(options)
+        for name, value in options.items():
+            if value is None:
+                spec['nova_conf'].get(section, {}).pop(name, None)
+            else:
+                spec['nova_conf'].setdefault(section, {})[name] = value
+        if not spec['nova_conf'].get(section, True):
+            del spec['nova_conf'][section]
     with open(os.path.join(new_dir, 'host.json'), 'w') as handle:
         json.dump(spec, handle, indent=2, sort_keys=True)
     # 3. our roll on the host nova left, against Placement served from the upgraded file
@@ -296,6 +304,42 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
             return _run(new_dir, [os.path.join(NEW_BIN, 'nova-manage'), '--config-file', 'nova.conf',
                                   '--config-file', conf, 'placement'] + argv, 'judge.log', ok=ok)
 
+    def fresh_tree(self, dump):
+        """The new release's driver laying out a FRESH tree for this node (the root alone, as for
+        a new node).  One seed: the root's PCPU inventory as Placement has it, because the
+        driver's VCPU -> PCPU check reads nova's own database (the compute node's pinned CPUs,
+        real here: nova booted pinned guests) and asks for a reshape unless the tree it is given
+        already reports PCPU, as the tree it reads from Placement at start-up does."""
+        from nova.compute import provider_tree as nova_provider_tree
+        fresh = nova_provider_tree.ProviderTree()
+        fresh.new_root(self.hostname, self.root_uuid, generation=0)
+        root = dump['providers'][self.hostname]['inventories']
+        if 'PCPU' in root:
+            fresh.update_inventory(self.hostname, {'PCPU': root['PCPU']})
+        self.compute.driver.update_provider_tree(fresh, self.hostname)
+        return fresh
+
+    def assert_same_tree_as_novas(self, dump):
+        """OracleTestBase's check on :meth:`fresh_tree`: the driver-owned children nova lays
+        out (pGPUs, memory encryption) are ours: names, inventories, traits."""
+        fields_ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
+
+        def norm(inventories):
+            return {rc: {f: inv.get(f) for f in fields_} for rc, inv in inventories.items()}
+
+        fresh = self.fresh_tree(dump)
+        nova = {}
+        for uuid in fresh.get_provider_uuids(self.hostname):
+            data = fresh.data(uuid)
+            if data.name != self.hostname:
+                nova[data.name] = (norm(data.inventory), sorted(data.traits))
+        ours = {name: (norm(p['inventories']), p['traits']) for name, p in dump['providers'].items()
+                if p['parent'] == self.root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' not in p['traits']}
+        self.assertEqual(nova, ours)
+        # and the root's inventory nova computes is the one Placement has after our roll
+        root = dump['providers'][self.hostname]['inventories']
+        self.assertEqual(norm(root), norm(fresh.data(self.root_uuid).inventory))
+
     def root_traits_nova_adds(self):
         """The traits the new release always puts on a compute node root: its libvirt driver's
         capability traits (a fresh tree, as for a new node) and the resource tracker's own
@@ -303,10 +347,7 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         node").  A new release reports capability traits the old one did not know (nova 33:
         COMPUTE_SOUND_MODEL_*; nova 34: OWNER_NOVA), and the collection leaves root traits to
         nova: so nova's first start may PUT the root's traits, adding only these."""
-        from nova.compute import provider_tree as nova_provider_tree
-        fresh = nova_provider_tree.ProviderTree()
-        fresh.new_root(self.hostname, self.root_uuid, generation=0)
-        self.compute.driver.update_provider_tree(fresh, self.hostname)
+        fresh = self.fresh_tree(self.dump())
         wanted = set(fresh.data(self.root_uuid).traits) | {'COMPUTE_NODE'}
         if int(NEW_RELEASE) >= 34:
             wanted.add('OWNER_NOVA')
@@ -573,6 +614,50 @@ class Test31To33SEV(UpgradeTwinCase):
         ours, nova = layout_by_name(rolled), layout_by_name(after)
         root = self.hostname
         # the root's capability traits nova adds on every start (see split_root_trait_write)
+        added = sorted(set(nova[root][2]) - set(ours[root][2]))
+        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
+        self.assertEqual(ours, nova)
+        self.assertNotEqual(before, after)
+
+
+class Test33To34PCPU(UpgradeTwinCase):
+    """Train's VCPU -> PCPU move, still open on a host that kept the legacy ``vcpu_pin_set``: nova
+    33 (``vcpu_pin_set = 0-7``) reports VCPU 8 and booted two ``hw:cpu_policy=dedicated`` guests
+    that hold VCPU 2 each (the fallback query), pinned to host CPUs by nova (domain XML
+    ``<vcpupin>``).  The upgrade replaces ``vcpu_pin_set`` with ``[compute]cpu_dedicated_set =
+    0-7``: our roll reports PCPU 8 on the root, drops VCPU (no shared set) and moves both guests'
+    VCPU to PCPU in one POST /reshaper; nova 34 then judges."""
+
+    OLD = '33'
+    KIND = 'pcpu'
+
+    def test_upgrade(self):
+        legacy = self.twin['legacy']
+        root = legacy['providers'][self.hostname]
+        self.assertEqual(8, root['inventories']['VCPU']['total'])
+        self.assertNotIn('PCPU', root['inventories'])
+        guests = sorted(i['uuid'] for i in self.spec['instances'])
+        self.assertEqual([2, 2], [root['allocations'][g]['VCPU'] for g in guests])
+        result = self.twin['result']
+        self.assertEqual('reshaped', result['status'], result['msg'])
+        self.assertTrue(result['reshaper_applied'])
+        self.assertEqual(2, result['moved']['consumers'])
+        after = self.judge()
+        root = after['providers'][self.hostname]
+        self.assertEqual(8, root['inventories']['PCPU']['total'])
+        self.assertNotIn('VCPU', root['inventories'])
+        self.assertEqual([2, 2], [root['allocations'][g].get('PCPU') for g in guests])
+
+    def test_new_release_alone_without_our_roll(self):
+        """The control: nova 34 alone makes the same move (its own POST /reshaper) and ends in
+        our layout."""
+        before = self.dump()
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertIn('POST /reshaper', writes)
+        after = self.dump()
+        ours, nova = layout_by_name(self.twin['rolled']), layout_by_name(after)
+        root = self.hostname
         added = sorted(set(nova[root][2]) - set(ours[root][2]))
         ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
         self.assertEqual(ours, nova)

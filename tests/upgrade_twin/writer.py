@@ -88,6 +88,7 @@ def make_case(kind, out):
     from nova.tests.fixtures import libvirt as fakelibvirt
     from oslo_serialization import jsonutils
     from nova.tests.functional.libvirt import base as libvirt_base
+    from nova.tests.functional.libvirt import test_numa_servers
     from nova.tests.functional.libvirt import test_pci_sriov_servers
     from nova.tests.functional.libvirt import test_vgpu
 
@@ -95,7 +96,7 @@ def make_case(kind, out):
 
     # nova's own test bases for the kind: their fakes (mdev creation, PCI filter) and config
     base = {'vgpu': test_vgpu.VGPUTestBase, 'pci': test_pci_sriov_servers._PCIServersTestBase,
-            'sev': libvirt_base.ServersTestBase}[kind]
+            'sev': libvirt_base.ServersTestBase, 'pcpu': test_numa_servers.NUMAServersTestBase}[kind]
     pci_spec = {'vendor_id': fakelibvirt.PCI_VEND_ID, 'product_id': fakelibvirt.PCI_PROD_ID}
 
     class Writer(filedb.FileDatabasesMixin, base):
@@ -188,6 +189,29 @@ def make_case(kind, out):
             self.sev_spec = {'kernel': {'sev': True, 'sev_es': False, 'sev_snp': False},
                              'max_guests': 100, 'max_es_guests': 15}
 
+        def write_pcpu(self):
+            """Pinned guests on a host still on the legacy ``vcpu_pin_set`` (nova's own
+            ReshapeForPCPUsTest): nova reports VCPU only, and a ``hw:cpu_policy=dedicated``
+            guest falls back to VCPU (``[workarounds]disable_fallback_pcpu_query`` False)."""
+            self.hostname = HOST % kind
+            self.flags(cpu_dedicated_set=None, cpu_shared_set=None, group='compute')
+            self.flags(vcpu_pin_set='0-7')
+            self.nova_conf = {'DEFAULT': {'vcpu_pin_set': '0-7'}}
+            self.start_compute(hostname=self.hostname)
+            self.compute = self.computes[self.hostname]
+            pinned = self._create_flavor(name='pinned', extra_spec={'hw:cpu_policy': 'dedicated'})
+            self.servers = self._boot(pinned, 2)
+
+        def describe_numa(self, connection):
+            """The host's NUMA cells (cpus, memory) from libvirt's capabilities, as sysfs shows them."""
+            root = ET.fromstring(connection.getCapabilities())
+            cells = []
+            for cell in root.findall('./host/topology/cells/cell'):
+                memory = cell.find('./memory')
+                cells.append({'id': int(cell.get('id')), 'memory_mb': int(memory.text) // 1024,
+                              'cpus': sorted(int(cpu.get('id')) for cpu in cell.findall('./cpus/cpu'))})
+            return cells
+
         def describe(self):
             """host.json, domains/, state.json: the host exactly as nova left it."""
             driver = self.compute.driver
@@ -205,6 +229,8 @@ def make_case(kind, out):
                 spec['gpus'] = self.describe_gpus(driver, connection, by_uuid)
             if kind == 'pci':
                 spec['pci_devices'] = self.describe_pci(connection, domains_dir)
+            if kind == 'pcpu':
+                spec['numa_cells'] = self.describe_numa(connection)
             if kind == 'sev':
                 spec['sev'] = self.sev_spec
                 for item in spec['instances']:
@@ -276,7 +302,7 @@ def make_case(kind, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev'])
+    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev', 'pcpu'])
     parser.add_argument('--out', required=True)
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
