@@ -62,6 +62,7 @@ NEW_BIN = os.path.dirname(sys.executable)
 NEW_NOVA_CONF = {'pci': {'pci': {'report_in_placement': True}},
                  # the legacy vcpu_pin_set gives way to cpu_dedicated_set (None: the option goes)
                  'pcpu': {'DEFAULT': {'vcpu_pin_set': None}, 'compute': {'cpu_dedicated_set': '0-7'}}}
+NEW_NOVA_CONF['pcpu-migrating'] = NEW_NOVA_CONF['pcpu']
 DATABASES = ('nova_api.db', 'nova_cell0.db', 'nova_cell1.db', 'placement.db')
 
 
@@ -662,6 +663,46 @@ class Test33To34PCPU(UpgradeTwinCase):
         ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
         self.assertEqual(ours, nova)
         self.assertNotEqual(before, after)
+
+
+class Test33To34PCPUMigrationInFlight(UpgradeTwinCase):
+    """The PCPU host of Test33To34PCPU with a cold migration in flight, as nova's own
+    ReshapeForPCPUsTest leaves one: nova 33 migrated the second pinned guest to a second host
+    and it waits in VERIFY_RESIZE; nova's migration record holds that guest's VCPU on THIS host
+    (the instance holds the destination's).  Our roll must defer this host and change nothing
+    (no domain explains the migration consumer: the collection cannot tell it pinned or not)."""
+
+    OLD = '33'
+    KIND = 'pcpu-migrating'
+
+    def migration(self):
+        legacy = self.twin['legacy']
+        root = legacy['providers'][self.hostname]
+        guests = set(i['uuid'] for i in self.spec['instances'])
+        others = [c for c in root['allocations'] if c not in guests]
+        self.assertEqual(1, len(others), root['allocations'])
+        self.assertEqual(2, root['allocations'][others[0]]['VCPU'])
+        return others[0]
+
+    def test_migration_host_deferred_and_untouched(self):
+        migration = self.migration()
+        result = self.twin['result']
+        self.assertEqual('deferred', result['status'], result.get('msg'))
+        self.assertIn(migration, result['deferred_reason'])
+        self.assertEqual(self.twin['legacy'], self.twin['rolled'])
+        # nova's records agree: an unconfirmed migration, source this host
+        _rc, out = self.nova_manage(['audit', '--verbose'], ok=(0,))
+        self.assertNotIn('Allocations were set against', out)
+
+    def test_new_release_alone_without_our_roll(self):
+        """What nova 34 does on the host we deferred: its own start-up PCPU reshape, which
+        converts the migration record's VCPU on this host too (nova's ReshapeForPCPUsTest)."""
+        migration = self.migration()
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertIn('POST /reshaper', writes)
+        root = self.dump()['providers'][self.hostname]
+        self.assertEqual({'PCPU': 2}, {rc: n for rc, n in root['allocations'][migration].items() if rc in ('VCPU', 'PCPU')})
 
 
 class Test31To34Refused(UpgradeTwinCase):

@@ -96,7 +96,8 @@ def make_case(kind, out):
 
     # nova's own test bases for the kind: their fakes (mdev creation, PCI filter) and config
     base = {'vgpu': test_vgpu.VGPUTestBase, 'pci': test_pci_sriov_servers._PCIServersTestBase,
-            'sev': libvirt_base.ServersTestBase, 'pcpu': test_numa_servers.NUMAServersTestBase}[kind]
+            'sev': libvirt_base.ServersTestBase, 'pcpu': test_numa_servers.NUMAServersTestBase,
+            'pcpu-migrating': test_numa_servers.NUMAServersTestBase}[kind]
     pci_spec = {'vendor_id': fakelibvirt.PCI_VEND_ID, 'product_id': fakelibvirt.PCI_PROD_ID}
 
     class Writer(filedb.FileDatabasesMixin, base):
@@ -134,7 +135,7 @@ def make_case(kind, out):
             return servers
 
         def test_write(self):
-            getattr(self, 'write_' + kind)()
+            getattr(self, 'write_' + kind.replace('-', '_'))()
             # the resource tracker's periodic pass, as a running nova made it before the upgrade
             if kind != 'sev':   # (write_sev runs it with its kernel fakes in place)
                 self._run_periodics(raise_on_error=True)
@@ -202,6 +203,18 @@ def make_case(kind, out):
             pinned = self._create_flavor(name='pinned', extra_spec={'hw:cpu_policy': 'dedicated'})
             self.servers = self._boot(pinned, 2)
 
+        def write_pcpu_migrating(self):
+            """The PCPU host of ``write_pcpu`` with a cold migration in flight, as nova's own
+            ReshapeForPCPUsTest leaves it: a second host, the second guest migrated there and left
+            in VERIFY_RESIZE (unconfirmed): its migration record holds its VCPU on this host."""
+            from unittest import mock
+            self.write_pcpu()
+            self.start_compute(hostname=self.hostname + '-dst')
+            with mock.patch('nova.virt.libvirt.driver.LibvirtDriver.migrate_disk_and_power_off',
+                            return_value='{}'):
+                self.admin_api.post_server_action(self.servers[1]['id'], {'migrate': None})
+            self._wait_for_state_change(self.servers[1], 'VERIFY_RESIZE')
+
         def describe_numa(self, connection):
             """The host's NUMA cells (cpus, memory) from libvirt's capabilities, as sysfs shows them."""
             root = ET.fromstring(connection.getCapabilities())
@@ -229,7 +242,7 @@ def make_case(kind, out):
                 spec['gpus'] = self.describe_gpus(driver, connection, by_uuid)
             if kind == 'pci':
                 spec['pci_devices'] = self.describe_pci(connection, domains_dir)
-            if kind == 'pcpu':
+            if kind in ('pcpu', 'pcpu-migrating'):
                 spec['numa_cells'] = self.describe_numa(connection)
             if kind == 'sev':
                 spec['sev'] = self.sev_spec
@@ -302,7 +315,7 @@ def make_case(kind, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev', 'pcpu'])
+    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev', 'pcpu', 'pcpu-migrating'])
     parser.add_argument('--out', required=True)
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
