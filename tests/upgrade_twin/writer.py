@@ -21,7 +21,10 @@ never imported by the judge::
 
 Kinds: ``vgpu`` (two pGPUs with nvidia-11, flavors ``resources:VGPU=1`` and ``=2``); ``pci`` (two
 type-PCI devices 8086:1533 in ``[pci]device_spec``, alias ``a1``, ``report_in_placement`` off,
-one guest with ``pci_passthrough:alias=a1:1`` and one without).
+one guest with ``pci_passthrough:alias=a1:1`` and one without); ``sev`` (kvm_amd sev=1, libvirt
+maxGuests 100, two guests from a ``hw_mem_encryption`` image, one plain); ``pcpu`` (legacy
+``vcpu_pin_set = 0-7``, two ``hw:cpu_policy=dedicated`` guests); ``pcpu-migrating`` (``pcpu`` with
+the second guest cold-migrated to a second host and left in VERIFY_RESIZE).
 """
 
 import argparse
