@@ -9,40 +9,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-PYTHON=${PYTHON:-python3.11}
 cd "$root"
 
-# build VENV REQUIREMENTS [CONSTRAINTS]
+# build VENV REQUIREMENTS [CONSTRAINTS]: once (.ci/nova-venv.sh)
 build() {
-  local venv reqs=$2 constraints=${3:-}
-  venv=$(realpath -m "$1")
-  local stamp=$venv/.installed
-  if [[ -f $stamp && ! $reqs -nt $stamp && ( -z $constraints || ! $constraints -nt $stamp ) ]]; then
-    return 0
-  fi
-  echo "upgrade-twin: building $venv from $(basename "$reqs")${constraints:+ with $(basename "$constraints")}"
-  rm -rf "$venv"
-  "$PYTHON" -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
-  local pin=()
-  [[ -z $constraints ]] || pin=(-c "$constraints")
-  # (the image's pip.conf names local indexes that may be absent: pip's "is ignored" lines are noise)
-  if ! "$venv/bin/pip" install -q "${pin[@]}" -r "$reqs" >"$venv/pip.log" 2>&1; then
-    grep -v 'is ignored' "$venv/pip.log" >&2
-    echo "upgrade-twin: pip failed building $venv (full log: $venv/pip.log)" >&2
-    exit 1
-  fi
-  local purelib
-  purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  # nova's API fixture looks for etc/nova/api-paste.ini next to the package; the
-  # wheel installs it under <venv>/etc/nova
-  mkdir -p "$purelib/etc"
-  ln -sfn "$venv/etc/nova" "$purelib/etc/nova"
-  # the collection's core, importable as ansible_collections.placement.upgrade
-  mkdir -p "$venv/collections/ansible_collections/placement"
-  ln -sfn "$root" "$venv/collections/ansible_collections/placement/upgrade"
-  echo "$venv/collections" > "$purelib/placement_upgrade_collection.pth"
-  touch "$stamp"
+  "$root/.ci/nova-venv.sh" "$@"
 }
 
 twin=$root/tests/upgrade_twin

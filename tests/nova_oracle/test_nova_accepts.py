@@ -54,6 +54,12 @@ USER = '75736572-2075-7365-7220-757365722075'
 GUEST = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}
 
 
+def inventory_fields(inventories):
+    """{resource class: the inventory fields nova and Placement both have}."""
+    fields = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
+    return {rc: {f: inv.get(f) for f in fields} for rc, inv in inventories.items()}
+
+
 class OracleTestBase(base.ServersTestBase):
     """One fake host, our reshape, then nova's verdict."""
 
@@ -286,31 +292,32 @@ class OracleTestBase(base.ServersTestBase):
         self.assert_same_tree_as_novas(after)
         return after
 
-    def assert_same_tree_as_novas(self, dump):
-        """nova's twin: the libvirt driver of the restarted service lays out a FRESH tree
-        (the root alone, as nova would find a new node) and must build exactly our
-        driver-owned children (pGPUs, memory encryption): same names, inventories,
-        traits.  PCI providers are the resource tracker's: it deletes or rewrites those it
-        does not want, which the zero-writes check already catches.  This makes "no
-        writes" mean "nova wants exactly this", not "nova did not look"."""
+    def fresh_tree(self, dump):
+        """nova's driver laying out a FRESH tree for this node: the root alone, as nova would find
+        a new node (``dump``, Placement's state, is for subclasses that seed from it)."""
         from nova.compute import provider_tree as nova_provider_tree
         fresh = nova_provider_tree.ProviderTree()
         fresh.new_root(self.hostname, self.root_uuid, generation=0)
         self.compute.driver.update_provider_tree(fresh, self.hostname)
-        fields_ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
+        return fresh
 
-        def norm(inventories):
-            return {rc: {f: inv.get(f) for f in fields_} for rc, inv in inventories.items()}
-
+    def assert_same_tree_as_novas(self, dump):
+        """nova's twin: the libvirt driver of the restarted service lays out a FRESH tree
+        (:meth:`fresh_tree`) and must build exactly our driver-owned children (pGPUs, memory
+        encryption): same names, inventories, traits.  PCI providers are the resource
+        tracker's: it deletes or rewrites those it does not want, which the zero-writes check
+        already catches.  This makes "no writes" mean "nova wants exactly this", not "nova did
+        not look".  Returns nova's fresh tree."""
+        fresh = self.fresh_tree(dump)
         nova = {}
         for uuid in fresh.get_provider_uuids(self.hostname):
             data = fresh.data(uuid)
             if data.name != self.hostname:
-                nova[data.name] = (norm(data.inventory), sorted(data.traits))
-        ours = {name: (norm(p['inventories']), p['traits']) for name, p in dump['providers'].items()
+                nova[data.name] = (inventory_fields(data.inventory), sorted(data.traits))
+        ours = {name: (inventory_fields(p['inventories']), p['traits']) for name, p in dump['providers'].items()
                 if p['parent'] == self.root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' not in p['traits']}
         self.assertEqual(nova, ours)
-        self.twin = nova
+        return fresh
 
     def run_case(self, spec, expect_status='reshaped'):
         self.build(spec)

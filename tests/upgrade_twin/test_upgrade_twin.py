@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.join(REPO, 'tests', 'nova_oracle'))
 from nova import version as nova_version  # noqa: E402
 import mirror  # noqa: E402  (tests/nova_oracle)
 from placement_server import PlacementServer  # noqa: E402
-from test_nova_accepts import OracleTestBase  # noqa: E402
+from test_nova_accepts import OracleTestBase, inventory_fields  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper  # noqa: E402
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend  # noqa: E402
@@ -321,25 +321,11 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         return fresh
 
     def assert_same_tree_as_novas(self, dump):
-        """OracleTestBase's check on :meth:`fresh_tree`: the driver-owned children nova lays
-        out (pGPUs, memory encryption) are ours: names, inventories, traits."""
-        fields_ = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
-
-        def norm(inventories):
-            return {rc: {f: inv.get(f) for f in fields_} for rc, inv in inventories.items()}
-
-        fresh = self.fresh_tree(dump)
-        nova = {}
-        for uuid in fresh.get_provider_uuids(self.hostname):
-            data = fresh.data(uuid)
-            if data.name != self.hostname:
-                nova[data.name] = (norm(data.inventory), sorted(data.traits))
-        ours = {name: (norm(p['inventories']), p['traits']) for name, p in dump['providers'].items()
-                if p['parent'] == self.root_uuid and 'COMPUTE_MANAGED_PCI_DEVICE' not in p['traits']}
-        self.assertEqual(nova, ours)
-        # and the root's inventory nova computes is the one Placement has after our roll
-        root = dump['providers'][self.hostname]['inventories']
-        self.assertEqual(norm(root), norm(fresh.data(self.root_uuid).inventory))
+        """OracleTestBase's check on :meth:`fresh_tree`, and the root's inventory nova computes is
+        the one Placement has after our roll."""
+        fresh = super().assert_same_tree_as_novas(dump)
+        self.assertEqual(inventory_fields(dump['providers'][self.hostname]['inventories']),
+                         inventory_fields(fresh.data(self.root_uuid).inventory))
 
     def root_traits_nova_adds(self):
         """The traits the new release always puts on a compute node root: its libvirt driver's
@@ -398,6 +384,16 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
             if name != self.hostname:
                 provider['traits'] = [t for t in provider['traits'] if t != 'OWNER_NOVA']
         return out
+
+    def assert_new_release_alone_ends_in(self, rolled, after, added=None):
+        """The control's end: nova alone (``after``) ends where our roll ended (``rolled``), but
+        for the root traits it adds (``added``; by default those its root has beyond ours)."""
+        ours, nova = layout_by_name(rolled), layout_by_name(after)
+        root = self.hostname
+        if added is None:
+            added = sorted(set(nova[root][2]) - set(ours[root][2]))
+        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
+        self.assertEqual(ours, nova)
 
     def judge(self):
         """Steps 2 and 4's assertions; returns the Placement state after nova 34 started."""
@@ -552,10 +548,7 @@ class PCICase(UpgradeTwinCase):
         rolled = json.loads(json.dumps(self.twin['rolled']))
         for name, traits in self.trait_rewrites(rolled).items():
             rolled['providers'][name]['traits'] = traits
-        ours = layout_by_name(rolled)
-        root = self.hostname
-        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
-        self.assertEqual(ours, layout_by_name(self.dump()))
+        self.assert_new_release_alone_ends_in(rolled, self.dump(), added)
         self.assertNotEqual(before, self.dump())
 
 
@@ -611,13 +604,8 @@ class Test31To33SEV(UpgradeTwinCase):
         self.assert_started_cleanly(self.restart_mark)
         self.assertIn('POST /reshaper', writes)
         after = self.dump()
-        rolled = self.without_owner_nova(self.twin['rolled'])
-        ours, nova = layout_by_name(rolled), layout_by_name(after)
-        root = self.hostname
-        # the root's capability traits nova adds on every start (see split_root_trait_write)
-        added = sorted(set(nova[root][2]) - set(ours[root][2]))
-        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
-        self.assertEqual(ours, nova)
+        # but for the root's capability traits nova adds on every start (see split_root_trait_write)
+        self.assert_new_release_alone_ends_in(self.without_owner_nova(self.twin['rolled']), after)
         self.assertNotEqual(before, after)
 
 
@@ -657,11 +645,7 @@ class Test33To34PCPU(UpgradeTwinCase):
         self.assert_started_cleanly(self.restart_mark)
         self.assertIn('POST /reshaper', writes)
         after = self.dump()
-        ours, nova = layout_by_name(self.twin['rolled']), layout_by_name(after)
-        root = self.hostname
-        added = sorted(set(nova[root][2]) - set(ours[root][2]))
-        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
-        self.assertEqual(ours, nova)
+        self.assert_new_release_alone_ends_in(self.twin['rolled'], after)
         self.assertNotEqual(before, after)
 
 
