@@ -609,15 +609,14 @@ class Test31To33SEV(UpgradeTwinCase):
         self.assertNotEqual(before, after)
 
 
-class Test33To34PCPU(UpgradeTwinCase):
-    """Train's VCPU -> PCPU move, still open on a host that kept the legacy ``vcpu_pin_set``: nova
-    33 (``vcpu_pin_set = 0-7``) reports VCPU 8 and booted two ``hw:cpu_policy=dedicated`` guests
-    that hold VCPU 2 each (the fallback query), pinned to host CPUs by nova (domain XML
+class PCPUCase(UpgradeTwinCase):
+    """Train's VCPU -> PCPU move, still open on a host that kept the legacy ``vcpu_pin_set``: the
+    old release (``vcpu_pin_set = 0-7``) reports VCPU 8 and booted two ``hw:cpu_policy=dedicated``
+    guests that hold VCPU 2 each (the fallback query), pinned to host CPUs by nova (domain XML
     ``<vcpupin>``).  The upgrade replaces ``vcpu_pin_set`` with ``[compute]cpu_dedicated_set =
     0-7``: our roll reports PCPU 8 on the root, drops VCPU (no shared set) and moves both guests'
-    VCPU to PCPU in one POST /reshaper; nova 34 then judges."""
+    VCPU to PCPU in one POST /reshaper; the new release then judges."""
 
-    OLD = '33'
     KIND = 'pcpu'
 
     def test_upgrade(self):
@@ -649,14 +648,23 @@ class Test33To34PCPU(UpgradeTwinCase):
         self.assertNotEqual(before, after)
 
 
-class Test33To34PCPUMigrationInFlight(UpgradeTwinCase):
-    """The PCPU host of Test33To34PCPU with a cold migration in flight, as nova's own
-    ReshapeForPCPUsTest leaves one: nova 33 migrated the second pinned guest to a second host
-    and it waits in VERIFY_RESIZE; nova's migration record holds that guest's VCPU on THIS host
-    (the instance holds the destination's).  Our roll must defer this host and change nothing
+class Test33To34PCPU(PCPUCase):
+    OLD = '33'
+
+
+class Test31To33PCPU(PCPUCase):
+    """31 -> 33: nova 31 writes the pinned-CPU host, nova 33 judges."""
+    OLD = '31'
+    NEW = '33'
+
+
+class PCPUMigrationInFlightCase(UpgradeTwinCase):
+    """The PCPU host of :class:`PCPUCase` with a cold migration in flight, as nova's own
+    ReshapeForPCPUsTest leaves one: the old release migrated the second pinned guest to a second
+    host and it waits in VERIFY_RESIZE; nova's migration record holds that guest's VCPU on THIS
+    host (the instance holds the destination's).  Our roll must defer this host and change nothing
     (no domain explains the migration consumer: the collection cannot tell it pinned or not)."""
 
-    OLD = '33'
     KIND = 'pcpu-migrating'
 
     def migration(self):
@@ -687,6 +695,16 @@ class Test33To34PCPUMigrationInFlight(UpgradeTwinCase):
         self.assertIn('POST /reshaper', writes)
         root = self.dump()['providers'][self.hostname]
         self.assertEqual({'PCPU': 2}, {rc: n for rc, n in root['allocations'][migration].items() if rc in ('VCPU', 'PCPU')})
+
+
+class Test33To34PCPUMigrationInFlight(PCPUMigrationInFlightCase):
+    OLD = '33'
+
+
+class Test31To33PCPUMigrationInFlight(PCPUMigrationInFlightCase):
+    """31 -> 33: nova 31 leaves the migration in flight, nova 33 judges."""
+    OLD = '31'
+    NEW = '33'
 
 
 class Test31To34Refused(UpgradeTwinCase):
