@@ -24,7 +24,9 @@ type-PCI devices 8086:1533 in ``[pci]device_spec``, alias ``a1``, ``report_in_pl
 one guest with ``pci_passthrough:alias=a1:1`` and one without); ``sev`` (kvm_amd sev=1, libvirt
 maxGuests 100, two guests from a ``hw_mem_encryption`` image, one plain); ``pcpu`` (legacy
 ``vcpu_pin_set = 0-7``, two ``hw:cpu_policy=dedicated`` guests); ``pcpu-migrating`` (``pcpu`` with
-the second guest cold-migrated to a second host and left in VERIFY_RESIZE).
+the second guest cold-migrated to a second host and left in VERIFY_RESIZE); ``mixed`` (one host
+with the ``pci`` and ``pcpu`` kinds at once: ``vcpu_pin_set = 0-7``, the two type-PCI devices,
+``report_in_placement`` off, one pinned guest holding a device and one pinned guest without).
 """
 
 import argparse
@@ -100,7 +102,13 @@ def make_case(kind, out):
     # nova's own test bases for the kind: their fakes (mdev creation, PCI filter) and config
     base = {'vgpu': test_vgpu.VGPUTestBase, 'pci': test_pci_sriov_servers._PCIServersTestBase,
             'sev': libvirt_base.ServersTestBase, 'pcpu': test_numa_servers.NUMAServersTestBase,
-            'pcpu-migrating': test_numa_servers.NUMAServersTestBase}[kind]
+            'pcpu-migrating': test_numa_servers.NUMAServersTestBase}.get(kind)
+    if kind == 'mixed':
+        # the fakes of both of nova's bases (PCI filter, NUMA filter; both extend
+        # ServersTestBase, whose setUp runs once through the MRO)
+        class MixedTestBase(test_pci_sriov_servers._PCIServersTestBase, test_numa_servers.NUMAServersTestBase):
+            pass
+        base = MixedTestBase
     pci_spec = {'vendor_id': fakelibvirt.PCI_VEND_ID, 'product_id': fakelibvirt.PCI_PROD_ID}
 
     class Writer(filedb.FileDatabasesMixin, base):
@@ -218,6 +226,25 @@ def make_case(kind, out):
                 self.admin_api.post_server_action(self.servers[1]['id'], {'migrate': None})
             self._wait_for_state_change(self.servers[1], 'VERIFY_RESIZE')
 
+        def write_mixed(self):
+            """One host carrying two kinds the upgrade moves at once: pinned guests on the legacy
+            ``vcpu_pin_set`` (``write_pcpu``) and type-PCI passthrough with
+            ``report_in_placement`` off (``write_pci``).  The first guest is pinned AND holds a
+            device (its VCPU becomes PCPU and its device allocation is healed in the same move),
+            the second is pinned only."""
+            self.hostname = HOST % kind
+            self.flags(cpu_dedicated_set=None, cpu_shared_set=None, group='compute')
+            self.flags(vcpu_pin_set='0-7')
+            self.nova_conf = {'DEFAULT': {'vcpu_pin_set': '0-7'},
+                              'pci': {'device_spec': self.PCI_DEVICE_SPEC, 'alias': self.PCI_ALIAS}}
+            pci_info = fakelibvirt.HostPCIDevicesInfo(num_pci=2, num_pfs=0, num_vfs=0, numa_node=0)
+            self.start_compute(hostname=self.hostname, pci_info=pci_info)
+            self.compute = self.computes[self.hostname]
+            pinned_pci = self._create_flavor(name='pinned.pci', extra_spec={'hw:cpu_policy': 'dedicated',
+                                                                            'pci_passthrough:alias': 'a1:1'})
+            pinned = self._create_flavor(name='pinned', extra_spec={'hw:cpu_policy': 'dedicated'})
+            self.servers = self._boot(pinned_pci, 1) + self._boot(pinned, 1)
+
         def describe_numa(self, connection):
             """The host's NUMA cells (cpus, memory) from libvirt's capabilities, as sysfs shows them."""
             root = ET.fromstring(connection.getCapabilities())
@@ -243,9 +270,9 @@ def make_case(kind, out):
                     'instances': [{'name': by_uuid[s['id']], 'uuid': s['id']} for s in self.servers]}
             if kind == 'vgpu':
                 spec['gpus'] = self.describe_gpus(driver, connection, by_uuid)
-            if kind == 'pci':
+            if kind in ('pci', 'mixed'):
                 spec['pci_devices'] = self.describe_pci(connection, domains_dir)
-            if kind in ('pcpu', 'pcpu-migrating'):
+            if kind in ('pcpu', 'pcpu-migrating', 'mixed'):
                 spec['numa_cells'] = self.describe_numa(connection)
             if kind == 'sev':
                 spec['sev'] = self.sev_spec
@@ -318,7 +345,7 @@ def make_case(kind, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
-    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev', 'pcpu', 'pcpu-migrating'])
+    parser.add_argument('--kind', required=True, choices=['vgpu', 'pci', 'sev', 'pcpu', 'pcpu-migrating', 'mixed'])
     parser.add_argument('--out', required=True)
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
