@@ -286,8 +286,15 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
                 kernel = kernel % 'sev'
             if self.spec['sev']['kernel'].get('sev_es'):
                 raise TwinError('the twin fakes the kernel\'s sev parameter only')
-            stack.enter_context(nova_test.patch_exists(kernel, True))
-            stack.enter_context(nova_test.patch_open(kernel, "1\n"))
+            amd_sev = getattr(self.libvirt, 'amd_sev', None)
+            if amd_sev is not None:
+                # nova 34's LibvirtFixture stubs Host._kernel_supports_amd_sev itself (its
+                # AmdSevFixture, every model False): the kernel's parameters are set there
+                for flag, value in mirror.kernel_sev_flags(self.spec).items():
+                    setattr(amd_sev, flag, value)
+            else:
+                stack.enter_context(nova_test.patch_exists(kernel, True))
+                stack.enter_context(nova_test.patch_open(kernel, "1\n"))
         self.recording = []
         self.restart_mark = len(self.stdlog.logger.output)
         try:
@@ -618,6 +625,65 @@ class Test31To33SEV(UpgradeTwinCase):
         self.assertIn('POST /reshaper', writes)
         after = self.dump()
         # but for the root's capability traits nova adds on every start (see split_root_trait_write)
+        self.assert_new_release_alone_ends_in(self.twin['rolled'], after)
+        self.assertNotEqual(before, after)
+
+
+class Test33To34SEV(UpgradeTwinCase):
+    """SEV for 33 -> 34: nothing moves.  nova 33 (2026.1) already reports MEM_ENCRYPTION_CONTEXT on
+    ``<node>_amd_sev`` (since 2025.2); it booted two guests from a ``hw_mem_encryption`` image and
+    one plain guest on the SEV host (kvm_amd sev=1, libvirt maxGuests 100).  Our roll must send no
+    POST /reshaper and change nothing but add nova 34's OWNER_NOVA; nova 34 then judges."""
+
+    OLD = '33'
+    KIND = 'sev'
+
+    def sev_child(self):
+        legacy = self.twin['legacy']
+        root = legacy['providers'][self.hostname]
+        self.assertNotIn('MEM_ENCRYPTION_CONTEXT', root['inventories'])
+        child = legacy['providers'][self.hostname + '_amd_sev']
+        self.assertEqual(root['uuid'], child['parent'])
+        return child
+
+    def test_upgrade(self):
+        legacy, rolled = self.twin['legacy'], self.twin['rolled']
+        child = self.sev_child()
+        self.assertEqual(100, child['inventories']['MEM_ENCRYPTION_CONTEXT']['total'])
+        self.assertIn('HW_CPU_X86_AMD_SEV', child['traits'])
+        self.assertNotIn('OWNER_NOVA', child['traits'])
+        # the writer boots the two guests from the hw_mem_encryption image first (host.json cannot
+        # tell them: fakelibvirt's XMLDesc drops nova's <launchSecurity>)
+        holders = sorted(i['uuid'] for i in self.spec['instances'][:2])
+        self.assertEqual(holders, sorted(child['allocations']))
+        result = self.twin['result']
+        self.assertFalse(result['reshaper_applied'], result['msg'])
+        self.assertEqual(0, result['moved']['consumers'])
+        self.assertEqual(0, self.twin['reshaper_posts'])
+        # the roll changed nothing but traits, and only ADDED OWNER_NOVA (the SEV child must get it)
+        self.assertEqual(legacy['consumers'], rolled['consumers'])
+        self.assertEqual(set(legacy['providers']), set(rolled['providers']))
+        for name, provider in legacy['providers'].items():
+            ours = rolled['providers'][name]
+            self.assertEqual((provider['parent'], provider['inventories'], provider['allocations'], provider['aggregates']),
+                             (ours['parent'], ours['inventories'], ours['allocations'], ours['aggregates']))
+            self.assertEqual([], sorted(set(provider['traits']) - set(ours['traits'])), name)
+            self.assertIn(sorted(set(ours['traits']) - set(provider['traits'])), ([], ['OWNER_NOVA']), name)
+        self.assertIn('OWNER_NOVA', rolled['providers'][self.hostname + '_amd_sev']['traits'])
+        after = self.judge()
+        self.assertEqual(holders, sorted(after['providers'][self.hostname + '_amd_sev']['allocations']))
+        self.assertIn('up-to-date', self.heal_output)
+
+    def test_new_release_alone_without_our_roll(self):
+        """The control: nova 34 alone PUTs the SEV child's traits (OWNER_NOVA), no reshape, and ends
+        in our layout."""
+        child = self.sev_child()
+        before = self.dump()
+        writes = self.start_new_nova()
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertNotIn('POST /reshaper', writes)
+        self.assertIn('PUT /resource_providers/%s/traits' % child['uuid'], writes)
+        after = self.dump()
         self.assert_new_release_alone_ends_in(self.twin['rolled'], after)
         self.assertNotEqual(before, after)
 

@@ -182,6 +182,8 @@ def make_case(kind, out):
             self.hostname = HOST % kind
             self.nova_conf = {}
             kernel = libvirt_host.SEV_KERNEL_PARAM_FILE
+            if '%s' in kernel:   # nova 33 names the parameter file per model (kvm_amd/parameters/<model>)
+                kernel = kernel % 'sev'
             self.useFixture(fixtures.MonkeyPatch(
                 'nova.tests.fixtures.libvirt.virConnect._domain_capability_features',
                 fakelibvirt.virConnect._domain_capability_features_with_SEV_max_guests))
