@@ -594,6 +594,24 @@ log:
   returned: always
   type: list
   elements: str
+tree:
+  description:
+    - The node's tree as the reshape's verification read it back after writing it, root first.
+      Every provider with C(uuid), C(name), C(generation), C(parent_provider_uuid), C(root_provider_uuid)
+      and C(inventories), as M(placement.upgrade.resource_provider_info) gives them.
+    - Comparing a later read with it shows whether anything wrote to the tree since the reshape (the
+      P(placement.upgrade.rolling_reshape#role) role does so once nova-compute is back) without
+      reading the tree once more right after the reshape.
+  returned: when O(state=reshaped), the node was written and verified (not in check mode)
+  type: list
+  elements: dict
+  sample:
+    - uuid: 4a8a4f5c-9b35-4c55-8a35-53f35b1d8a0e
+      name: compute-01
+      generation: 7
+      parent_provider_uuid: null
+      root_provider_uuid: 4a8a4f5c-9b35-4c55-8a35-53f35b1d8a0e
+      inventories: {VCPU: {total: 64, reserved: 0, min_unit: 1, max_unit: 64, step_size: 1, allocation_ratio: 4.0}}
 stored:
   description: The node record stored for the report of the run (O(record)).
   returned: when O(record) is given and the reshape did not fail
@@ -628,6 +646,9 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.resources import tree_order
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules.inventory import normalize_inventory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules.providers import provider_view
 
 
 def _devices(params):
@@ -649,6 +670,18 @@ def _moves(params):
         raise ConfigurationError('consumers is only used with moves (the split of a class over the '
                                  'targets of explicit move records)')
     return _devices(params), None, None
+
+
+def _tree(state):
+    """RV(tree): the providers of a tree state read by the reshape (backends/base.py
+    ``provider_tree_state``), as resource_provider_info gives them, root first."""
+    out = []
+    for prov in tree_order(list(state['providers'].values())):
+        entry = provider_view(prov)
+        entry['inventories'] = dict((rc, normalize_inventory(rec, rc))
+                                    for rc, rec in (prov.get('inventories') or {}).items())
+        out.append(entry)
+    return out
 
 
 def _orphan_lookup(backend, found, log):
@@ -719,6 +752,9 @@ def _run(module, backend, log):
         deferred.pop('msg', None)
         module.fail_json(msg='%s is deferred and fail_on_deferred is set: %s'
                          % (params['root_provider'], result.get('deferred_reason') or 'a move in flight'), **deferred)
+    if state == 'reshaped' and not module.check_mode and result.get('status') == 'reshaped' and 'state' in observed:
+        # the verification's read, after the reshape: what later reads of the tree are compared with
+        result['tree'] = _tree(observed['state'])
     if params['record'] and state == 'reshaped':
         result['stored'] = _store_record(module, backend, result, devices, messages, keep, began, observed)
     return result

@@ -284,6 +284,20 @@ def flat(out):
     return ' '.join(out.split())
 
 
+def tasks_run(out):
+    """The names of the tasks that ran (ok, changed, or a file included) in ansible-playbook's
+    output, in order, without the role's prefix; skipped tasks are left out."""
+    ran = []
+    name = None
+    for line in out.splitlines():
+        header = re.match(r'^TASK \[(?:[^\]]* : )?(.*)\] \**$', line)
+        if header:
+            name = header.group(1)
+        elif name and re.match(r'^(ok|changed|included): ', line) and (not ran or ran[-1] != name):
+            ran.append(name)
+    return ran
+
+
 def reason(fleet):
     """The failed node's reason in summary.json: one line, as the report prints it."""
     found = [n['reason'] for n in summary(fleet)['nodes']]
@@ -360,6 +374,27 @@ def test_stopped_through_its_unit_nova_compute_stays_stopped_and_the_node_is_res
     record = nova.records[provider]
     assert (record['status'], record['forced_down']) == ('enabled', False)
     assert nova.puts[0]['status'] == 'disabled' and nova.puts[-1] == {'status': 'enabled'}
+    # issue 31: nova-compute is out of service from the disable to the enable.  The old one's version
+    # is read before the disable; in between run only the stop and its checks, the hook, the reshape
+    # (whose result carries the tree it verified), the start and its checks
+    ran = tasks_run(out)
+    disabled, enabled = ran.index('Disable nova-compute in nova'), ran.index('Enable nova-compute in nova again')
+    assert ran.index("Read the version of the node's nova-compute before it is stopped") < disabled, ran
+    assert ran[disabled + 1:enabled] == [
+        'Stop nova-compute on the node (the service manager)',
+        'Wait until nova sees nova-compute down',
+        "Run the operator's tasks before the reshape",
+        'Time passes before the reshape',
+        "Read the state of nova-compute's unit again",
+        'Note whether nova-compute runs again',
+        'Reshape on the controller (plan, snapshot, one POST /reshaper, verification)',
+        'Note when nova-compute is started',
+        'Start the new nova-compute on the node (the service manager)',
+        'Wait until nova-compute is up and has reported since it was started',
+        'Read the version of the new nova-compute',
+        'Note the version of the new nova-compute',
+        "Read the node's tree now that nova-compute is back",
+    ], ran
 
 
 def test_a_unit_started_again_before_the_reshape_fails_the_node(
