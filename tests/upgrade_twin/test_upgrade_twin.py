@@ -412,7 +412,7 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         root = self.hostname
         if added is None:
             added = sorted(set(nova[root][2]) - set(ours[root][2]))
-        ours[root] = ours[root][:2] + (sorted(ours[root][2] + added),) + ours[root][3:]
+        ours[root] = ours[root][:2] + (sorted(set(ours[root][2]) | set(added)),) + ours[root][3:]
         self.assertEqual(ours, nova)
 
     def judge(self):
