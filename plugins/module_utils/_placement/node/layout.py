@@ -77,13 +77,21 @@ from .kinds.vgpu import nova_gpu_inventories
 # there is one the layout builds
 KINDS = _kinds.KINDS
 
+# The traits nova 34's resource tracker puts on every compute node it reports
+# (nova/compute/resource_tracker.py ``_get_traits``: "Always mark the compute node";
+# COMPUTE_NODE in 31, 33 and 34 alike, OWNER_NOVA new in 34).  A plan that writes the node
+# adds the ones its root lacks (planner ``_root_marks``), so nova 34's first start after
+# the reshape has nothing to add; 31 and 33 keep them (their ``_get_traits`` starts from the
+# root's traits and takes off only the driver's capability traits it does not support).
+ROOT_TRAITS = ('COMPUTE_NODE', 'OWNER_NOVA')
+
 __all__ = [
     'DEFAULT_OPTIONS', 'KINDS', 'KIND_GPU', 'KIND_MEM_ENCRYPTION', 'KIND_NUMA', 'KIND_PCI', 'KIND_PCPU',
     'KIND_SRIOV', 'LayoutError', 'MEM_ENCRYPTION_CONTEXT', 'NUMA_CLASSES', 'SEV_TRAIT', 'build_layout',
     'child_uuid', 'mem_encryption_children', 'merge_options', 'merge_ownership', 'nova_children', 'nova_cpu',
     'nova_gpu_inventories', 'nova_pci_devices', 'nova_pci_providers', 'numa_child_names', 'numa_source',
     'OPTION_KINDS', 'owned_units', 'layout_of_report', 'ownership_of_report', 'ownership_from_devices',
-    'pci_class', 'split_proportional', 'taker',
+    'pci_class', 'ROOT_TRAITS', 'split_proportional', 'taker',
 ]
 
 
@@ -164,6 +172,7 @@ def _finish_layout(root_name, opts, children, warnings, nova):
     return {'root_name': root_name, 'options': opts, 'children': children,
             'classes': classes, 'warnings': warnings, 'remove': remove,
             'root_traits_remove': root_traits_remove,
+            'root_traits_add': list(ROOT_TRAITS),
             'nova': None if nova is None else {
                 'files': list(nova.get('files') or []),
                 'pci_in_placement': bool((nova.get('pci') or {}).get('report_in_placement'))}}

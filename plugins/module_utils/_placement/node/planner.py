@@ -574,19 +574,30 @@ def _providers_out(work, inv_after):
     return provider_out, inventory_changes
 
 
-def _root_traits(work, provider_out, deferred_reason):
-    """The root's trait change the kinds ask for (``Kind.root_cleanup``), or None."""
+def _root_traits(work, provider_out, deferred_reason, reshapes):
+    """The root's trait change after the reshape, or None: the traits the kinds take off
+    (``Kind.root_cleanup``) and, when the plan ``reshapes`` the node, the ones it gets
+    (:func:`_root_marks`).  A rollback puts the snapshot's root traits back."""
     root_uuid = work.root_uuid
     root_before = work.tree.traits(root_uuid)
     drop = set()
     for kind in _kinds.KINDS:
         drop.update(kind.root_cleanup(work.layout, work.moved))
-    if not (drop & set(root_before)) or deferred_reason:
+    add = _root_marks(work) if reshapes else set()
+    if not (drop & set(root_before) or add) or deferred_reason:
         return None
     root_traits = {'uuid': root_uuid, 'name': work.root['name'], 'before': root_before,
-                   'after': sorted(set(root_before) - drop)}
+                   'after': sorted((set(root_before) - drop) | add)}
     provider_out[root_uuid]['traits'] = root_traits['after']
     return root_traits
+
+
+def _root_marks(work):
+    """The traits nova 34 marks every compute node with (``layout["root_traits_add"]``,
+    layout.ROOT_TRAITS) that the root lacks.  A plan that reshapes the node adds them after
+    its POST /reshaper with the kinds' root clean-up (so a rollback takes them off again); a
+    plan that only creates children or sets their traits adds them with those traits."""
+    return set(work.layout.get('root_traits_add') or ()) - set(work.tree.traits(work.root_uuid))
 
 
 def _finish(work, deferred_reason=None):
@@ -601,11 +612,17 @@ def _finish(work, deferred_reason=None):
             continue
         allocations[consumer] = write_request(tree, consumer, new_allocs[consumer])
     provider_out, inventory_changes = _providers_out(work, inv_after)
-    root_traits = _root_traits(work, provider_out, deferred_reason)
+    reshapes = bool(inventory_changes or allocations)
+    root_traits = _root_traits(work, provider_out, deferred_reason, reshapes)
     create = [{'name': c['name'], 'uuid': c['uuid'], 'parent_provider_uuid': root_uuid}
               for c in children if not c['exists']]
     set_traits = [{'name': c['name'], 'uuid': c['uuid'], 'traits': c['traits_after']}
                   for c in children if c['traits_after'] != c['traits_before']]
+    marks = _root_marks(work) if (create or set_traits) and not reshapes and not deferred_reason else set()
+    if marks:
+        after = sorted(set(work.tree.traits(root_uuid)) | marks)
+        set_traits.append({'name': work.root['name'], 'uuid': root_uuid, 'traits': after})
+        provider_out[root_uuid]['traits'] = after
     ensure_rcs = sorted(set(rc for c in children for rc in c['inventories'] if name_rules.is_custom(rc)))
     ensure_traits = sorted(set(t for c in children for t in c['traits'] if name_rules.is_custom(t)))
     moved_units = {}

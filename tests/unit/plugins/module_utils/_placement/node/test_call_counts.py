@@ -152,14 +152,18 @@ def _reshape(backend, node, **kwargs):
 #   create the 2 children (no traits)                  2
 #   the ONE reshape                                    1
 #   verification read: listing, 3 providers x5, 3     19
+#   the root's marks (COMPUTE_NODE, OWNER_NOVA), after the reshape, through resources.
+#   ensure_provider: the root read twice (get_provider, inventories, usages, traits,
+#   aggregates), the traits checked, one PUT                                  12
 # (before: 73 -- a full re-read after creating the children, ~9 calls per child and the
 # sharing pool read again for the verification)
 RESHAPE_CALLS = {
-    'list_providers': 3, 'get_provider': 1, 'create_provider': 2, 'reshape': 1,
-    'get_inventories': 4, 'get_usages': 4, 'get_provider_traits': 5, 'get_aggregates': 4,
+    'list_providers': 3, 'get_provider': 3, 'create_provider': 2, 'reshape': 1,
+    'get_inventories': 6, 'get_usages': 6, 'get_provider_traits': 7, 'get_aggregates': 6,
     'get_provider_allocations': 4, 'get_allocations': 6,
-    # nova's OWNER_NOVA on each new child: checked once per child, set with the child
-    'list_traits': 2, 'set_provider_traits': 2,
+    # nova's OWNER_NOVA on each new child: checked once per child, set with the child;
+    # the root's marks: checked once, set once
+    'list_traits': 3, 'set_provider_traits': 3,
 }
 NOOP_CALLS = {
     'list_providers': 2, 'get_provider': 1,
@@ -302,9 +306,11 @@ def test_children_with_traits_state_matches_a_fresh_read(embedded_backend, tmp_p
     assert saved == spy.reads[0]
     gpu = [p for p in saved['providers'].values() if p['name'] == 'compute-05_0000:3B:00.0'][0]
     assert gpu['traits'] == ['COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'] and gpu['generation'] == 1
-    # one trait check and one trait write per child that has traits, no read-back
+    # one trait check and one trait write per child that has traits, no read-back; and one
+    # write of the root's marks (COMPUTE_NODE, OWNER_NOVA) after the reshape
     traited = [p for p in saved['providers'].values() if p['traits'] and p['uuid'] != root]
-    assert counting.calls['set_provider_traits'] == len(traited)
+    assert saved['providers'][root]['traits'] == []
+    assert counting.calls['set_provider_traits'] == len(traited) + 1
     assert counting.calls['create_provider'] == len(saved['providers']) - 1
 
 

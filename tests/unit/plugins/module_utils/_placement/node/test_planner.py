@@ -344,9 +344,35 @@ def test_traits_are_added_to_existing_children_not_replaced():
                   parent=ROOT, traits=['CUSTOM_FAST', 'OWNER_NOVA'])
     plan = planner.plan_from_devices(_without_vgpu(_state(extra={uuid: child})), ROOT, report, foreign=FOREIGN,
                                      layout_options={'pci': {'enabled': True}})
+    # (the root gets nova 34's marks with them: this plan moves nothing, so no reshape carries them)
     assert plan['set_traits'] == [{'name': 'cn1_0000:3B:00.0', 'uuid': uuid,
-                                   'traits': ['COMPUTE_MANAGED_PCI_DEVICE', 'CUSTOM_FAST', 'OWNER_NOVA']}]
-    assert plan['status'] == 'planned' and plan['inventory_changes'] == []
+                                   'traits': ['COMPUTE_MANAGED_PCI_DEVICE', 'CUSTOM_FAST', 'OWNER_NOVA']},
+                                  {'name': 'cn1', 'uuid': ROOT, 'traits': ['COMPUTE_NODE', 'OWNER_NOVA']}]
+    assert plan['status'] == 'planned' and plan['inventory_changes'] == [] and plan['root_traits'] is None
+    assert plan['providers'][ROOT]['traits'] == ['COMPUTE_NODE', 'OWNER_NOVA']
+
+
+def test_a_reshape_marks_the_root_as_nova_34_does_after_its_moves():
+    """nova 34 marks every compute node COMPUTE_NODE + OWNER_NOVA: a plan that reshapes the node adds
+    the marks its root lacks in the root's trait change after the reshape (kept: the root's own traits),
+    a noop plan adds nothing, and a root that has them gets no trait change."""
+    state = _state()
+    plan = planner.plan_from_devices(state, ROOT, _report(), foreign=FOREIGN)
+    assert plan['status'] == 'planned' and plan['allocations']
+    assert plan['root_traits'] == {'uuid': ROOT, 'name': 'cn1', 'before': [],
+                                   'after': ['COMPUTE_NODE', 'OWNER_NOVA']}
+    assert ROOT not in [t['uuid'] for t in plan['set_traits']]
+    assert plan['providers'][ROOT]['traits'] == ['COMPUTE_NODE', 'OWNER_NOVA']
+    done = apply(state, plan)
+    done['providers'][ROOT]['traits'] = plan['root_traits']['after']
+    assert planner.plan_from_devices(done, ROOT, _report(), foreign=FOREIGN)['status'] == 'noop'
+    marked = _state()
+    marked['providers'][ROOT]['traits'] = ['COMPUTE_NODE', 'CUSTOM_RACK_7', 'OWNER_NOVA']
+    again = planner.plan_from_devices(marked, ROOT, _report(), foreign=FOREIGN)
+    assert again['status'] == 'planned' and again['root_traits'] is None
+    # a node with nothing to write is not written for the marks alone
+    bare = _without_vgpu(_state())
+    assert planner.plan_from_devices(bare, ROOT, {}, foreign=FOREIGN)['status'] == 'noop'
 
 
 def test_numa_source_is_stable_across_the_reshape():
