@@ -2,7 +2,8 @@
 #   make demo       run the main job (tools/demo.py) in the project venv;
 #                   make demo DEMO_ARGS="--check" passes arguments to tools/demo.py
 #   make test       make deps, then every test, in order, stopping at the first failing stage:
-#                   unit -> nova-oracle -> sanity -> core-matrix -> lint -> docs-lint -> molecule
+#                   unit -> nova-oracle -> twin-per-kind -> sanity -> core-matrix -> lint -> docs-lint
+#                   -> molecule
 #   make deps       the system packages the tests need (bindep.txt, profile test): says which
 #                   are missing and installs them with apt-get as root (make test runs it first)
 # Each stage is also a target of its own; see docs/development.md.
@@ -16,10 +17,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 COLLECTIONS := $(CURDIR)/$(VENV)/collections
 STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
-TEST_STAGES := unit nova-oracle sanity core-matrix lint docs-lint molecule
+TEST_STAGES := unit nova-oracle twin-per-kind sanity core-matrix lint docs-lint molecule
 
 .PHONY: docs venv deps demo test unit sanity core-matrix lint ansible-lint changelog-lint build-check ee-check \
-	docs-lint molecule nova-oracle upgrade-twin clean
+	docs-lint molecule nova-oracle upgrade-twin twin-per-kind clean
 
 venv: $(STAMP)
 
@@ -90,9 +91,13 @@ unit: venv
 nova-oracle:
 	@$(STAGE) nova-oracle .ci/nova-oracle.sh
 
-# The upgrade twin (issue 29, NOT part of `make test` yet): an older nova (31.x, 33.x, own venvs
-# .venv-nova31 / .venv-nova33 built on first run) writes the state through its own API, nova 34
-# upgrades copies of its databases and judges our roll; see docs/upgrade-twin.md
+# a3. The upgrade twin: an older nova (31.x, 33.x, own venvs .venv-nova31 / .venv-nova33 built
+#     on first run) writes the state through its own API, the new release (nova 34 or 33)
+#     upgrades copies of its databases and judges our roll; see docs/upgrade-twin.md.
+#     twin-per-kind (in make test): one release pair per reshape kind; upgrade-twin: every pair
+twin-per-kind:
+	@$(STAGE) twin-per-kind .ci/upgrade-twin.sh --per-kind
+
 upgrade-twin:
 	@$(STAGE) upgrade-twin .ci/upgrade-twin.sh
 
