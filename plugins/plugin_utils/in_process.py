@@ -24,6 +24,7 @@ __metaclass__ = type
 
 import os
 import sys
+import types
 
 from ansible import constants as C
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -31,7 +32,7 @@ from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import report_leftovers
+from ansible_collections.placement.upgrade.plugins.module_utils.common import auth_argument_spec, report_leftovers
 
 _RULES = ('mutually_exclusive', 'required_together', 'required_one_of', 'required_if', 'required_by')
 
@@ -61,8 +62,10 @@ class InProcessModule(object):
         try:
             validation = ArgumentSpecValidator(argument_spec, **rules).validate(dict(args))
         except OverflowError as exc:
-            # (ansible-core 2.19 lets an infinite number overflow an integer option)
-            self.fail_json(msg='an integer option was given an infinite number (%s); give a whole number' % exc)
+            # (ansible-core 2.19 lets an infinite number overflow an integer option): named as
+            # module_utils/common.py's new_module names them
+            self.fail_json(msg='%s was given an infinite number (%s); give a whole number'
+                           % (', '.join(_infinite_ints(argument_spec, args)) or 'an integer option', exc))
         self.no_log_values.update(validation._no_log_values)  # pylint: disable=protected-access
         self.params = validation.validated_parameters
         if validation.error_messages:
@@ -93,6 +96,78 @@ class InProcessModule(object):
         kwargs['failed'] = True
         kwargs['msg'] = msg
         raise ModuleExit(self._result(kwargs))
+
+
+def _infinite_ints(spec, args):
+    """The integer options of ``spec`` given an infinite number in ``args`` (by name or alias), sorted."""
+    names = []
+    for name, option in spec.items():
+        if option.get('type') != 'int':
+            continue
+        for key in [name] + list(option.get('aliases') or []):
+            try:
+                number = float(args.get(key))
+            except (TypeError, ValueError):
+                continue
+            if number in (float('inf'), float('-inf')):
+                names.append(name)
+                break
+    return sorted(names)
+
+
+class _Built(BaseException):
+    """What a module's ``main()`` gave ``new_module`` (see :class:`MainFile`)."""
+
+    def __init__(self, argument_spec, kwargs):
+        super(_Built, self).__init__('new_module')
+        self.argument_spec = argument_spec
+        self.kwargs = kwargs
+
+
+class MainFile(object):
+    """What :func:`run` needs of a module file (``argument_spec(args)``, ``module_kwargs()``,
+    ``execute(module)``) for a module file that has only ``main()``, calling
+    ``new_module(argument_spec=..., **kwargs)`` (module_utils/common.py) and then working on it.
+
+    ``main()``'s own code is run, with ``new_module`` bound to a stand-in in a copy of the module
+    file's namespace (the module file itself is not changed): once to read the spec and rules it
+    builds, and for ``execute`` to work on the in-process module.  Everything else ``main()`` does
+    (its own argument checks, ``run_module``) runs as it is.  The ``auth`` and ``cloud`` options
+    depend on the task's arguments (their secrets declared ``no_log``): they are built for ``args``.
+    """
+
+    def __init__(self, module_file):
+        self._file = module_file
+        self._built = None
+
+    def _main(self, new_module):
+        namespace = dict(vars(self._file))
+        namespace['new_module'] = new_module
+        return types.FunctionType(self._file.main.__code__, namespace, 'main')
+
+    def _capture(self):
+        if self._built is None:
+            def new_module(argument_spec, **kwargs):
+                raise _Built(argument_spec, kwargs)
+
+            try:
+                self._main(new_module)()
+            except _Built as built:
+                self._built = built
+            else:
+                raise TypeError('%s.main() built no module' % self._file.__name__)
+        return self._built
+
+    def argument_spec(self, args=None):
+        spec = dict(self._capture().argument_spec)
+        spec.update((key, value) for key, value in auth_argument_spec(args).items() if key in ('auth', 'cloud'))
+        return spec
+
+    def module_kwargs(self):
+        return dict(self._capture().kwargs)
+
+    def execute(self, module):
+        self._main(lambda argument_spec, **kwargs: module)()
 
 
 def run(name, build, args, check_mode=False, diff=False):

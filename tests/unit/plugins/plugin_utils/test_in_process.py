@@ -13,10 +13,13 @@ import sys
 import pytest
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
+from ansible_collections.placement.upgrade.plugins.modules import compute_service as compute_service_module
 from ansible_collections.placement.upgrade.plugins.modules import placement_preflight as preflight_module
 from ansible_collections.placement.upgrade.plugins.modules import reshape as reshape_module
+from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info as rp_info_module
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
+import nova_standin
 import simfleet
 from module_runner import run_module_main
 
@@ -141,3 +144,155 @@ def test_runs_here_only_where_the_module_would_run_as_this_process():
     assert in_process.runs_here('local', False, [], '/usr/bin/some-other-python') is False
     # interpreter discovery would choose it: not known to be this one
     assert in_process.runs_here('local', False, [], None) is False
+
+
+# -- compute_service and resource_provider_info: modules with only main(), run through MainFile --
+
+COMPUTE_SERVICE = 'placement.upgrade.compute_service'
+RP_INFO = 'placement.upgrade.resource_provider_info'
+
+
+@pytest.fixture
+def nova():
+    server = nova_standin.NovaCycle()
+    server.add('cmp-01', running_for=1.0)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def _reset(nova):
+    nova.services['cmp-01'].record.update(status='enabled', disabled_reason=None, forced_down=False)
+
+
+@pytest.mark.real
+@pytest.mark.parametrize('check', [True, False])
+@pytest.mark.parametrize('asked, changes', [
+    ({}, False),
+    ({'state': 'disabled', 'disabled_reason': 'placement.upgrade r1: reshaping'}, True),
+    ({'forced_down': True, 'wait_for': 'down', 'wait_interval': 0.1, 'wait_timeout': 5}, True),
+    ({'state': 'enabled', 'forced_down': False, 'wait_for': 'up', 'reported_since': '2020-01-01 00:00:00',
+      'wait_interval': 0.1, 'wait_timeout': 5}, True),
+])
+def test_compute_service_same_result_as_the_module(placement_server, nova, capsys, asked, changes, check):
+    # the rolling role's nova steps, delegated to the controller (plugins/action/compute_service.py)
+    args = dict(placement_server.module_auth(), compute_endpoint=nova.url, host='cmp-01', **asked)
+    record = nova.services['cmp-01'].record
+    if asked.get('state') == 'enabled':
+        record.update(status='disabled', disabled_reason='r1')
+    rc, expected = run_module_main(compute_service_module.main, dict(args), capsys, check=check, diff=True)
+    sent_by_module = [body for _host, body, _when in nova.puts]
+    after_module = dict(record)
+    _reset(nova)
+    if asked.get('state') == 'enabled':
+        record.update(status='disabled', disabled_reason='r1')
+    got = in_process.run(COMPUTE_SERVICE, in_process.MainFile(compute_service_module), dict(args),
+                         check_mode=check, diff=True)
+    assert rc == 0 and 'failed' not in got, got
+    sent_in_process = [body for _host, body, _when in nova.puts][len(sent_by_module):]
+    assert sent_in_process == sent_by_module and bool(sent_by_module) is (changes and not check)
+    assert dict(record) == after_module
+    assert got['changed'] is changes
+    assert got['diff']['before']['host'] == 'cmp-01'
+    for key in ('changed', 'service', 'diff', 'log', 'invocation'):
+        assert got[key] == expected[key], key
+    if asked.get('wait_for') and not check:
+        assert got['service']['state'] == asked['wait_for']
+
+
+@pytest.mark.parametrize('args', [
+    {'host': ''},
+    {'host': 'cmp-01', 'state': 'enabled', 'disabled_reason': 'why'},
+    {'host': 'cmp-01', 'wait_for': 'down', 'wait_interval': 0},
+    {'host': 'cmp-01', 'wait_for': 'up', 'reported_since': 'yesterday'},
+    {'host': 'cmp-01', 'wait_timeout': float('inf')},
+    {'host': 'cmp-01', 'state': 'sideways'},
+    {'host': 'cmp-01', 'bogus': 1},
+    {'state': 'disabled'},
+    {'host': 'cmp-01', 'embedded_db': '/nonexistent/placement.db', 'cloud': 'x'},
+])
+def test_compute_service_validation_fails_like_the_module(nova, capsys, args):
+    args = dict(args, compute_endpoint=nova.url)
+    rc, expected = run_module_main(compute_service_module.main, dict(args), capsys)
+    got = in_process.run(COMPUTE_SERVICE, in_process.MainFile(compute_service_module), dict(args))
+    assert rc == 1 and got['failed'] is True and got['msg']
+    # the same message as the module (which names itself by the file it runs from)
+    assert got['msg'].split(' module: ')[-1] == expected['msg'].split(' module: ')[-1]
+    assert nova.gets == 0 and nova.puts == []      # refused before nova was asked
+
+
+@pytest.mark.parametrize('extra', [
+    {},
+    {'in_tree': 'compute-02', 'with_allocations': True},
+    {'name': 'compute-01'},
+    {'uuid': '8d6bb6c4-4d9f-4ba9-9d60-3d1c17a3ad7f'},
+    {'name': 'compute-01', 'in_tree': 'compute-01'},
+    {'with_allocations': 'sometimes'},
+    {'bogus': 1},
+    {'embedded_db': '/nonexistent/placement.db'},
+])
+def test_resource_provider_info_same_result_as_the_module(fleet, capsys, extra):
+    args = dict({'embedded_db': fleet['embedded_db']}, **extra)
+    rc, expected = run_module_main(rp_info_module.main, dict(args), capsys, check=True)
+    got = in_process.run(RP_INFO, in_process.MainFile(rp_info_module), dict(args), check_mode=True)
+    assert rc == (1 if expected.get('failed') else 0)
+    assert bool(got.get('failed')) is bool(expected.get('failed'))
+    if got.get('failed'):
+        assert got['msg'] and got['msg'].split(' module: ')[-1] == expected['msg'].split(' module: ')[-1]
+    else:
+        assert got['providers'] == expected['providers']
+        assert got['providers'] or 'uuid' in extra
+    assert dict(_stable(got), msg=None) == dict(_stable(expected), msg=None)
+
+
+def test_resource_provider_info_reads_the_tree(fleet):
+    got = in_process.run(RP_INFO, in_process.MainFile(rp_info_module),
+                         {'embedded_db': fleet['embedded_db'], 'in_tree': 'compute-01'})
+    assert 'failed' not in got, got
+    assert got['changed'] is False and got['providers'][0]['name'] == 'compute-01'
+    assert all(p['root_provider_uuid'] == got['providers'][0]['uuid'] for p in got['providers'])
+
+
+@pytest.mark.parametrize('name, module_file, extra', [
+    (COMPUTE_SERVICE, compute_service_module, {'host': 'cmp-01', 'state': 'disabled'}),
+    (RP_INFO, rp_info_module, {'in_tree': 'compute-01'}),
+])
+def test_main_only_modules_mask_secrets(name, module_file, extra):
+    secret = 'Sekrit-Passw0rd-42'
+    args = dict(extra, api_timeout=2, compute_endpoint='http://127.0.0.1:9/v2.1',
+                auth={'auth_url': 'http://127.0.0.1:9/identity', 'username': 'admin', 'password': secret,
+                      'project_name': 'admin', 'user_domain_name': 'Default', 'project_domain_name': 'Default'})
+    if name == RP_INFO:
+        del args['compute_endpoint']
+    got = in_process.run(name, in_process.MainFile(module_file), args)
+    assert got['failed'] is True and got['msg']
+    assert secret not in json.dumps(got)
+    assert got['invocation']['module_args']['auth']['username'] == 'admin'
+    assert got['invocation']['module_args']['auth']['password'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+
+
+@pytest.mark.real
+def test_a_secret_in_a_successful_result_is_masked_as_by_the_module(placement_server, nova, capsys):
+    # the token is a secret (no_log): nova's record saying it back is masked, in process as by the module
+    token = placement_server.module_auth()['auth']['token']
+    args = dict(placement_server.module_auth(), compute_endpoint=nova.url, host='cmp-01', state='disabled',
+                disabled_reason='rolled by %s today' % token)
+    rc, expected = run_module_main(compute_service_module.main, dict(args), capsys)
+    _reset(nova)
+    got = in_process.run(COMPUTE_SERVICE, in_process.MainFile(compute_service_module), dict(args))
+    assert rc == 0 and got['changed'] is True, got
+    assert nova.services['cmp-01'].record['disabled_reason'] == 'rolled by %s today' % token
+    assert got['service']['disabled_reason'] == expected['service']['disabled_reason'] == 'rolled by ******** today'
+
+
+def test_main_file_runs_the_module_main_without_changing_the_module_file():
+    built = in_process.MainFile(compute_service_module)
+    spec = built.argument_spec({'auth': {'token': 'x', 'endpoint': 'http://e'}})
+    assert spec['host'] == {'type': 'str', 'required': True}
+    assert spec['auth']['options']['token']['no_log'] is True           # built for these arguments
+    assert 'options' not in built.argument_spec({})['auth']
+    assert built.module_kwargs()['supports_check_mode'] is True
+    assert ('embedded_db', 'cloud') in built.module_kwargs()['mutually_exclusive']
+    assert compute_service_module.new_module is compute_service_module.__dict__['new_module']
+    assert compute_service_module.new_module.__module__.endswith('module_utils.common')
