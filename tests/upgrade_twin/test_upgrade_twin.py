@@ -426,6 +426,14 @@ class UpgradeTwinCase(filedb.FileDatabasesMixin, OracleTestBase):
         self.assert_started_cleanly(self.restart_mark)
         after = self.dump()
         self.assert_only_root_trait_write(before, after, writes)
+        if self.twin['rolled'] != self.twin['legacy']:
+            # a plan that writes the node gives the root the traits nova 34 marks every compute
+            # node with (layout.ROOT_TRAITS): the new release has none of them to add, nova 34
+            # writes nothing at all, nova 33 only its own capability traits
+            self.assertLessEqual({'COMPUTE_NODE', 'OWNER_NOVA'}, set(self.twin['rolled']['providers'][self.hostname]['traits']))
+            self.assertNotIn('OWNER_NOVA', self.root_traits_added)
+            if int(NEW_RELEASE) >= 34:
+                self.assertEqual([], writes, 'nova 34 wrote to Placement after our roll')
         if int(NEW_RELEASE) >= 34:
             self.assert_same_tree_as_novas(after)
         else:
@@ -455,8 +463,8 @@ class VGPUCase(UpgradeTwinCase):
     """The old release booted three vGPU guests (flavors resources:VGPU=1, =1, =2) on a host with
     two pGPUs (nvidia-11): it already keeps VGPU on one child per pGPU (nova does since Stein),
     so no upgrade of these pairs moves VGPU.  nova 34 adds one trait, OWNER_NOVA, to each pGPU
-    provider: our roll writes exactly that (no POST /reshaper) and the new release then writes
-    nothing (nova 34: but the root's OWNER_NOVA) and lays out the same tree."""
+    provider and to the root: our roll writes exactly that (no POST /reshaper) and the new release
+    then writes nothing (nova 33: but its own root capability traits) and lays out the same tree."""
 
     KIND = 'vgpu'
     HEAL_REFUSES_VGPU = True
@@ -477,10 +485,11 @@ class VGPUCase(UpgradeTwinCase):
             # nova 31 (and 33) set no trait on a pGPU provider; nova 34 adds OWNER_NOVA
             self.assertEqual([], child['traits'])
         result = self.twin['result']
-        # nothing to move: no POST /reshaper; only the trait nova 34 wants, written before it starts
+        # nothing to move: no POST /reshaper; only the trait nova 34 wants, written before it
+        # starts, on both pGPU providers and (the root marks) the root
         self.assertFalse(result['reshaper_applied'], result['msg'])
         self.assertEqual(0, result['moved']['consumers'])
-        self.assertEqual({(name, 'OWNER_NOVA') for name in children},
+        self.assertEqual({(name, 'OWNER_NOVA') for name in list(children) + [self.hostname]},
                          {(t['provider'], tuple(t['added'])[0]) for t in result['traits_written']})
         after = self.judge()
         for name in children:
