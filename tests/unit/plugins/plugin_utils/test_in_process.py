@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from ansible_collections.placement.upgrade.plugins.module_utils import common
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.modules import compute_service as compute_service_module
 from ansible_collections.placement.upgrade.plugins.modules import placement_preflight as preflight_module
@@ -294,5 +295,8 @@ def test_main_file_runs_the_module_main_without_changing_the_module_file():
     assert 'options' not in built.argument_spec({})['auth']
     assert built.module_kwargs()['supports_check_mode'] is True
     assert ('embedded_db', 'cloud') in built.module_kwargs()['mutually_exclusive']
-    assert compute_service_module.new_module is compute_service_module.__dict__['new_module']
-    assert compute_service_module.new_module.__module__.endswith('module_utils.common')
+    got = in_process.run(COMPUTE_SERVICE, built, {'host': ''})
+    assert got['msg'] == "host must name nova's service host of the compute service, got an empty string"
+    # main() ran with the stand-in bound in a copy of its namespace: the module file still has its own
+    assert compute_service_module.new_module is common.new_module
+    assert rp_info_module.new_module is common.new_module
