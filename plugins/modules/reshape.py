@@ -500,7 +500,8 @@ reshaper_applied:
   type: bool
 traits_written:
   description: The trait changes this task PUT on providers that already existed (a child made by an older
-    nova without C(OWNER_NOVA), ...), one item per provider.
+    nova without C(OWNER_NOVA), the root given C(COMPUTE_NODE) and C(OWNER_NOVA) as nova 34 marks every compute
+    node, the root's C(HW_CPU_X86_AMD_SEV) taken off when SEV moves, ...), one item per provider.
   returned: always
   type: list
   elements: dict

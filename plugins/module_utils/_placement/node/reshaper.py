@@ -182,6 +182,11 @@ def _note_traits(written, item, state):
     entry['removed'] = sorted(set(entry['removed']) | (before - after))
 
 
+def _root_traits_item(change):
+    """A plan's ``root_traits`` change (after the reshape) as a ``set_traits`` entry."""
+    return {'name': change['name'], 'uuid': change['uuid'], 'traits': change['after']}
+
+
 def _would_write(plan, state):
     """What a planned reshape (check mode) would write: ``{"reshaper": whether a POST /reshaper would be
     sent, "traits": [trait changes on existing providers, as ``traits_written``], "children": [names]}``."""
@@ -190,6 +195,8 @@ def _would_write(plan, state):
     for item in plan['set_traits']:
         if item['uuid'] not in created:
             _note_traits(traits, item, state)
+    if plan.get('root_traits'):
+        _note_traits(traits, _root_traits_item(plan['root_traits']), state)
     return {'reshaper': bool(plan['allocations'] or plan['inventory_changes'] or plan.get('root_traits')),
             'traits': traits, 'children': [c['name'] for c in plan['create_children']]}
 
@@ -412,6 +419,8 @@ class _NodePass(Progress):
         self.take_snapshot(state, plan)
         self.send(state, plan)
         _set_root_traits(self.backend, plan['root_traits'], self.attempts, self.log)
+        if plan['root_traits']:
+            _note_traits(self.traits_written, _root_traits_item(plan['root_traits']), state)
         return plan
 
     def prepare(self, state, foreign, plan):

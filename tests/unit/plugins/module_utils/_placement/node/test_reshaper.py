@@ -119,6 +119,26 @@ def test_check_mode_predicts_and_changes_nothing(embedded_backend, node):
     assert applied['plan']['assignments'] == plan['assignments']
 
 
+def test_the_root_gets_nova_34s_marks_and_the_result_says_so(embedded_backend, node):
+    """nova 34 marks every compute node COMPUTE_NODE + OWNER_NOVA: the reshape adds them to the root
+    after its POST /reshaper, check mode predicts that write, the result lists it with the others
+    (traits_written), and a rollback takes them off again with the snapshot's root traits."""
+    backend = embedded_backend
+    root = node['root']
+    assert backend.get_provider_traits(root)['traits'] == ['COMPUTE_ARCH_X86_64']
+    check = reshaper.reshape_node(backend, root, node['report'], check_mode=True)
+    marks = {'provider': 'compute-01', 'uuid': root, 'added': ['COMPUTE_NODE', 'OWNER_NOVA'], 'removed': []}
+    assert check['would_write']['reshaper'] is True and check['would_write']['traits'] == [marks]
+    assert backend.get_provider_traits(root)['traits'] == ['COMPUTE_ARCH_X86_64']
+    done = reshaper.reshape_node(backend, root, node['report'], snapshot_dir=node['snapdir'])
+    assert done['reshaper_applied'] is True and done['traits_written'] == [marks]
+    assert sorted(backend.get_provider_traits(root)['traits']) == ['COMPUTE_ARCH_X86_64', 'COMPUTE_NODE', 'OWNER_NOVA']
+    assert snapshot.load_snapshot(done['snapshot'])['state']['providers'][root]['traits'] == ['COMPUTE_ARCH_X86_64']
+    back = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=node['snapdir'])
+    assert back['status'] == 'rolled_back' and back['verified'] is True, back['verification']
+    assert backend.get_provider_traits(root)['traits'] == ['COMPUTE_ARCH_X86_64']
+
+
 def test_rerun_is_a_noop(embedded_backend, node):
     backend = embedded_backend
     reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
