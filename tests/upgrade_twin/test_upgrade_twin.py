@@ -13,8 +13,11 @@ runs both; conftest.py keeps the cases of the release at hand); for each case (o
    ``db sync`` (cell1 and cell0) and Placement 16's ``placement-manage db sync``; every
    database must end at nova 34's / Placement 16's head revision;
 3. our roll: the fake host is rebuilt from the description (sysfs, nova's own domain XML, the
-   node's nova.conf) and the collection's discovery and reshape run over the REST backend against
-   a real Placement server (tests/placement_server.py) on the upgraded Placement file;
+   node's nova.conf) and ``ansible-playbook`` runs playbooks/rolling_reshape.yml (the rolling
+   role: pre-flight, device_info, the reshape module over the REST backend, the report) on a
+   one-node inventory against a real Placement server (tests/placement_server.py) on the
+   upgraded Placement file (tests/upgrade_twin/roll.py; nova's services are stopped then, so
+   the role's nova steps are off);
 4. nova 34 judges: its harness runs on the upgraded files (tests/upgrade_twin/filedb.py: API,
    conductor, scheduler, in-process Placement on the same file) and nova 34's compute starts on
    the same host (same compute node uuid, the guests' domains defined before it starts): it must
@@ -38,6 +41,7 @@ from oslo_config import cfg
 
 import fakehost
 import filedb
+import roll
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -47,9 +51,6 @@ from nova import version as nova_version  # noqa: E402
 import mirror  # noqa: E402  (tests/nova_oracle)
 from placement_server import PlacementServer  # noqa: E402
 from test_nova_accepts import OracleTestBase, inventory_fields  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper  # noqa: E402
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend  # noqa: E402
 
 CONF = cfg.CONF
 #: the release judging in this process (34 in .venv-nova, 33 in .venv-nova33): conftest.py
@@ -195,28 +196,16 @@ def prepare(old, new, kind):
     server = PlacementServer(workdir=os.path.join(new_dir, 'placement-http'),
                              db_url=filedb.sqlite_url(os.path.join(new_dir, 'placement.db')))
     with server:
-        adapter = server.adapter()
-        legacy = placement_dump(adapter)
-        report = discovery.discover(built['sysfs_root'], domain_xml_glob=built['domain_xml_glob'],
-                                    hostname=spec['hostname'], nova_conf=built['nova_conf'],
-                                    domain_capabilities=built.get('domain_capabilities'))
-        backend = RestBackend(adapter)
-        posts = []
-        real_reshape = backend.reshape
-
-        def counting_reshape(body):
-            posts.append(body)
-            return real_reshape(body)
-        backend.reshape = counting_reshape
-        try:
-            result = reshaper.reshape_node(backend, spec['hostname'], report,
-                                           snapshot_dir=os.path.join(new_dir, 'snapshots'))
-        finally:
-            backend.close()
+        legacy = placement_dump(server.adapter())
+        # the roll as an operator runs it: the rolling role (device_info, then the reshape module over
+        # the REST backend), ansible-playbook from the project venv (roll.py)
+        record, posts, output = roll.roll(os.path.join(work, 'roll'), server.url, spec['hostname'], built,
+                                          server.log_path)
+        result = roll.as_result(record, output)
         rolled = placement_dump(server.adapter())
     twin = {'work': work, 'new_dir': new_dir, 'unrolled_dir': unrolled_dir, 'state': state, 'spec': spec, 'built': built,
             'alembic_before': before, 'alembic_after': after, 'legacy': legacy, 'result': result,
-            'rolled': rolled, 'reshaper_posts': len(posts)}
+            'rolled': rolled, 'reshaper_posts': posts}
     with open(os.path.join(work, 'twin.json'), 'w') as handle:
         json.dump({k: v for k, v in twin.items() if k != 'built'}, handle, indent=2, sort_keys=True, default=str)
     return twin
