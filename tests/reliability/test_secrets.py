@@ -34,7 +34,8 @@ def test_the_counters_see_a_leak_and_a_mask(tmp_path):
                                  ['"username": "placement"'])
     suite.runs.append({
         'label': 'synthetic', 'tasks': [task], 'rc': 2, 'seconds': 0.0,
-        'output': 'TASK [auth dict, password | bad secret] ****\nfatal: [localhost]: FAILED! => '
+        'output': 'TASK [auth dict, password | bad secret] ****\n'
+                  '<localhost> PUT /tmp/a/tmpx TO /tmp/a/AnsiballZ_resource_provider_info.py\nfatal: [localhost]: FAILED! => '
                   '{"msg": "401 (********_upgrade.identity) password s3cret-value", '
                   '"invocation": {"module_args": {"auth": {"username": "********"}}}}\nPLAY RECAP ****\n',
         'results': {'r0': {'failed': True, 'msg': 'x'}}, 'results_text': '{"r0": {"failed": true}}',
@@ -42,7 +43,10 @@ def test_the_counters_see_a_leak_and_a_mask(tmp_path):
     fig = suite.figures()
     assert fig['secret_occurrences'] == 2                 # the output and the syslog line
     assert fig['masked_non_secrets'] == 3                 # two masks + the user name not shown
-    assert fig['module_tasks'] == 1 and len(fig['problems']) == 4
+    assert fig['module_tasks'] == 1 and fig['module_runs'] == 1 and len(fig['problems']) == 4, fig['problems']
+    # a module run whose invocation the syslog capture did not see is a problem of its own
+    suite.runs[0]['syslog'] = ''
+    assert 'synthetic: the syslog capture saw 0 invocation(s) for 1 module run(s)' in suite.figures()['problems']
 
 
 class _NoStack(object):
@@ -55,7 +59,8 @@ class _NoStack(object):
 def test_no_secret_shows_and_nothing_else_is_masked(record_property):
     fig, text = keystone_secrets.run_suite(stack=shared_stack())
     record_property('reliability_figures', text)
-    assert fig['forms'] == 7 and fig['module_tasks'] == 14, text
+    # 12 tasks of the auth forms in process, the same 12 as modules, 2 of the OS_* environment
+    assert fig['forms'] == 7 and fig['module_tasks'] == 26 and fig['module_runs'] == 12, text
     assert fig['secret_occurrences'] == 0, text
     assert fig['masked_non_secrets'] == 0, text
     assert not fig['problems'], text
