@@ -18,7 +18,7 @@ installed="$work/installed/ansible_collections/placement/upgrade"
 for f in MANIFEST.json FILES.json meta/runtime.yml README.md; do
   [[ -f "$installed/$f" ]] || { echo "build-check: $f missing from the installed collection" >&2; exit 1; }
 done
-leaked=$(tar -tzf "$tarball" | grep -E '(^|/)(\.venv|\.ci|\.git|\.hypothesis|\.pytest_cache|tests/output|__pycache__)(/|$)' || true)
+leaked=$(tar -tzf "$tarball" | grep -E '(^|/)(\.venv[^/]*|\.ci|\.git|\.hypothesis|\.pytest_cache|tests/output|__pycache__)(/|$)' || true)
 if [[ -n $leaked ]]; then
   echo "build-check: development files leaked into $tarball (extend build_ignore in galaxy.yml):" >&2
   echo "$leaked" | head -20 >&2
