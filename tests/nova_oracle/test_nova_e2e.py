@@ -55,7 +55,6 @@ import glob
 import io
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -67,12 +66,11 @@ from socketserver import ThreadingMixIn
 from oslo_config import cfg
 
 import fakehost
+import playbook
 from test_nova_accepts import OracleTestBase
 
 CONF = cfg.CONF
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-MAIN_VENV = os.path.join(REPO, '.venv')
 HOST = 'cmp-e2e'
 OLD_VERSION = '33.0.0'
 RUN_ID = 'e2e-nova34'
@@ -141,8 +139,8 @@ class TestRollingReshapeWithNova(OracleTestBase):
 
     def setUp(self):
         super().setUp()
-        if not os.access(os.path.join(MAIN_VENV, 'bin', 'ansible-playbook'), os.X_OK):
-            self.fail('the project venv (%s) has no ansible-playbook: run make venv first' % MAIN_VENV)
+        if playbook.missing():
+            self.fail(playbook.missing())
         self.seen = []
         self.seen_times = []
         self.control_times = []
@@ -237,11 +235,6 @@ class TestRollingReshapeWithNova(OracleTestBase):
 
         out = os.path.join(self.workdir, 'out')
         os.makedirs(out)
-        inventory = os.path.join(out, 'inventory.json')
-        python = os.path.join(MAIN_VENV, 'bin', 'python')
-        with open(inventory, 'w') as handle:
-            json.dump({'compute': {'hosts': {HOST: {'ansible_connection': 'local',
-                                                    'ansible_python_interpreter': python}}}}, handle)
         variables = {
             'placement_backend': {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': placement_url}},
             'rolling_reshape_compute_endpoint': nova_url + '/v2.1',
@@ -260,25 +253,7 @@ class TestRollingReshapeWithNova(OracleTestBase):
             'rolling_reshape_run_id': RUN_ID,
         }
         variables.update(extra)
-        extra_vars = os.path.join(out, 'vars.json')
-        with open(extra_vars, 'w') as handle:
-            json.dump(variables, handle)
-        env = dict(os.environ)
-        for key in [k for k in env if k.startswith(('ANSIBLE_', 'OS_', 'PYTHON'))] + ['VIRTUAL_ENV']:
-            env.pop(key, None)
-        env.update({
-            'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + env.get('PATH', ''),
-            'ANSIBLE_COLLECTIONS_PATH': os.path.join(MAIN_VENV, 'collections'),
-            'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
-            'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0',
-            'ANSIBLE_HOME': os.path.join(out, '.ansible'),
-            'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
-        })
-        proc = subprocess.run(
-            [os.path.join(MAIN_VENV, 'bin', 'ansible-playbook'), '-i', inventory,
-             os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'), '-e', '@' + extra_vars],
-            env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-            timeout=600, check=False)
+        proc = playbook.run_roll(out, HOST, variables)
         self.output = proc.stdout
         # ansible-core wraps long error messages: compare with the whitespace collapsed
         self.said = ' '.join(proc.stdout.split())

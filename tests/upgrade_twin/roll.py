@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, placement.upgrade contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 3 of an upgrade-twin case as an operator runs it: ``ansible-playbook`` (the project venv's)
-runs playbooks/rolling_reshape.yml, the rolling role, on a one-node local-connection inventory
+runs playbooks/rolling_reshape.yml, the rolling role (tests/nova_oracle/playbook.py), on a one-node local-connection inventory
 against the Placement server on the upgraded database: discovery from the host nova left (sysfs,
 nova's domain XML, the node's new nova.conf), then the reshape module over the REST backend
 (``auth_type: admin_token`` on Placement's noauth2).  nova's services are stopped here (the old
@@ -16,11 +16,9 @@ module's result) and the number of ``POST /reshaper`` requests Placement logged.
 import glob
 import json
 import os
-import subprocess
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-MAIN_VENV = os.path.join(REPO, '.venv')
+import playbook  # tests/nova_oracle (on sys.path: test_upgrade_twin.py)
+
 RUN_ID = 'upgrade-twin'
 
 
@@ -30,15 +28,9 @@ class RollError(AssertionError):
 
 def roll(out, placement_url, hostname, built, placement_log):
     """Run the rolling role on ``hostname`` (the fake host ``built``); returns ``(record, posts, output)``."""
-    playbook = os.path.join(MAIN_VENV, 'bin', 'ansible-playbook')
-    if not os.access(playbook, os.X_OK):
-        raise RollError('the project venv (%s) has no ansible-playbook: run make venv first' % MAIN_VENV)
+    if playbook.missing():
+        raise RollError(playbook.missing())
     os.makedirs(out)
-    inventory = os.path.join(out, 'inventory.json')
-    with open(inventory, 'w') as handle:
-        json.dump({'compute': {'hosts': {hostname: {
-            'ansible_connection': 'local',
-            'ansible_python_interpreter': os.path.join(MAIN_VENV, 'bin', 'python')}}}}, handle)
     variables = {
         'placement_backend': {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': placement_url}},
         'rolling_reshape_nova_service': 'never',
@@ -52,25 +44,8 @@ def roll(out, placement_url, hostname, built, placement_log):
     }
     if built.get('domain_capabilities'):
         variables['rolling_reshape_domain_capabilities'] = built['domain_capabilities']
-    extra_vars = os.path.join(out, 'vars.json')
-    with open(extra_vars, 'w') as handle:
-        json.dump(variables, handle, indent=1, sort_keys=True)
-    env = dict(os.environ)
-    for key in [k for k in env if k.startswith(('ANSIBLE_', 'OS_', 'PYTHON'))] + ['VIRTUAL_ENV']:
-        env.pop(key, None)
-    env.update({
-        'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + env.get('PATH', ''),
-        'ANSIBLE_COLLECTIONS_PATH': os.path.join(MAIN_VENV, 'collections'),
-        'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
-        'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0',
-        'ANSIBLE_HOME': os.path.join(out, '.ansible'),
-        'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
-    })
     posts_before = reshaper_posts(placement_log)
-    proc = subprocess.run(
-        [playbook, '-i', inventory, os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'), '-e', '@' + extra_vars],
-        env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-        timeout=600, check=False)
+    proc = playbook.run_roll(out, hostname, variables)
     with open(os.path.join(out, 'ansible-playbook.log'), 'w') as handle:
         handle.write(proc.stdout)
     records = glob.glob(os.path.join(out, 'reports', RUN_ID, 'nodes', '*.json'))

@@ -41,7 +41,6 @@ from oslo_config import cfg
 
 import fakehost
 import filedb
-import roll
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -49,6 +48,7 @@ sys.path.insert(0, os.path.join(REPO, 'tests', 'nova_oracle'))
 
 from nova import version as nova_version  # noqa: E402
 import mirror  # noqa: E402  (tests/nova_oracle)
+import roll  # noqa: E402  (imports tests/nova_oracle's playbook.py)
 from placement_server import PlacementServer  # noqa: E402
 from test_nova_accepts import OracleTestBase, inventory_fields  # noqa: E402
 
