@@ -113,10 +113,12 @@ def tree_order(providers):
     return [tree.get(uuid) for uuid, _depth in tree.depth_first()]
 
 
-def providers_info(backend, name=None, uuid=None, in_tree=None, with_allocations=False):
+def providers_info(backend, name=None, uuid=None, in_tree=None, with_allocations=False, details=True):
     """Providers by name, by uuid, a whole tree (``in_tree``: name or uuid), or all.
 
-    A provider or tree that does not exist gives an empty list.
+    A provider or tree that does not exist gives an empty list.  ``details`` False: each provider
+    as Placement lists it (:func:`provider_rules.provider_view`), without the four or five reads
+    per provider of its inventories, usages, traits, aggregates (and allocations).
     """
     if uuid is not None:
         uuid = provider_rules.normalize_uuid(uuid)
@@ -131,6 +133,8 @@ def providers_info(backend, name=None, uuid=None, in_tree=None, with_allocations
         provs = backend.list_providers(in_tree=anchor['uuid']) if anchor else []
     else:
         provs = backend.list_providers()
+    if not details:
+        return [provider_rules.provider_view(p) for p in tree_order(provs)]
     return [provider_record(backend, p, with_allocations) for p in tree_order(provs)]
 
 
@@ -351,6 +355,39 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
     result['provider'] = provider_record(backend, backend.get_provider(rp_uuid))
     result['diff']['after'] = result['provider']
     return result
+
+
+def set_traits(backend, uuid, traits, what=None, attempts=DEFAULT_ATTEMPTS, log=None):
+    """Make the traits of the existing provider ``uuid`` exactly ``traits``: its traits read with
+    their generation (one ``GET .../traits``) and, when they differ, the missing traits checked and
+    one generation-checked ``PUT``.  Retried from a fresh read on a conflict and when the PUT's
+    answer is lost (as :func:`ensure_provider`), at most ``attempts`` times.  Two or three requests
+    where :func:`ensure_provider` reads the whole provider before and after (a reshape sets the
+    root's traits this way while nova-compute is out of service).
+
+    Returns ``{"changed", "before", "after", "generation", "retries"}`` (``generation``: the
+    provider's generation after the write, or as read when nothing was written).
+    """
+    want = sorted(_validate_traits(traits))
+    what = what or 'resource provider %s' % uuid
+
+    def once():
+        read = backend.get_provider_traits(uuid)
+        have = sorted(read['traits'])
+        generation = read['resource_provider_generation']
+        result = {'changed': have != want, 'before': have, 'after': want, 'generation': generation}
+        if have == want:
+            return result
+        create_traits, unknown = _missing_traits(backend, [t for t in want if t not in have])
+        if unknown:
+            raise BadRequest('No such trait(s): %s.' % ', '.join(unknown))
+        for trait in create_traits:
+            if backend.ensure_trait(trait) and log is not None:
+                log('created custom trait %s' % trait)
+        result['generation'] = _generation_after(backend.set_provider_traits(uuid, generation, want), generation)
+        return result
+
+    return _retry(lambda: _lost_write_retry(once, attempts, log, what), attempts, log, what)
 
 
 def _merged(have, want, exclusive):

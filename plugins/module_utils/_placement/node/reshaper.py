@@ -163,8 +163,8 @@ def _set_root_traits(backend, change, attempts, log):
     part of ``POST /reshaper``; this is a generation-checked PUT with bounded retry."""
     if not change:
         return
-    ops.ensure_provider(backend, name=change['name'], uuid=change['uuid'], traits=change['after'],
-                        traits_exclusive=True, attempts=attempts, log=log)
+    ops.set_traits(backend, change['uuid'], change['after'], what='root provider %s' % change['name'],
+                   attempts=attempts, log=log)
     log_line(log, 'root %s traits: %s -> %s'
              % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
 

@@ -25,6 +25,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.error
     CapacityExceeded,
     ConcurrentUpdate,
     InventoryInUse,
+    NoAnswer,
     NotFound,
     ProviderInUse,
     UnsupportedVersion,
@@ -252,6 +253,82 @@ def test_inventory_conflict_retried_from_fresh_read(backend, unique_name):
         ops.ensure_inventory(AlwaysRacing(backend, backend.microversion), cn, {'VCPU': {'total': 14}}, attempts=2)
     assert len(always) == 2 and always[1] > always[0]          # the retry re-read the generation
     assert backend.get_inventories(cn)['inventories']['VCPU']['total'] == 12
+
+
+# -- set_traits (a reshape's root marks) ---------------------------------------------
+class Counting(OldPlacement):
+    def __init__(self, backend):
+        super(Counting, self).__init__(backend, backend.microversion)
+        self.calls = []
+
+    def __getattr__(self, name):
+        attr = getattr(self._backend, name)
+        if callable(attr):
+            def call(*args, **kwargs):
+                self.calls.append(name)
+                return attr(*args, **kwargs)
+            return call
+        return attr
+
+
+def test_set_traits_reads_the_traits_once_and_puts_only_a_change(backend, unique_name):
+    cn, _gpu, _disk = _tree(backend, unique_name)
+    counting = Counting(backend)
+    out = ops.set_traits(counting, cn, ['COMPUTE_NODE', 'HW_CPU_X86_AVX2'])
+    generation = backend.get_provider(cn)['generation']
+    assert counting.calls == ['get_provider_traits', 'list_traits', 'set_provider_traits']
+    assert out == {'changed': True, 'before': [], 'after': ['COMPUTE_NODE', 'HW_CPU_X86_AVX2'],
+                   'generation': generation, 'retries': 0}
+    assert sorted(backend.get_provider_traits(cn)['traits']) == ['COMPUTE_NODE', 'HW_CPU_X86_AVX2']
+    counting.calls[:] = []
+    again = ops.set_traits(counting, cn, ['HW_CPU_X86_AVX2', 'COMPUTE_NODE'])
+    assert counting.calls == ['get_provider_traits']
+    assert (again['changed'], again['generation']) == (False, generation)
+    # exactly the set given: a trait not named goes
+    out = ops.set_traits(backend, cn, ['COMPUTE_NODE'])
+    assert (out['before'], out['after']) == (['COMPUTE_NODE', 'HW_CPU_X86_AVX2'], ['COMPUTE_NODE'])
+    assert sorted(backend.get_provider_traits(cn)['traits']) == ['COMPUTE_NODE']
+
+
+def test_set_traits_refuses_an_unknown_trait_and_a_missing_provider_writing_nothing(backend, unique_name):
+    cn, _gpu, _disk = _tree(backend, unique_name)
+    generation = backend.get_provider(cn)['generation']
+    with pytest.raises(BadRequest, match='No such trait'):
+        ops.set_traits(backend, cn, ['COMPUTE_NODE', 'HW_NO_SUCH_TRAIT_ANYWHERE'])
+    assert backend.get_provider(cn)['generation'] == generation
+    assert backend.get_provider_traits(cn)['traits'] == []
+    with pytest.raises(NotFound):
+        ops.set_traits(backend, str(uuid.uuid4()), ['COMPUTE_NODE'])
+
+
+def test_set_traits_conflict_and_lost_answer_retried_from_a_fresh_read(backend, unique_name):
+    cn, _gpu, _disk = _tree(backend, unique_name)
+    real_set = backend.set_provider_traits
+    raced, log = [], []
+
+    class Racing(OldPlacement):
+        def set_provider_traits(self, rp, generation, traits):
+            if not raced:
+                raced.append(generation)
+                backend.set_aggregates(rp, backend.get_provider(rp)['generation'], [str(uuid.uuid4())])
+            return real_set(rp, generation, traits)
+
+    out = ops.set_traits(Racing(backend, backend.microversion), cn, ['COMPUTE_NODE'], log=log.append)
+    assert out['retries'] == 1 and 'generation conflict on attempt 1' in log[0]
+    assert out['generation'] == backend.get_provider(cn)['generation'] == raced[0] + 2
+
+    class Lost(OldPlacement):
+        def set_provider_traits(self, rp, generation, traits):
+            real_set(rp, generation, traits)
+            error = NoAnswer('the connection was reset')
+            error.method = 'PUT'
+            raise error
+
+    log[:] = []
+    out = ops.set_traits(Lost(backend, backend.microversion), cn, ['COMPUTE_NODE', 'HW_CPU_X86_AVX2'], log=log.append)
+    # the re-read shows the write in place: nothing is sent again, and it was a change
+    assert out['changed'] is True and len(log) == 1 and 'was lost' in log[0]
+    assert sorted(backend.get_provider_traits(cn)['traits']) == ['COMPUTE_NODE', 'HW_CPU_X86_AVX2']
 
 
 # -- allocations -------------------------------------------------------------------

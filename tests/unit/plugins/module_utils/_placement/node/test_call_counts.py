@@ -153,13 +153,13 @@ def _reshape(backend, node, **kwargs):
 #   the ONE reshape                                    1
 #   verification read: listing, 3 providers x5, 3     19
 #   the root's marks (COMPUTE_NODE, OWNER_NOVA), after the reshape, through resources.
-#   ensure_provider: the root read twice (get_provider, inventories, usages, traits,
-#   aggregates), the traits checked, one PUT                                  12
+#   set_traits: the root's traits read (with its generation), checked, one PUT 3
+#   (through resources.ensure_provider before: the root read in full twice, 12)
 # (before: 73 -- a full re-read after creating the children, ~9 calls per child and the
 # sharing pool read again for the verification)
 RESHAPE_CALLS = {
-    'list_providers': 3, 'get_provider': 3, 'create_provider': 2, 'reshape': 1,
-    'get_inventories': 6, 'get_usages': 6, 'get_provider_traits': 7, 'get_aggregates': 6,
+    'list_providers': 3, 'get_provider': 1, 'create_provider': 2, 'reshape': 1,
+    'get_inventories': 4, 'get_usages': 4, 'get_provider_traits': 6, 'get_aggregates': 4,
     'get_provider_allocations': 4, 'get_allocations': 6,
     # nova's OWNER_NOVA on each new child: checked once per child, set with the child;
     # the root's marks: checked once, set once
