@@ -284,7 +284,7 @@ def error_result(exc):
     return dict(msg=format_error(exc), error=exc.to_dict())
 
 
-def run_module(module, action, creates_store=True, open_backend=True):
+def run_module(module, action, creates_store=True, open_backend=True, placement=True):
     """Open the backend, run ``action(module, backend, log)``, exit or fail the module.
 
     ``action`` returns the result dict (``changed`` and the module's keys; ``diff``
@@ -296,7 +296,8 @@ def run_module(module, action, creates_store=True, open_backend=True):
     tree that must already exist) makes a missing ``embedded_db`` file an error
     instead of a new, empty embedded placement.  ``open_backend=False`` (modules that
     open the backend themselves, or go on without Placement) passes None as the backend:
-    the action gets the same error mapping.
+    the action gets the same error mapping.  ``placement=False`` (a module that talks to nova
+    alone through the backend's session) opens a REST backend without looking Placement up.
     """
     messages = []
 
@@ -306,7 +307,8 @@ def run_module(module, action, creates_store=True, open_backend=True):
     protect_secrets(module)
     try:
         if open_backend:
-            backend = factory.get_backend(backend_options(module.params), create=creates_store, log=log)
+            backend = factory.get_backend(backend_options(module.params), create=creates_store, log=log,
+                                          placement=placement)
             protect_secrets(module, backend)
             try:
                 result = action(module, backend, log)

@@ -71,10 +71,13 @@ def wants_rest(options, environ=None):
     return bool(clouds_yaml_files(environ))
 
 
-def get_backend(options, environ=None, create=True, log=None):
+def get_backend(options, environ=None, create=True, log=None, placement=True):
     """Return an open Backend for ``options`` (a dict; unknown keys are ignored).
 
     ``log``: optional callable taking one message (the REST backend writes its retries).
+
+    ``placement=False``: the caller talks to nova alone (the compute_service module): a REST
+    backend authenticates but does not look Placement up (RestBackend.from_options).
 
     ``create=False`` refuses to create a new embedded database: callers that only
     read, or that act on providers which must already exist, pass it so a wrong
@@ -91,7 +94,7 @@ def get_backend(options, environ=None, create=True, log=None):
             sdk_logging(options['sdk_log_path'], options.get('sdk_log_level') or 'INFO',
                         secret_values(options.get('auth')) | secret_values(options.get('cloud'))
                         | environment_secrets(environ))
-        return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS), log=log)
+        return RestBackend.from_options(dict((k, options.get(k)) for k in AUTH_OPTIONS), log=log, placement=placement)
     raise ConfigurationError(
         'No placement to talk to: set embedded_db to the path of an embedded placement '
         'database, or cloud/auth for a real Placement API (or, as for openstack.cloud, OS_CLOUD, '

@@ -304,6 +304,11 @@ class _Connector(object):
         except Exception:  # pylint: disable=broad-except
             return '(placement endpoint)'
 
+    def placement_endpoint(self):
+        """Placement's endpoint from the override or the catalog (no request), or None when not found."""
+        found = self._endpoint()
+        return None if found == '(placement endpoint)' else found
+
     def _watch(self):
         """Record what the requests under openstacksdk's version discovery met (keystoneauth's
         DiscoveryFailure keeps neither the status nor the connection error): returns
@@ -445,7 +450,7 @@ class RestBackend(Backend):
     #: Seconds before the first retry; doubled each time.
     backoff = 0.25
 
-    def __init__(self, adapter, connection=None, log=None, auth_url=None):
+    def __init__(self, adapter, connection=None, log=None, auth_url=None, endpoint=None):
         self._adapter = adapter
         self._connection = connection
         self._log = log
@@ -454,12 +459,18 @@ class RestBackend(Backend):
         self._endpoint = None
         self._version = None
         self._ks = _ks_exceptions()
+        if adapter is None:
+            # opened for nova alone (from_options(placement=False)): Placement is not looked up;
+            # ``endpoint`` is where the catalog (or the auth's one endpoint) puts it, read without a
+            # request: nova/compute.py tells a compute endpoint that is only Placement's by it
+            self._endpoint = endpoint
+            return
         self._endpoint = self._find_endpoint()
         self._version = self._negotiate()
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def from_options(cls, opts, log=None):
+    def from_options(cls, opts, log=None, placement=True):
         """Connect with openstack.cloud-style options and negotiate the microversion.
 
         ``opts``: ``cloud`` (name in clouds.yaml, or a dict of connection
@@ -473,6 +484,10 @@ class RestBackend(Backend):
         service: authentication with the identity service (Keystone at ``auth_url``;
         nothing to do for ``admin_token``), then Placement's endpoint (from the catalog
         or the options) and its version discovery.
+
+        ``placement=False``: authentication only, for a caller that talks to nova alone through
+        :attr:`session` / :attr:`connection` (the compute_service module): Placement is neither
+        looked up nor asked (two requests fewer), and any Placement call fails.
         """
         opts = dict(opts or {})
         try:
@@ -510,8 +525,10 @@ class RestBackend(Backend):
             auth_url = _auth_url(conn)
             connector = _Connector(conn, auth_url, ks_exc, config_errors, log, cls.retries, cls.backoff)
             connector.authenticate()
-            adapter = connector.placement()
-            return cls(adapter, connection=conn, log=log, auth_url=auth_url)
+            if not placement:
+                return cls(None, connection=conn, log=log, auth_url=auth_url,
+                           endpoint=connector.placement_endpoint())
+            return cls(connector.placement(), connection=conn, log=log, auth_url=auth_url)
         except BaseException:
             conn.close()
             raise
@@ -561,11 +578,11 @@ class RestBackend(Backend):
     # -- session -----------------------------------------------------------
     @property
     def microversion(self):
-        return version_str(self._version)
+        return version_str(self._version or MIN_MICROVERSION)
 
     @property
     def microversion_tuple(self):
-        return tuple(self._version)
+        return tuple(self._version or MIN_MICROVERSION)
 
     @property
     def endpoint(self):
@@ -578,7 +595,10 @@ class RestBackend(Backend):
 
     @property
     def session(self):
-        """The keystoneauth Session of the backend's Adapter (nova.py reaches nova through it)."""
+        """The keystoneauth Session of the backend's Adapter (nova.py reaches nova through it), or
+        of its Connection when it was opened without Placement."""
+        if self._adapter is None:
+            return getattr(self._connection, 'session', None)
         return getattr(self._adapter, 'session', None)
 
     def close(self):
@@ -601,6 +621,9 @@ class RestBackend(Backend):
         """
         if self._closed:
             raise errors.ConfigurationError('the REST backend was closed')
+        if self._adapter is None:
+            raise errors.ConfigurationError('the REST backend was opened for nova alone (placement=False): '
+                                            'no Placement call (%s %s) can be made through it' % (method, path))
         kwargs = {'raise_exc': False, 'headers': {'Accept': 'application/json'}}
         if versioned:
             kwargs['microversion'] = microversion or self.microversion

@@ -368,6 +368,18 @@ def _same_endpoint(one, other):
     return bool(one and other) and str(one).rstrip('/') == str(other).rstrip('/')
 
 
+def _catalog_endpoint(conn, service_type):
+    """The endpoint the connection's configuration or catalog gives ``service_type``, without a
+    request (the token is already there), or None."""
+    try:
+        config = conn.config
+        return config.get_endpoint(service_type) or conn.session.get_endpoint(
+            service_type=service_type, interface=config.get_interface(service_type),
+            region_name=config.get_region_name(service_type))
+    except Exception:  # pylint: disable=broad-except  # no catalog entry, no token: the proxy says
+        return None
+
+
 def compute_adapter(backend, endpoint_override=None, additional_headers=None):
     """The keystoneauth Adapter of nova's compute API for ``backend``, or None.
 
@@ -393,6 +405,8 @@ def compute_adapter(backend, endpoint_override=None, additional_headers=None):
     conn = getattr(backend, 'connection', None)
     if conn is None:
         return None
+    if _same_endpoint(_catalog_endpoint(conn, 'compute'), getattr(backend, 'endpoint', None)):
+        return None                             # the auth's one endpoint: Placement's (no request sent)
     no_endpoint = ()
     try:
         import openstack.exceptions as sdk_exc

@@ -188,3 +188,62 @@ def test_the_polling_never_pauses_longer_than_the_interval_nor_past_the_timeout(
     assert _sleeps(monkeypatch, 4, timeout=300, interval=0.1)[0] == [0.1] * 4
     assert _sleeps(monkeypatch, 5, timeout=300, interval=5, first_interval=5)[0] == [5] * 5   # as before
     assert _sleeps(monkeypatch, 3, timeout=1, interval=5)[0] == [0.25, 0.5, 0.25]
+
+
+def test_nova_is_reached_without_placement_being_looked_up(run_module):
+    """compute_service talks to nova alone: the backend authenticates and does not look Placement up
+    (no version discovery there, two requests fewer while nova-compute is out of service).  Here the
+    token's endpoint (where Placement would be) answers nothing at all, and the task works."""
+    import socket
+
+    import nova_standin
+
+    dead = socket.socket()
+    dead.bind(('127.0.0.1', 0))        # bound, never listening: a connection there is refused
+    nowhere = 'http://127.0.0.1:%d' % dead.getsockname()[1]
+    nova = nova_standin.NovaCycle()
+    nova.add('cmp-01', running_for=1.0)
+    try:
+        rc, result = run_module(compute_service, {
+            'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': nowhere},
+            'compute_endpoint': nova.url, 'host': 'cmp-01', 'state': 'disabled', 'disabled_reason': 'why'})
+    finally:
+        nova.close()
+        dead.close()
+    assert rc == 0, result
+    assert (result['changed'], result['service']['status']) == (True, 'disabled')
+
+
+def test_a_backend_opened_for_nova_alone_refuses_placement_calls():
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
+
+    class Connection(object):
+        session = object()
+
+        def close(self):
+            pass
+
+    backend = RestBackend(None, connection=Connection())
+    assert backend.session is Connection.session
+    with pytest.raises(errors.ConfigurationError, match='opened for nova alone'):
+        backend.list_providers()
+
+
+def test_the_auths_one_endpoint_is_placements_not_novas(run_module):
+    """admin_token (or none) auth resolves every service to its one endpoint, Placement's: without
+    compute_endpoint that is no compute endpoint, opened for nova alone or not (nothing is asked)."""
+    import socket
+
+    dead = socket.socket()
+    dead.bind(('127.0.0.1', 0))
+    try:
+        rc, result = run_module(compute_service, {
+            'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': 'http://127.0.0.1:%d' % dead.getsockname()[1]},
+            'host': 'cmp-01'})
+    finally:
+        dead.close()
+    assert rc == 1
+    assert result['msg'] == ("compute_service needs nova's compute API, and there is none here (the service catalog "
+                             "lists no compute endpoint): use cloud/auth options whose service catalog lists nova, "
+                             "or set compute_endpoint"), result
