@@ -251,3 +251,20 @@ def test_info_by_name_uuid_tree_and_all(run_module, store):
     assert rc == 1 and 'mutually exclusive' in out['msg']
     rc, out = run_module(info_module, {'uuid': 'nope'})
     assert rc == 1 and "'nope' is not a 'uuid'" in out['msg']
+
+
+def test_info_without_details_lists_the_tree_with_generations_only(run_module, store):
+    run_module(rp_module, {'name': 'cn1', 'uuid': CN})
+    run_module(rp_module, {'name': 'b-child', 'uuid': GPU, 'parent_provider': 'cn1'})
+    rc, full = run_module(info_module, {'in_tree': 'cn1'})
+    rc, bare = run_module(info_module, {'in_tree': 'cn1', 'details': False})
+    assert rc == 0 and bare['changed'] is False
+    fields = ('uuid', 'name', 'generation', 'parent_provider_uuid', 'root_provider_uuid')
+    assert bare['providers'] == [dict((key, p[key]) for key in fields) for p in full['providers']]
+    # a write to the child moves its generation; a new provider shows in the list
+    store.set_inventories(GPU, 0, {'VGPU': {'total': 4}})
+    run_module(rp_module, {'name': 'a-child', 'parent_provider': 'cn1'})
+    rc, after = run_module(info_module, {'in_tree': 'cn1', 'details': False})
+    assert [(p['name'], p['generation']) for p in after['providers']] == [('cn1', 0), ('a-child', 0), ('b-child', 1)]
+    rc, out = run_module(info_module, {'in_tree': 'cn1', 'details': False, 'with_allocations': True})
+    assert rc == 1 and out['msg'] == 'with_allocations=true needs details=true (the allocations are a detail of each provider)'
