@@ -26,7 +26,8 @@ makes them: get_service, then set_service, then wait_for):
     probe (read) -> disable (state=disabled, disabled_reason) -> stop (the service manager) ->
     wait down (forced_down=true first when rolling_reshape_nova_force_down) -> reshape and tree
     check (``--own-work`` s, our own work, slept) -> start -> wait up and reported since the start
-    (forced_down=false first when forced) -> enable (state=enabled)
+    (forced_down=false once the new process wrote its record, then a report after that, when
+    forced) -> enable (state=enabled)
 
 Printed per node: nova-compute's downtime (from the disable PUT to the enable PUT's answer),
 nova's own restart (stop + start until the first report, as modelled) and the roll's ADDED time
@@ -139,8 +140,13 @@ def roll_node(nova, adapter, host, args, polling, force_down, t_start):
     nova.start(host, t_start=t_start)
     mark = Stopwatch(adapter, scale)
     record = services.get_service(adapter, host)
-    services.set_service(adapter, record, forced_down=False if force_down else None)
-    record, _waited = wait(adapter, host, 'up', interval, first, since=started_at, timeout=300 * scale)
+    if force_down:
+        # as the compute_service module clears it (nova/services.py clear_forced_down_when_up): once
+        # the new process wrote its record, then up with a report after the clearing
+        record, _waited = services.clear_forced_down_when_up(adapter, record, started_at, timeout=300 * scale,
+                                                             interval=interval, first_interval=first)
+    else:
+        record, _waited = wait(adapter, host, 'up', interval, first, since=started_at, timeout=300 * scale)
     waited_up = mark.seconds()
     services.set_service(adapter, record, enabled=True)                             # enable
     downtime = begin.seconds()

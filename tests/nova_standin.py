@@ -11,9 +11,13 @@ Each host's nova-compute is modelled from the wall clock, nothing runs in the ba
 * ``start(host)`` returns at once (a unit of ``Type=simple``); the process reports for the first
   time ``t_start`` seconds later (nova-compute's start-up: init_host, the first
   ``update_available_resource``), then every ``report_interval``.
-* a running service's ``updated_at`` is its last heartbeat (``ready_at + k * report_interval``);
-  nova's servicegroup DB driver says it is ``up`` while that heartbeat is at most
-  ``service_down_time`` old, and ``down`` otherwise or when ``forced_down`` is set.
+* a service's ``updated_at`` is the last write of its record, as nova's is (the DB row's
+  ``updated_at``): its last heartbeat (``ready_at + k * report_interval``) or a PUT, whichever
+  came last; nova's servicegroup DB driver says it is ``up`` while the last HEARTBEAT
+  (``last_seen_up``, not shown) is at most ``service_down_time`` old, and ``down`` otherwise or
+  when ``forced_down`` is set.  So, as with nova 34 (tests/nova_oracle/test_nova_services.py), a
+  service stopped and forced down reads up with a fresh ``updated_at`` once ``forced_down`` is
+  cleared, running or not.
 * ``PUT /v2.1/os-services/{uuid}`` takes ``status`` (``enabled``/``disabled``),
   ``disabled_reason`` and ``forced_down`` as nova 2.53+ does: 400 for a body with none of
   ``status``/``forced_down``, for a ``disabled_reason`` without ``status: disabled``, for a
@@ -66,6 +70,7 @@ class ComputeService(object):
         self.ready_at = ready_at      # first heartbeat of the running process (None: never started)
         self.stopped_at = None        # when the process ended (None: running, or starting)
         self.last_report = None       # the heartbeat of a process that ended
+        self.written_at = None        # the last PUT to its record
         self.events = []
 
 
@@ -173,8 +178,9 @@ class NovaCycle(object):
         now = self.clock() if now is None else now
         last = self._heartbeat(service, now)
         alive = last is not None and abs(now - last) <= self.service_down_time
+        written = max(t for t in (last, service.written_at, -1.0) if t is not None)
         return dict(service.record, state='up' if alive and not service.record['forced_down'] else 'down',
-                    updated_at=_stamp(last) if last is not None else None)
+                    updated_at=_stamp(written) if written >= 0 else None)
 
     def list(self, host=None, binary=None):
         with self.lock:
@@ -201,6 +207,7 @@ class NovaCycle(object):
                 return 404, {'itemNotFound': {'code': 404, 'message': 'Service %s could not be found.' % service_id}}
             service = found[0]
             self.puts.append((service.record['host'], dict(body), self.clock()))
+            service.written_at = self.clock()
             if body.get('status') == 'enabled':
                 service.record.update(status='enabled', disabled_reason=None)
             elif body.get('status') == 'disabled':

@@ -85,6 +85,12 @@ options:
         C(YYYY-MM-DD HH:MM:SS), as nova's C(updated_at)). A service started after that time has
         then really started and reported, not just kept its old state.
       - Another form (a zone, a date alone) is refused before nova is asked.
+      - With O(forced_down=false) on a service that is forced down, nova's C(updated_at) moves with
+        the clearing PUT itself, and a service that reported within nova's C(service_down_time)
+        reads up once cleared, running or not. So then C(forced_down) is cleared only once the
+        service has written its record after this time, and the wait goes on until it is up and
+        has reported after the clearing (a heartbeat, which nova-compute sends first after its
+        start-up pass). This costs at most one C(report_interval) more than its first report.
     type: str
   wait_timeout:
     description: Seconds to wait for O(wait_for); 0 or more.
@@ -277,6 +283,17 @@ def _run(module, backend, log):
                else 'the service catalog lists no compute endpoint'))
     before = nova_services.get_service(adapter, params['host'], binary=params['binary'], log=log)
     enabled = None if params['state'] is None else params['state'] == 'enabled'
+    if (params['forced_down'] is False and before.get('forced_down') and params['wait_for'] == 'up'
+            and params['reported_since'] and not module.check_mode):
+        # a restarted service forced down: cleared only once it wrote its record since, and then
+        # waited for until it reported after the clearing (nova/services.py says why)
+        after, waited = nova_services.clear_forced_down_when_up(
+            adapter, before, params['reported_since'], enabled=enabled, disabled_reason=params['disabled_reason'],
+            timeout=params['wait_timeout'], interval=params['wait_interval'], log=log)
+        result = {'changed': True, 'service': after, 'waited': waited, 'diff': {'before': before, 'after': after}}
+        if params['version_command']:
+            result.update(_version(module, params['version_command'], log))
+        return result
     changed, after = nova_services.set_service(adapter, before, enabled=enabled,
                                                disabled_reason=params['disabled_reason'],
                                                forced_down=params['forced_down'],

@@ -51,6 +51,7 @@ Cases:
    is enabled: left disabled (running), the reason names both versions.
 """
 
+import datetime
 import glob
 import io
 import json
@@ -91,13 +92,15 @@ class TokenToHeaders(object):
     becomes the headers the harness' stubbed context middleware reads; every GET of the node's
     os-services record and every PUT is recorded with nova's answer (status, state)."""
 
-    def __init__(self, app, project_id, tokens, seen, times=None):
+    def __init__(self, app, project_id, tokens, seen, times=None, updated=None):
         self.app = app
         self.project_id = project_id
         self.tokens = tokens
         self.seen = seen
         # when each recorded request was answered (time.time()), in step with ``seen``
         self.times = times if times is not None else []
+        # the record's updated_at in each answer (nova's clock, UTC), in step with ``seen``
+        self.updated = updated if updated is not None else []
 
     def __call__(self, environ, start_response):
         user = self.tokens.get(environ.get('HTTP_X_AUTH_TOKEN'))
@@ -126,11 +129,13 @@ class TokenToHeaders(object):
                 answer = json.loads(b''.join(chunks).decode('utf-8'))
                 record = answer['service'] if method == 'PUT' else answer['services'][0]
                 view = (record['status'], record['state'])
+                stamp = record.get('updated_at')
             except (ValueError, KeyError, IndexError):
-                view = None
+                view = stamp = None
             sent = json.loads(body.decode('utf-8') or '{}') if method == 'PUT' else None
             self.seen.append((method, sent, status[0], view))
             self.times.append(time.time())
+            self.updated.append(stamp)
         return chunks
 
 
@@ -143,6 +148,7 @@ class TestRollingReshapeWithNova(OracleTestBase):
             self.fail(playbook.missing())
         self.seen = []
         self.seen_times = []
+        self.seen_updated = []
         self.control_times = []
         self.writes_at_start = None
         self.writes_after_start = None
@@ -227,7 +233,7 @@ class TestRollingReshapeWithNova(OracleTestBase):
         placement_url = self.serve(self.placement_app())
         nova_url = self.serve(TokenToHeaders(self.api_fixture.app(), self.api_fixture.project_id,
                                              {'admin': ('admin', 'reader,member,admin')}, self.seen,
-                                             self.seen_times))
+                                             self.seen_times, self.seen_updated))
         control_port = int(self.serve(self.control_app).rsplit(':', 1)[1])
 
         def novactl(action):
@@ -283,14 +289,36 @@ class TestRollingReshapeWithNova(OracleTestBase):
     def cycle_figures(self):
         """issue 31's figures of this node, seconds: nova-compute's downtime (the disable PUT to
         the enable PUT), nova's own stop and start (the service manager's calls: here nova's
-        ComputeManager stopping, and starting with its start-up pass), and what the roll added."""
+        ComputeManager stopping, and starting with its start-up pass), the reports of the new
+        nova-compute the roll must wait for with forced_down (nova's os-services cannot tell them
+        apart otherwise: nova/services.py clear_forced_down_when_up): from the start's end to its
+        first write of the record, and from the clearing PUT to the next one, as nova stamped them;
+        and what the roll added beyond all of that (its tasks and its polling)."""
         puts = [(sent, when) for (kind, sent, _status, _view), when in zip(self.seen, self.seen_times)
                 if kind == 'PUT']
         disabled = [when for sent, when in puts if sent.get('status') == 'disabled'][0]
         enabled = [when for sent, when in puts if sent.get('status') == 'enabled'][-1]
         own = sum(end - begun for action, begun, end in self.control_times if action in ('stop', 'start'))
-        return {'downtime': enabled - disabled, 'nova_stop_start': own, 'added': enabled - disabled - own,
-                'nova_requests': len(self.seen)}
+        start_begun, start_end = [(begun, end) for action, begun, end in self.control_times if action == 'start'][-1]
+
+        def epoch(stamp):
+            text = stamp.replace('T', ' ')[:26]
+            form = '%Y-%m-%d %H:%M:%S.%f' if '.' in text else '%Y-%m-%d %H:%M:%S'
+            return datetime.datetime.strptime(text, form).replace(tzinfo=datetime.timezone.utc).timestamp()
+
+        writes = sorted(set(epoch(u) for u in self.seen_updated if u))
+        cleared = [epoch(u) for (kind, sent, _s, _v), u in zip(self.seen, self.seen_updated)
+                   if kind == 'PUT' and sent == {'forced_down': False} and u]
+        reports = 0.0
+        first = [w for w in writes if w > start_begun]
+        if first:
+            reports += max(0.0, first[0] - start_end)
+        if cleared:
+            beat = [w for w in writes if w > cleared[-1]]
+            if beat:
+                reports += beat[0] - cleared[-1]
+        return {'downtime': enabled - disabled, 'nova_stop_start': own, 'nova_reports': reports,
+                'added': enabled - disabled - own - reports, 'nova_requests': len(self.seen)}
 
     def novas_view(self):
         return self.admin_api.get_services(binary='nova-compute', host=HOST)[0]
@@ -342,8 +370,10 @@ class TestRollingReshapeWithNova(OracleTestBase):
         # added time is the roll's tasks (Ansible's per-task cost) and its waits
         figures = self.cycle_figures()
         print('nova-cycle on nova 34 (force_down on, the role\'s default polling): downtime %.2f s, nova\'s own '
-              'stop and start %.2f s, added by the roll %.2f s, %d requests to nova'
-              % (figures['downtime'], figures['nova_stop_start'], figures['added'], figures['nova_requests']))
+              'stop and start %.2f s, the new nova-compute\'s reports waited for %.2f s, added by the roll %.2f s, '
+              '%d requests to nova'
+              % (figures['downtime'], figures['nova_stop_start'], figures['nova_reports'], figures['added'],
+                 figures['nova_requests']))
         self.assertGreater(figures['downtime'], figures['nova_stop_start'])
         self.assertGreater(figures['nova_stop_start'], 0)
 

@@ -122,3 +122,50 @@ class TestNovaServices(OracleTestBase):
             nova_services.set_service(adapter, nova_services.get_service(adapter, HOST), enabled=True,
                                       disabled_reason='why')
         self.assertEqual(puts, len(self.puts))
+
+    def test_a_forced_down_service_is_cleared_only_once_the_new_one_reports(self):
+        """nova's updated_at moves with every write of the record (our PUT too) and its state follows
+        the last heartbeat for service_down_time once forced_down is cleared: cleared right after a
+        stop, the service reads up at once with a fresh updated_at, not running at all.  The module's
+        clearing (clear_forced_down_when_up) waits for the new process' writes instead."""
+        host = 'oracle-fd'
+        self.start_compute(hostname=host)
+        backend = self.backend()
+        self.addCleanup(backend.close)
+        adapter = self.adapter(backend)
+
+        def stop_and_force_down():
+            self.computes[host].stop()
+            nova_services.set_service(adapter, nova_services.get_service(adapter, host), forced_down=True)
+            self.assertEqual('down', nova_services.get_service(adapter, host)['state'])
+            return datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M:%S.%f')
+
+        # what nova does: cleared while stopped, it reads up and "reported" after the stop at once
+        since = stop_and_force_down()
+        nova_services.set_service(adapter, nova_services.get_service(adapter, host), forced_down=False)
+        fooled, waited = nova_services.wait_for(adapter, host, 'up', reported_since=since, timeout=5, interval=0.2)
+        self.assertEqual('up', fooled['state'])
+        self.assertLess(waited, 1.0)
+
+        # the clearing: not started, nothing writes the record, it stays forced down (a timeout)
+        since = stop_and_force_down()
+        puts = len(self.puts)
+        with self.assertRaises(errors.WaitTimeout) as ctx:
+            nova_services.clear_forced_down_when_up(adapter, nova_services.get_service(adapter, host), since,
+                                                    timeout=3, interval=0.2)
+        self.assertIn('has not written its record in nova since %s' % since, ctx.exception.detail)
+        self.assertEqual(puts, len(self.puts))
+        self.assertEqual((True, 'down'), (self.novas_view_of(host)['forced_down'], self.novas_view_of(host)['state']))
+
+        # started: cleared once it wrote its record, then up with a report after the clearing PUT
+        self.computes[host].start()
+        record, waited = nova_services.clear_forced_down_when_up(
+            adapter, nova_services.get_service(adapter, host), since, timeout=60, interval=0.5)
+        cleared = [body for _url, body in self.puts[puts:]]
+        self.assertEqual([{'forced_down': False}], cleared)
+        self.assertEqual(('up', False), (record['state'], record['forced_down']))
+        self.assertGreater(record['updated_at'].replace('T', ' '), since)
+        print('\nnova 34: forced_down cleared and the service up after its restart in %.1f s' % waited)
+
+    def novas_view_of(self, host):
+        return self.admin_api.get_services(binary='nova-compute', host=host)[0]

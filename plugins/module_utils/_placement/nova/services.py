@@ -175,6 +175,37 @@ def _after(stamp, since):
 FIRST_INTERVAL = 0.25
 
 
+def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, disabled_reason=None, timeout=300,
+                              interval=5.0,
+                              clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL,
+                              retries=3, backoff=0.25):
+    """Clear ``forced_down`` of a restarted service and wait until it is up and has reported since
+    ``reported_since``, without being fooled by nova's own bookkeeping: ``(record, waited seconds)``.
+
+    nova's os-services ``updated_at`` is the record's, moved by every write (our PUT too), and its
+    ``state`` follows the last heartbeat (``last_seen_up``, not shown) for ``service_down_time``
+    once ``forced_down`` is cleared.  A service stopped a few seconds ago, forced down and then
+    cleared reads ``up`` with an ``updated_at`` of the clearing PUT at once, running or not
+    (shown against nova 34: tests/nova_oracle/test_nova_services.py).  So, while it is still
+    forced down: wait for a write of the service after ``reported_since`` (the new process: its
+    service version saved at its start, or its first heartbeat); then clear ``forced_down`` (with
+    ``enabled`` in the same PUT); then wait until it is up with a write after that PUT's (a
+    heartbeat, after its start-up pass: nova-compute joins the service group last).  At most one
+    ``report_interval`` more than its first report, where a version saved at the start came first.
+    """
+    begun = clock()
+    first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=reported_since,
+                              timeout=timeout, interval=interval, clock=clock, sleep=sleep, log=log,
+                              first_interval=first_interval)
+    _changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,
+                                    forced_down=False, retries=retries, backoff=backoff, log=log)
+    record, _more = wait_for(adapter, current['host'], 'up', binary=current['binary'],
+                             reported_since=cleared.get('updated_at') or reported_since,
+                             timeout=max(0.0, timeout - (clock() - begun)), interval=interval,
+                             clock=clock, sleep=sleep, log=log, first_interval=first_interval)
+    return record, round(clock() - begun, 3)
+
+
 def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,
              clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL):
     """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
@@ -186,16 +217,22 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
     (nova's service_down_time) still reads every ``interval``.  ``first_interval`` at or above
     ``interval`` polls every ``interval``, as before.
     """
-    if state not in STATES:
+    if state not in STATES and not (state is None and reported_since):
         raise errors.ConfigurationError('wait_for must be up or down, got %r' % (state,))
     pause = min(first_interval, interval) if first_interval and first_interval > 0 else interval
     start = clock()
     while True:
         record = get_service(adapter, host, binary=binary, log=log)
         reported = state == 'down' or _after(record.get('updated_at'), reported_since)
-        if record.get('state') == state and reported:
+        if (state is None or record.get('state') == state) and reported:
             return record, round(clock() - start, 3)
         waited = clock() - start
+        if waited >= timeout and state is None:
+            raise errors.WaitTimeout(
+                '%s on %s has not written its record in nova since %s after %d s (nova reports state %s, '
+                'forced_down %s, last write %s): is it running and can it reach the message queue and the '
+                'database?' % (binary, host, reported_since, timeout, record.get('state'), record.get('forced_down'),
+                               record.get('updated_at')))
         if waited >= timeout:
             raise errors.WaitTimeout(
                 '%s on %s is not %s after %d s (nova reports state %s, last report %s%s): %s'

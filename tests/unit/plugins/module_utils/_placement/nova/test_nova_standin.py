@@ -112,3 +112,45 @@ def test_an_unknown_service_is_a_404(nova):
     with pytest.raises(errors.PlacementError) as info:
         services._put(adapter_for(nova.url), 'e0c5e3f4-0000-4000-8000-000000000000', {'forced_down': True}, 0, 0, None)
     assert info.value.status == 404
+
+
+def test_cleared_right_after_a_stop_it_reads_up_and_written_since_running_or_not(nova):
+    """As nova 34 does (tests/nova_oracle/test_nova_services.py): a PUT writes the record (its
+    updated_at), and the state follows the last heartbeat once forced_down is cleared."""
+    clock = nova.clock_
+    nova.add('cmp-01', running_for=10.4)
+    adapter = adapter_for(nova.url)
+    nova.stop('cmp-01')
+    services.set_service(adapter, state(nova), forced_down=True, backoff=0)
+    since = nova_standin._stamp(clock.now)
+    clock.now += 0.5
+    services.set_service(adapter, state(nova), forced_down=False, backoff=0)
+    fooled, waited = services.wait_for(adapter, 'cmp-01', 'up', reported_since=since, timeout=5,
+                                       clock=clock, sleep=clock.sleep)
+    assert (fooled['state'], waited) == ('up', 0)            # not running, "up and written since"
+
+
+def test_clearing_waits_for_the_new_process_then_for_a_report_after_the_clearing(nova):
+    clock = nova.clock_
+    nova.add('cmp-01', running_for=10.4)
+    adapter = adapter_for(nova.url)
+    nova.stop('cmp-01')
+    services.set_service(adapter, state(nova), forced_down=True, backoff=0)
+    since = nova_standin._stamp(clock.now)
+    # not started: nothing writes the record; it stays forced down, nothing is sent
+    puts = len(nova.puts)
+    with pytest.raises(errors.WaitTimeout, match='has not written its record in nova since'):
+        services.clear_forced_down_when_up(adapter, state(nova), since, timeout=3, interval=0.5,
+                                           clock=clock, sleep=clock.sleep)
+    assert len(nova.puts) == puts and state(nova)['forced_down'] is True
+    # started: first report t_start (1.0) later, then every report_interval (1.0)
+    started = nova.start('cmp-01')
+    record, waited = services.clear_forced_down_when_up(adapter, state(nova), since, timeout=10, interval=0.25,
+                                                        clock=clock, sleep=clock.sleep)
+    cleared = [(body, when) for _host, body, when in nova.puts[puts:]]
+    assert [body for body, _when in cleared] == [{'forced_down': False}]
+    # cleared after the first report (started + 1.0), up once the next came (started + 2.0)
+    assert cleared[0][1] >= started + 1.0
+    assert (record['state'], record['forced_down']) == ('up', False)
+    assert record['updated_at'] == nova_standin._stamp(started + 2.0)
+    assert clock.now >= started + 2.0
