@@ -187,14 +187,21 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     once ``forced_down`` is cleared.  A service stopped a few seconds ago, forced down and then
     cleared reads ``up`` with an ``updated_at`` of the clearing PUT at once, running or not
     (shown against nova 34: tests/nova_oracle/test_nova_services.py).  So, while it is still
-    forced down: wait for a write of the service after ``reported_since`` (the new process: its
+    forced down: wait for a write of the service after ``reported_since`` and after its last write
+    in ``current`` (the new process: its
     service version saved at its start, or its first heartbeat); then clear ``forced_down`` (with
     ``enabled`` in the same PUT); then wait until it is up with a write after that PUT's (a
     heartbeat, after its start-up pass: nova-compute joins the service group last).  At most one
     ``report_interval`` more than its first report, where a version saved at the start came first.
     """
     begun = clock()
-    first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=reported_since,
+    # a write after reported_since AND after the last write when we looked (``current``): that one
+    # may be our own forced_down PUT, stamped by nova's clock, which need not be the caller's (nor
+    # as fine as it: a reported_since in whole seconds is older than a PUT in the same second)
+    since = reported_since
+    if _after(current.get('updated_at'), since):
+        since = current['updated_at']
+    first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=since,
                               timeout=timeout, interval=interval, clock=clock, sleep=sleep, log=log,
                               first_interval=first_interval)
     _changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,

@@ -154,3 +154,19 @@ def test_clearing_waits_for_the_new_process_then_for_a_report_after_the_clearing
     assert (record['state'], record['forced_down']) == ('up', False)
     assert record['updated_at'] == nova_standin._stamp(started + 2.0)
     assert clock.now >= started + 2.0
+
+
+def test_clearing_does_not_take_its_own_forced_down_write_for_the_new_process(nova):
+    """reported_since in whole seconds (or on a clock behind nova's) can be older than the forced_down
+    PUT of the same second: that write is not the new process'."""
+    clock = nova.clock_
+    nova.add('cmp-01', running_for=10.4)
+    adapter = adapter_for(nova.url)
+    nova.stop('cmp-01')
+    since = nova_standin._stamp(clock.now - 0.5)          # before the forced_down PUT below
+    services.set_service(adapter, state(nova), forced_down=True, backoff=0)
+    puts = len(nova.puts)
+    with pytest.raises(errors.WaitTimeout, match='has not written its record in nova since'):
+        services.clear_forced_down_when_up(adapter, state(nova), since, timeout=3, interval=0.5,
+                                           clock=clock, sleep=clock.sleep)
+    assert len(nova.puts) == puts and state(nova)['forced_down'] is True
