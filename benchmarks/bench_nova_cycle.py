@@ -143,8 +143,8 @@ def roll_node(nova, adapter, host, args, polling, force_down, t_start):
     if force_down:
         # as the compute_service module clears it (nova/services.py clear_forced_down_when_up): once
         # the new process wrote its record, then up with a report after the clearing
-        record, _waited = services.clear_forced_down_when_up(adapter, record, started_at, timeout=300 * scale,
-                                                             interval=interval, first_interval=first)
+        record, _waited, _changed = services.clear_forced_down_when_up(
+            adapter, record, started_at, timeout=300 * scale, interval=interval, first_interval=first)
     else:
         record, _waited = wait(adapter, host, 'up', interval, first, since=started_at, timeout=300 * scale)
     waited_up = mark.seconds()

@@ -287,10 +287,10 @@ def _run(module, backend, log):
             and params['reported_since'] and not module.check_mode):
         # a restarted service forced down: cleared only once it wrote its record since, and then
         # waited for until it reported after the clearing (nova/services.py says why)
-        after, waited = nova_services.clear_forced_down_when_up(
+        after, waited, changed = nova_services.clear_forced_down_when_up(
             adapter, before, params['reported_since'], enabled=enabled, disabled_reason=params['disabled_reason'],
             timeout=params['wait_timeout'], interval=params['wait_interval'], log=log)
-        result = {'changed': True, 'service': after, 'waited': waited, 'diff': {'before': before, 'after': after}}
+        result = {'changed': changed, 'service': after, 'waited': waited, 'diff': {'before': before, 'after': after}}
         if params['version_command']:
             result.update(_version(module, params['version_command'], log))
         return result

@@ -62,6 +62,9 @@ options:
 notes:
   - The command runs through the connection's shell (C(/bin/sh) on the node), so the node must
     have a POSIX shell; C(executable) cannot be changed.
+  - Over a connection that gives the command a terminal (C(ssh) and C(paramiko) do, as for
+    M(ansible.builtin.raw)), its standard error comes merged into RV(stdout), and RV(stderr) is
+    empty.
   - There is no C(chdir), C(creates), C(removes) or C(stdin); use M(ansible.builtin.command) for
     those.
 seealso:

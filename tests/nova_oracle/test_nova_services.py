@@ -159,10 +159,11 @@ class TestNovaServices(OracleTestBase):
 
         # started: cleared once it wrote its record, then up with a report after the clearing PUT
         self.computes[host].start()
-        record, waited = nova_services.clear_forced_down_when_up(
+        record, waited, changed = nova_services.clear_forced_down_when_up(
             adapter, nova_services.get_service(adapter, host), since, timeout=60, interval=0.5)
         cleared = [body for _url, body in self.puts[puts:]]
         self.assertEqual([{'forced_down': False}], cleared)
+        self.assertTrue(changed)
         self.assertEqual(('up', False), (record['state'], record['forced_down']))
         self.assertGreater(record['updated_at'].replace('T', ' '), since)
         print('\nnova 34: forced_down cleared and the service up after its restart in %.1f s' % waited)

@@ -180,7 +180,8 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
                               clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL,
                               retries=3, backoff=0.25):
     """Clear ``forced_down`` of a restarted service and wait until it is up and has reported since
-    ``reported_since``, without being fooled by nova's own bookkeeping: ``(record, waited seconds)``.
+    ``reported_since``, without being fooled by nova's own bookkeeping: ``(record, waited seconds,
+    changed)`` (``changed``: a PUT was sent; something else may have cleared it meanwhile).
 
     nova's os-services ``updated_at`` is the record's, moved by every write (our PUT too), and its
     ``state`` follows the last heartbeat (``last_seen_up``, not shown) for ``service_down_time``
@@ -204,13 +205,13 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=since,
                               timeout=timeout, interval=interval, clock=clock, sleep=sleep, log=log,
                               first_interval=first_interval)
-    _changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,
-                                    forced_down=False, retries=retries, backoff=backoff, log=log)
+    changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,
+                                   forced_down=False, retries=retries, backoff=backoff, log=log)
     record, _more = wait_for(adapter, current['host'], 'up', binary=current['binary'],
                              reported_since=cleared.get('updated_at') or reported_since,
                              timeout=max(0.0, timeout - (clock() - begun)), interval=interval,
                              clock=clock, sleep=sleep, log=log, first_interval=first_interval)
-    return record, round(clock() - begun, 3)
+    return record, round(clock() - begun, 3), changed
 
 
 def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,

@@ -69,3 +69,35 @@ def test_a_command_the_node_does_not_have_is_told_apart(tmp_path):
 def test_the_task_environment_is_set_for_the_command():
     result = sh(['sh', '-c', 'echo "$PU_ONE/$PU_TWO"'], environment="PU_ONE='a b' PU_TWO=c")
     assert result['stdout'] == 'a b/c'
+
+
+def test_a_terminal_merges_stderr_into_stdout_and_the_marker_is_found_there():
+    """ssh -tt and paramiko's pty: the marker, and the error, come in stdout with CR LF."""
+    started = datetime.datetime(2026, 11, 26, 3, 0, 0)
+    missing = node_command.command_result(['docker', 'ps'], {
+        'rc': 127, 'stdout': node_command.NOT_FOUND + '\r\n', 'stderr': ''}, started, started)
+    assert (missing['found'], missing['failed'], missing['stdout']) == (False, True, '')
+    assert missing['msg'] == 'docker was not found on the node (not on its PATH, or not executable)'
+    failed = node_command.command_result(['systemctl', 'stop', 'x'], {
+        'rc': 5, 'stdout': 'Failed to stop x.service: Unit x.service not loaded.\r\n', 'stderr': ''}, started, started)
+    assert failed['found'] is True
+    assert failed['msg'] == 'systemctl stop x exited 5: Failed to stop x.service: Unit x.service not loaded.'
+    assert failed['stdout_lines'] == ['Failed to stop x.service: Unit x.service not loaded.']
+    ran = node_command.command_result(['true'], {'rc': 0, 'stdout': 'a\r\nb\r\n', 'stderr': ''}, started, started)
+    assert (ran['stdout'], ran['stdout_lines']) == ('a\nb', ['a', 'b'])
+
+
+def test_no_exit_status_is_a_command_that_could_not_be_run():
+    started = datetime.datetime(2026, 11, 26, 3, 0, 0)
+    result = node_command.command_result(['docker', 'ps'], {'rc': None, 'stdout': '', 'stderr': ''}, started, started)
+    assert (result['found'], result['failed']) == (False, True)
+    assert result['msg'] == 'docker could not be run on the node: the connection gave no exit status'
+
+
+def test_the_program_is_looked_up_on_the_path_the_task_environment_sets(tmp_path):
+    tool = tmp_path / 'only-here'
+    tool.write_text(u'#!/bin/sh\necho found it\n')
+    os.chmod(str(tool), 0o755)
+    assert sh(['only-here'])['found'] is False
+    result = sh(['only-here'], environment="PATH='%s:/usr/bin:/bin'" % tmp_path)
+    assert (result['found'], result['stdout']) == (True, 'found it')

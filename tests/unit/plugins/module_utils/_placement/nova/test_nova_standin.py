@@ -145,13 +145,13 @@ def test_clearing_waits_for_the_new_process_then_for_a_report_after_the_clearing
     assert len(nova.puts) == puts and state(nova)['forced_down'] is True
     # started: first report t_start (1.0) later, then every report_interval (1.0)
     started = nova.start('cmp-01')
-    record, waited = services.clear_forced_down_when_up(adapter, state(nova), since, timeout=10, interval=0.25,
-                                                        clock=clock, sleep=clock.sleep)
+    record, waited, changed = services.clear_forced_down_when_up(adapter, state(nova), since, timeout=10,
+                                                                 interval=0.25, clock=clock, sleep=clock.sleep)
     cleared = [(body, when) for _host, body, when in nova.puts[puts:]]
     assert [body for body, _when in cleared] == [{'forced_down': False}]
     # cleared after the first report (started + 1.0), up once the next came (started + 2.0)
     assert cleared[0][1] >= started + 1.0
-    assert (record['state'], record['forced_down']) == ('up', False)
+    assert (record['state'], record['forced_down'], changed) == ('up', False, True)
     assert record['updated_at'] == nova_standin._stamp(started + 2.0)
     assert clock.now >= started + 2.0
 
