@@ -33,8 +33,10 @@ Printed per node: nova-compute's downtime (from the disable PUT to the enable PU
 nova's own restart (stop + start until the first report, as modelled) and the roll's ADDED time
 (downtime minus nova's own restart: the waits beyond nova's own, the polling, our own work and
 the requests), for each polling (fixed: a read every ``--interval`` s, the module's default
-wait_interval 5; backoff: 0.25 s doubling up to it, when nova/services.py has it; backoff<=1s:
-the same up to 1 s, as a task with wait_interval 1 would poll) and with
+wait_interval 5; backoff: 0.25 s backing off up to it, when nova/services.py has it, and where it
+times its reads by nova's heartbeats (0.1 s apart from 0.3 s before one is due; its constants
+and report_interval scaled with the rest); backoff<=1s: the same up to 1 s, as the role's tasks
+(rolling_reshape_nova_poll_interval 1) poll) and with
 rolling_reshape_nova_force_down off (the role's default) and on.  Then one batch: the nodes at
 once, as a batch of ``serial`` forks runs them, to show their waits overlap; and fleet minutes
 for 1,000 nodes at serial 1/10/20 computed from the per-node figures (serial 1: the sum of the
@@ -143,8 +145,10 @@ def roll_node(nova, adapter, host, args, polling, force_down, t_start):
     if force_down:
         # as the compute_service module clears it (nova/services.py clear_forced_down_when_up): once
         # the new process wrote its record, then up with a report after the clearing
+        timed = ({'report_interval': nova.report_interval}
+                 if 'report_interval' in inspect.signature(services.clear_forced_down_when_up).parameters else {})
         record, _waited, _changed = services.clear_forced_down_when_up(
-            adapter, record, started_at, timeout=300 * scale, interval=interval, first_interval=first)
+            adapter, record, started_at, timeout=300 * scale, interval=interval, first_interval=first, **timed)
     else:
         record, _waited = wait(adapter, host, 'up', interval, first, since=started_at, timeout=300 * scale)
     waited_up = mark.seconds()
@@ -156,9 +160,16 @@ def roll_node(nova, adapter, host, args, polling, force_down, t_start):
             'requests': adapter.count, 'request_seconds': adapter.spent}
 
 
+#: nova/services.py's timing of its reads (seconds), scaled with everything else in a run
+TIMING = ('FIRST_REPORT_DELAY', 'LEAD', 'QUICK_INTERVAL')
+
+
 def run_case(args, polling, force_down, offsets, starts, batch=False):
     """The nodes one after the other (or all at once with ``batch``) on a fresh stand-in nova."""
     nova = nova_standin.NovaCycle(scale=args.scale, t_stop=args.t_stop, t_start=args.t_start)
+    kept = dict((name, getattr(services, name)) for name in TIMING if hasattr(services, name))
+    for name, value in kept.items():
+        setattr(services, name, value * args.scale)
     try:
         hosts = ['cmp-%02d' % (n + 1) for n in range(len(offsets))]
         rows = []
@@ -185,6 +196,8 @@ def run_case(args, polling, force_down, offsets, starts, batch=False):
         return rows, (time.time() - begin) / args.scale, nova.gets
     finally:
         nova.close()
+        for name, value in kept.items():
+            setattr(services, name, value)
 
 
 def fleet_minutes(rows):

@@ -90,16 +90,30 @@ options:
         reads up once cleared, running or not. So then C(forced_down) is cleared only once the
         service has written its record after this time, and the wait goes on until it is up and
         has reported after the clearing (a heartbeat, which nova-compute sends first after its
-        start-up pass). This costs at most one C(report_interval) more than its first report.
+        start-up pass). This costs at most one O(report_interval) more than its first report.
     type: str
   wait_timeout:
     description: Seconds to wait for O(wait_for); 0 or more.
     type: int
     default: 300
   wait_interval:
-    description: The longest wait, in seconds, between two reads while waiting (the reads start 0.25 s apart and double up to it); more than 0.
+    description:
+      - The longest wait, in seconds, between two reads while waiting; more than 0.
+      - The reads start 0.25 s apart and back off up to it (each pause as long as the wait so far).
+        They are 0.25 s apart again from 0.3 s before a moment nova-compute is due to write its
+        record, and back off from there - 5 s after O(reported_since) (nova-compute's first
+        heartbeat comes 5 s after its start-up, never sooner), and, when O(forced_down=false)
+        clears a restarted service, 5 s and O(report_interval) after the write it waited for.
     type: float
     default: 5
+  report_interval:
+    description:
+      - nova's C([DEFAULT]report_interval) (seconds between nova-compute's heartbeats; 10 by
+        default), for timing the reads of O(wait_interval) only - a wrong value makes the wait
+        read less well timed (a write is still seen within O(wait_interval)), never wrong.
+      - More than 0.
+    type: float
+    default: 10
   compute_endpoint:
     description:
       - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
@@ -256,9 +270,9 @@ def check_arguments(params):
         raise BadInput('disabled_reason is for a disabled service; nova refuses it with state=enabled', field='disabled_reason')
     if params['wait_timeout'] < 0:
         raise BadInput('wait_timeout must be 0 or more seconds, got %s' % params['wait_timeout'], field='wait_timeout')
-    interval = params['wait_interval']
-    if not is_finite(interval) or interval <= 0:
-        raise BadInput('wait_interval must be more than 0 seconds, got %s' % interval, field='wait_interval')
+    for key in ('wait_interval', 'report_interval'):
+        if not is_finite(params[key]) or params[key] <= 0:
+            raise BadInput('%s must be more than 0 seconds, got %s' % (key, params[key]), field=key)
     since = params['reported_since']
     if since is not None:
         for form in TIME_FORMATS:
@@ -289,21 +303,19 @@ def _run(module, backend, log):
         # waited for until it reported after the clearing (nova/services.py says why)
         after, waited, changed = nova_services.clear_forced_down_when_up(
             adapter, before, params['reported_since'], enabled=enabled, disabled_reason=params['disabled_reason'],
-            timeout=params['wait_timeout'], interval=params['wait_interval'], log=log)
-        result = {'changed': changed, 'service': after, 'waited': waited, 'diff': {'before': before, 'after': after}}
-        if params['version_command']:
-            result.update(_version(module, params['version_command'], log))
-        return result
-    changed, after = nova_services.set_service(adapter, before, enabled=enabled,
-                                               disabled_reason=params['disabled_reason'],
-                                               forced_down=params['forced_down'],
-                                               check_mode=module.check_mode, log=log)
-    waited = 0
-    if params['wait_for'] and not module.check_mode:
-        after, waited = nova_services.wait_for(adapter, params['host'], params['wait_for'], binary=params['binary'],
-                                               reported_since=params['reported_since'],
-                                               timeout=params['wait_timeout'], interval=params['wait_interval'],
-                                               log=log)
+            timeout=params['wait_timeout'], interval=params['wait_interval'], log=log,
+            report_interval=params['report_interval'])
+    else:
+        changed, after = nova_services.set_service(adapter, before, enabled=enabled,
+                                                   disabled_reason=params['disabled_reason'],
+                                                   forced_down=params['forced_down'],
+                                                   check_mode=module.check_mode, log=log)
+        waited = 0
+        if params['wait_for'] and not module.check_mode:
+            after, waited = nova_services.wait_for(adapter, params['host'], params['wait_for'], binary=params['binary'],
+                                                   reported_since=params['reported_since'],
+                                                   timeout=params['wait_timeout'], interval=params['wait_interval'],
+                                                   log=log)
     result = {'changed': changed, 'service': after, 'waited': waited,
               'diff': {'before': before, 'after': after}}
     if params['version_command']:
@@ -337,6 +349,7 @@ def main():
             reported_since=dict(type='str'),
             wait_timeout=dict(type='int', default=300),
             wait_interval=dict(type='float', default=5),
+            report_interval=dict(type='float', default=10),
             compute_endpoint=dict(type='str'),
             version_command=dict(type='list', elements='str'),
         ),

@@ -25,7 +25,9 @@ no container engine here), for tests/integration/test_nova_compute_supervised.py
 
 DIR holds the state: ``supervisor.pid``, ``unit`` (its name), ``state`` (``active running``,
 ``activating auto-restart``, ``inactive dead``), ``child.pid`` (while the fake nova-compute runs),
-``events`` (one line per start, exit, restart, stop of the unit).  Standard library only.
+``events`` (one line per start, exit, restart, stop of the unit); ``start_delay`` (seconds, written by
+a test) makes ``systemctl start`` return at once and the process start that much later, as a unit
+around ``docker start -a`` does.  Standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -89,6 +91,7 @@ def supervise(state_dir, unit, restart_sec):
     state_file = os.path.join(state_dir, 'state')
     child = None
     restart_at = None
+    pending = None
 
     def start(kind):
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), 'nova-compute', state_dir])
@@ -114,9 +117,19 @@ def supervise(state_dir, unit, restart_sec):
                 _event(state_dir, 'unit-stop')
             if wanted['start']:
                 wanted['start'] = False
-                if child is None:
+                if child is None and pending is None:
                     restart_at = None
-                    child = start('unit-start')
+                    delay = float(_read(os.path.join(state_dir, 'start_delay'), '0') or 0)
+                    if delay > 0:
+                        # a unit whose start returns before its container runs (Type=simple around
+                        # `docker start -a`): the process comes DIR/start_delay seconds later
+                        _write(state_file, 'activating start')
+                        pending = time.time() + delay
+                    else:
+                        child = start('unit-start')
+            if pending is not None and time.time() >= pending:
+                pending = None
+                child = start('unit-start')
             if child is not None and child.poll() is not None:
                 # ended while the unit is meant to run: Restart=always
                 _event(state_dir, 'exit %s' % child.returncode)
@@ -187,6 +200,8 @@ def systemctl(state_dir, action, args):
         return 0 if _wait(lambda: _read(os.path.join(state_dir, 'state')) == 'inactive dead') else 1
     if action == 'start':
         os.kill(supervisor, START)
+        if float(_read(os.path.join(state_dir, 'start_delay'), '0') or 0) > 0:
+            return 0
         return 0 if _wait(lambda: child_pid(state_dir) is not None) else 1
     sys.stderr.write('standin systemctl: unknown action %s\n' % action)
     return 1

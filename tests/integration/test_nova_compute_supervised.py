@@ -390,11 +390,31 @@ def test_stopped_through_its_unit_nova_compute_stays_stopped_and_the_node_is_res
         'Reshape on the controller (plan, snapshot, one POST /reshaper, verification)',
         'Note when nova-compute is started',
         'Start the new nova-compute on the node',
-        'Wait until nova-compute is up and has reported since it was started',
         'Read the version of the new nova-compute',
         'Note the version of the new nova-compute',
+        'Wait until nova-compute is up and has reported since it was started',
         "Read the node's tree now that nova-compute is back",
     ], ran
+
+
+def test_the_new_version_is_read_again_while_the_units_container_is_not_yet_running(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """issue 31: the new nova-compute's version is read while it starts, right after `systemctl
+    start`.  kolla's unit returns from its start before the container runs, where `docker exec`
+    fails ("container ... is not running"): the read is tried again until it works, and the
+    expected version is found."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    with open(os.path.join(state_dir, 'start_delay'), 'w') as handle:
+        handle.write('1.2')
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **KOLLA), systemd=True)
+    assert rc == 0, out
+    assert statuses(fleet) == {node: 'reshaped'}
+    # docker exec met the container not yet running at least once, then read the version
+    assert 'FAILED - RETRYING: [%s]: Read the version of the new nova-compute' % node in out, out
+    assert summary(fleet)['nodes'][0]['nova_compute'] == {'before': standin_units.VERSION,
+                                                          'after': standin_units.VERSION}
+    assert nova.records[provider]['status'] == 'enabled'
 
 
 def test_a_unit_started_again_before_the_reshape_fails_the_node(

@@ -43,6 +43,7 @@ ALLOWED = {
     'rolling_reshape_nova_expected_version': 'checked only after a nova-compute start, which never runs',
     'rolling_reshape_nova_timeout': 'a wait of the nova steps, which never run',
     'rolling_reshape_nova_poll_interval': 'a wait of the nova steps, which never run',
+    'rolling_reshape_nova_report_interval': 'times a wait of the nova steps, which never run',
     'rolling_reshape_report': 'the rehearsal report on the controller',
     'rolling_reshape_report_title': 'the rehearsal report on the controller',
     'rolling_reshape_report_html_template': 'the rehearsal report on the controller',

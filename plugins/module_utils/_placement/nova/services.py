@@ -28,6 +28,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import re
 import time
 
@@ -171,14 +172,69 @@ def _after(stamp, since):
     return str(stamp).replace('T', ' ')[:26] > str(since).replace('T', ' ')[:26]
 
 
-#: the first pause of :func:`wait_for`'s polling, doubled after each read up to its interval
+#: the first pause of :func:`wait_for`'s polling, and its pause around a write it expects
 FIRST_INTERVAL = 0.25
+#: nova-compute's first heartbeat comes this long after it joined its service group, the last
+#: step of its start (nova/servicegroup/api.py INITIAL_REPORTING_DELAY): never sooner after the
+#: service was started
+FIRST_REPORT_DELAY = 5.0
+#: nova's [DEFAULT]report_interval default: a running service writes its record this often
+REPORT_INTERVAL = 10.0
+#: how long before a write it expects :func:`wait_for` reads again (timers and clocks are not exact)
+LEAD = 0.3
+#: the pause between reads around a write that is due
+QUICK_INTERVAL = 0.1
+#: past that moment, the pause grows by this part of the time since (a write 1 s late is seen
+#: within 0.25 s, one 4 s late within 1 s)
+BACKOFF = 0.25
+
+
+def epoch(stamp):
+    """Seconds since the epoch of nova's ``updated_at`` (or reported_since): UTC ISO 8601, with or
+    without the ``T``, microseconds or a zone suffix (``Z``, ``+00:00``); None when it is none."""
+    text = str(stamp or '').strip().replace('T', ' ')
+    if not text:
+        return None
+    for suffix in ('Z', '+00:00'):
+        if text.endswith(suffix):
+            text = text[:-len(suffix)]
+    for form in ('%Y-%m-%d %H:%M:%S.%f', '%Y-%m-%d %H:%M:%S'):
+        try:
+            moment = datetime.datetime.strptime(text[:26], form)
+        except ValueError:
+            continue
+        return (moment - _EPOCH).total_seconds()
+    return None
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def next_pause(now, begun, expected, interval, first_interval=FIRST_INTERVAL):
+    """How long :func:`wait_for` pauses before its next read, at ``now``: sub-second around each
+    moment in ``expected``, when a write of the service is due (QUICK_INTERVAL from LEAD before it, then
+    BACKOFF of the time since it, so the reads back off when the write does not come), or, with
+    none, right after the wait began (``first_interval``, then as long as the wait so far); at most
+    ``interval`` in between (a pause that would pass a window ends at its start).  Only the timing
+    depends on ``expected``: a write that comes at another moment is seen within ``interval`` all
+    the same."""
+    if not first_interval or first_interval <= 0 or first_interval >= interval:
+        return interval
+    quick = min(QUICK_INTERVAL, first_interval)
+    # with no moment known, the service may get there at once (forced down, say)
+    pauses = [] if expected else [max(first_interval, now - begun)]
+    for moment in expected:
+        if now < moment - LEAD:
+            pauses.append(moment - LEAD - now)
+        else:
+            pauses.append(max(quick, (now - moment) * BACKOFF))
+    return max(0.0, min([interval] + pauses))
 
 
 def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, disabled_reason=None, timeout=300,
                               interval=5.0,
                               clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL,
-                              retries=3, backoff=0.25):
+                              retries=3, backoff=0.25, report_interval=REPORT_INTERVAL):
     """Clear ``forced_down`` of a restarted service and wait until it is up and has reported since
     ``reported_since``, without being fooled by nova's own bookkeeping: ``(record, waited seconds,
     changed)`` (``changed``: a PUT was sent; something else may have cleared it meanwhile).
@@ -194,6 +250,10 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     ``enabled`` in the same PUT); then wait until it is up with a write after that PUT's (a
     heartbeat, after its start-up pass: nova-compute joins the service group last).  At most one
     ``report_interval`` more than its first report, where a version saved at the start came first.
+
+    The reads are timed by nova's heartbeats (:func:`next_pause`): quick from FIRST_REPORT_DELAY
+    after ``reported_since`` (the earliest a started nova-compute's first heartbeat can come), and
+    after the clearing around when the next write is due (below).
     """
     begun = clock()
     # a write after reported_since AND after the last write when we looked (``current``): that one
@@ -202,32 +262,49 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     since = reported_since
     if _after(current.get('updated_at'), since):
         since = current['updated_at']
+    started = epoch(reported_since)
     first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=since,
                               timeout=timeout, interval=interval, clock=clock, sleep=sleep, log=log,
-                              first_interval=first_interval)
+                              first_interval=first_interval,
+                              expected=[started + FIRST_REPORT_DELAY] if started is not None else [])
     changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,
                                    forced_down=False, retries=retries, backoff=backoff, log=log)
+    # the next write: a version saved at the start (before FIRST_REPORT_DELAY, which no heartbeat
+    # comes sooner than) is followed by the first heartbeat at least FIRST_REPORT_DELAY later; a
+    # first heartbeat by the next one report_interval later (a version saved after a longer start
+    # is read as one: its heartbeat is then seen within ``interval``, not as soon)
+    wrote = epoch(first.get('updated_at'))
+    due = []
+    if wrote is not None:
+        version_saved = started is not None and wrote < started + FIRST_REPORT_DELAY
+        due = [wrote + (FIRST_REPORT_DELAY if version_saved else report_interval)]
     record, _more = wait_for(adapter, current['host'], 'up', binary=current['binary'],
                              reported_since=cleared.get('updated_at') or reported_since,
                              timeout=max(0.0, timeout - (clock() - begun)), interval=interval,
-                             clock=clock, sleep=sleep, log=log, first_interval=first_interval)
+                             clock=clock, sleep=sleep, log=log, first_interval=first_interval,
+                             expected=due)
     return record, round(clock() - begun, 3), changed
 
 
 def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,
-             clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL):
+             clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL, expected=None):
     """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
     ``reported_since``); ``(record, waited seconds)``; WaitTimeout after ``timeout``.
 
-    The pauses between reads back off: ``first_interval`` (0.25 s), doubled after each read, up to
-    ``interval`` (the module's wait_interval) and never longer: a service that gets there within a
-    second is seen within a fraction of a second, not up to ``interval`` later, and a long wait
-    (nova's service_down_time) still reads every ``interval``.  ``first_interval`` at or above
-    ``interval`` polls every ``interval``, as before.
+    The pauses between reads (:func:`next_pause`) are ``first_interval`` (0.25 s) at first and
+    then as long as the wait so far, up to ``interval`` (the module's wait_interval) and never
+    longer: a service that gets there within a second is seen within a fraction of a second, not
+    up to ``interval`` later, and a long wait (nova's service_down_time) still reads every
+    ``interval``.  They are sub-second again around each moment in ``expected`` (seconds since the
+    epoch when a write of the service is due; None: FIRST_REPORT_DELAY after ``reported_since``,
+    when a service started then first reports).  ``first_interval`` at or above ``interval``
+    polls every ``interval``, as before.
     """
     if state not in STATES and not (state is None and reported_since):
         raise errors.ConfigurationError('wait_for must be up or down, got %r' % (state,))
-    pause = min(first_interval, interval) if first_interval and first_interval > 0 else interval
+    if expected is None:
+        started = epoch(reported_since) if state != 'down' else None
+        expected = [started + FIRST_REPORT_DELAY] if started is not None else []
     start = clock()
     while True:
         record = get_service(adapter, host, binary=binary, log=log)
@@ -249,5 +326,4 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
                    'is it running and can it reach the message queue and the database?' if state == 'up'
                    else 'nova marks a stopped service down after [DEFAULT]service_down_time (60 s by '
                         'default); check that it is stopped, or set forced_down once it is'))
-        sleep(min(pause, max(0.0, timeout - waited)))
-        pause = min(pause * 2, interval)
+        sleep(min(next_pause(clock(), start, expected, interval, first_interval), max(0.0, timeout - waited)))

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import threading
 
 import pytest
@@ -138,7 +139,7 @@ def test_the_standin_counts_the_requests_of_good_arguments(run_module, nova_stan
 
 def test_good_times_and_intervals_are_taken():
     params = {'host': 'cmp-01', 'binary': 'nova-compute', 'state': None, 'disabled_reason': None, 'wait_timeout': 0,
-              'wait_interval': 0.1, 'reported_since': None}
+              'wait_interval': 0.1, 'report_interval': 10.0, 'reported_since': None}
     for since in (None, '2026-11-23 12:00:00', '2026-11-23T12:00:00', '2026-11-23 12:00:00.123456'):
         assert compute_service.check_arguments(dict(params, reported_since=since)) is None
     assert compute_service.check_arguments(dict(params, state='disabled', disabled_reason='why')) is None
@@ -180,14 +181,127 @@ def _sleeps(monkeypatch, polls_to_state, **kwargs):
 
 
 def test_the_polling_backs_off_from_a_quarter_second_up_to_the_interval(monkeypatch):
+    # each pause as long as the wait so far (at least 0.25 s, at most the interval)
     pauses, waited = _sleeps(monkeypatch, 8, timeout=300, interval=5)
-    assert pauses == [0.25, 0.5, 1, 2, 4, 5, 5, 5] and waited == sum(pauses)
+    assert pauses == [0.25, 0.25, 0.5, 1, 2, 4, 5, 5] and waited == sum(pauses)
 
 
 def test_the_polling_never_pauses_longer_than_the_interval_nor_past_the_timeout(monkeypatch):
     assert _sleeps(monkeypatch, 4, timeout=300, interval=0.1)[0] == [0.1] * 4
     assert _sleeps(monkeypatch, 5, timeout=300, interval=5, first_interval=5)[0] == [5] * 5   # as before
-    assert _sleeps(monkeypatch, 3, timeout=1, interval=5)[0] == [0.25, 0.5, 0.25]
+    assert _sleeps(monkeypatch, 3, timeout=1, interval=5)[0] == [0.25, 0.25, 0.5]
+
+
+def test_the_reads_quicken_around_a_write_that_is_due():
+    pause = nova_services.next_pause
+    # 20 s into a wait: every interval, except that a pause ends where a due write's window starts
+    assert pause(120.0, 100.0, [], 1.0) == 1.0
+    assert pause(120.0, 100.0, [130.0], 1.0) == 1.0
+    assert pause(129.5, 100.0, [130.0], 1.0) == pytest.approx(0.2)
+    # from LEAD before the due moment: 0.1 s apart, then backing off by a quarter of how late it is
+    assert pause(129.7, 100.0, [130.0], 1.0) == 0.1
+    assert pause(130.3, 100.0, [130.0], 1.0) == 0.1
+    assert pause(131.0, 100.0, [130.0], 1.0) == pytest.approx(0.25)
+    assert pause(132.0, 100.0, [130.0], 1.0) == pytest.approx(0.5)
+    assert pause(135.0, 100.0, [130.0], 1.0) == 1.0
+    # the moment nearest now counts; a first_interval at or above the interval keeps to the interval
+    assert pause(129.8, 100.0, [110.0, 130.0, 140.0], 1.0) == 0.1
+    assert pause(129.8, 100.0, [130.0], 1.0, first_interval=1.0) == 1.0
+
+
+def test_nova_stamps_are_read_as_utc_seconds():
+    assert nova_services.epoch('1970-01-01T00:00:10.500000') == 10.5
+    assert nova_services.epoch('1970-01-01 00:01:00') == 60.0
+    assert nova_services.epoch('1970-01-01T00:00:01Z') == 1.0
+    assert nova_services.epoch('1970-01-01T00:00:01+00:00') == 1.0
+    assert nova_services.epoch(None) is None and nova_services.epoch('soon') is None
+
+
+class _NovaTimeline(object):
+    """nova's record of a restarted nova-compute on a clock of its own (seconds since the epoch):
+    forced down, its writes at the given moments (nova stamps updated_at), a PUT a write too, and
+    every read noted."""
+
+    def __init__(self, now, writes, forced_down=True):
+        self.now = now
+        self.writes = sorted(writes)
+        self.put_at = []
+        self.forced_down = forced_down
+        self.reads = []
+
+    @staticmethod
+    def stamp(moment):
+        return datetime.datetime.utcfromtimestamp(moment).strftime('%Y-%m-%dT%H:%M:%S.%f')
+
+    def record(self):
+        written = [w for w in self.writes + self.put_at if w <= self.now]
+        beats = [w for w in self.writes if w <= self.now]
+        up = not self.forced_down and bool(beats) and self.now - beats[-1] <= 60
+        return dict(ENABLED, status='disabled', forced_down=self.forced_down, state='up' if up else 'down',
+                    updated_at=self.stamp(max(written)) if written else None)
+
+    def get_service(self, *args, **kwargs):
+        self.reads.append(self.now)
+        return self.record()
+
+    def put(self, adapter, service_id, body, *args):
+        self.put_at.append(self.now)
+        self.forced_down = body.get('forced_down', self.forced_down)
+        return self.record()
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_a_restarted_service_is_read_quickly_when_its_heartbeats_are_due(monkeypatch):
+    """Started at T, nova-compute's first heartbeat comes 5 s after its start-up (here 0.8 s):
+    T+5.8, the next one report_interval later, T+15.8.  The reads see the first within 0.25 s
+    (0.8 s after it was due at the earliest), the next within 0.1 s (on time), without reading
+    every 0.25 s all along."""
+    started = 1795670000.0
+    nova = _NovaTimeline(started + 0.5, [started - 3.0, started + 5.8, started + 15.8, started + 25.8])
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    current = nova.record()
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, current, _NovaTimeline.stamp(started), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10)
+    assert changed is True and record['state'] == 'up' and record['forced_down'] is False
+    assert nova.put_at[0] - (started + 5.8) <= 0.25, nova.put_at
+    assert nova.now - (started + 15.8) <= 0.1 + 1e-6, nova.now
+    # read at most every second in between: about half a quarter-second poll's 60 reads
+    assert len(nova.reads) <= 35, len(nova.reads)
+    assert max(b - a for a, b in zip(nova.reads, nova.reads[1:])) <= 1.0
+
+
+def test_after_a_version_saved_at_the_start_the_first_heartbeat_is_read_quickly(monkeypatch):
+    """An upgraded nova-compute saves its service version 2 s after its start (before its start-up
+    pass: no heartbeat comes that soon), its first heartbeat 5.5 s later: forced_down is cleared
+    after the first write, the wait ends within 0.25 s of the heartbeat after it."""
+    started = 1795670000.0
+    nova = _NovaTimeline(started + 0.5, [started - 3.0, started + 2.0, started + 7.5, started + 17.5])
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, nova.record(), _NovaTimeline.stamp(started), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10)
+    assert record['state'] == 'up' and changed is True
+    assert started + 2.0 < nova.put_at[0] <= started + 3.0
+    assert started + 7.5 < nova.now <= started + 7.75, nova.now - started
+
+
+def test_a_heartbeat_at_another_moment_is_still_seen_within_the_interval(monkeypatch):
+    """report_interval wrong (nova's is 30 s, the wait assumes 10 s), start-up slow: only later."""
+    started = 1795670000.0
+    nova = _NovaTimeline(started + 0.5, [started + 21.3, started + 51.3])
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, nova.record(), _NovaTimeline.stamp(started), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10)
+    assert record['state'] == 'up' and changed is True
+    assert started + 21.3 < nova.put_at[0] <= started + 22.3
+    assert started + 51.3 < nova.now <= started + 52.3
 
 
 def test_nova_is_reached_without_placement_being_looked_up(run_module):
