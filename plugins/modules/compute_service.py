@@ -103,7 +103,9 @@ options:
         They are 0.25 s apart again from 0.3 s before a moment nova-compute is due to write its
         record, and back off from there - 5 s after O(reported_since) (nova-compute's first
         heartbeat comes 5 s after its start-up, never sooner), and, when O(forced_down=false)
-        clears a restarted service, 5 s and O(report_interval) after the write it waited for.
+        clears a restarted service, after the write it waited for - 5 s after it when it came
+        sooner than 5 s after O(reported_since) (a version saved at the start, before the first
+        heartbeat), else O(report_interval) after it (the next heartbeat).
     type: float
     default: 5
   report_interval:

@@ -172,7 +172,7 @@ def _after(stamp, since):
     return str(stamp).replace('T', ' ')[:26] > str(since).replace('T', ' ')[:26]
 
 
-#: the first pause of :func:`wait_for`'s polling, and its pause around a write it expects
+#: the first pause of :func:`wait_for`'s polling when it expects no write at a known moment
 FIRST_INTERVAL = 0.25
 #: nova-compute's first heartbeat comes this long after it joined its service group, the last
 #: step of its start (nova/servicegroup/api.py INITIAL_REPORTING_DELAY): never sooner after the
@@ -291,13 +291,13 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
     """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
     ``reported_since``); ``(record, waited seconds)``; WaitTimeout after ``timeout``.
 
-    The pauses between reads (:func:`next_pause`) are ``first_interval`` (0.25 s) at first and
-    then as long as the wait so far, up to ``interval`` (the module's wait_interval) and never
-    longer: a service that gets there within a second is seen within a fraction of a second, not
-    up to ``interval`` later, and a long wait (nova's service_down_time) still reads every
-    ``interval``.  They are sub-second again around each moment in ``expected`` (seconds since the
-    epoch when a write of the service is due; None: FIRST_REPORT_DELAY after ``reported_since``,
-    when a service started then first reports).  ``first_interval`` at or above ``interval``
+    The pauses between reads (:func:`next_pause`) are never longer than ``interval`` (the module's
+    wait_interval).  With moments in ``expected`` (seconds since the epoch when a write of the
+    service is due; None: FIRST_REPORT_DELAY after ``reported_since``, when a service started then
+    first reports), they are QUICK_INTERVAL around each and back off from there.  With none,
+    ``first_interval`` (0.25 s) at first and then as long as the wait so far: a service that gets
+    there within a second is seen within a fraction of a second, and a long wait (nova's
+    service_down_time) reads every ``interval``.  ``first_interval`` at or above ``interval``
     polls every ``interval``, as before.
     """
     if state not in STATES and not (state is None and reported_since):
