@@ -92,6 +92,19 @@ options:
         has reported after the clearing (a heartbeat, which nova-compute sends first after its
         start-up pass). This costs at most one O(report_interval) more than its first report.
     type: str
+  forced_down_at:
+    description:
+      - With O(forced_down=false), O(wait_for=up) and O(reported_since) on a service that is forced
+        down, nova's C(updated_at) of the write that forced it down (the RV(service.updated_at)
+        of the task that set O(forced_down=true) and waited for V(down)). A write after both it and
+        O(reported_since) is the restarted service's, one made before this task reads the record
+        too (nova-compute saves its new service version at its start, before its start-up pass).
+      - Without it, the last write when this task first reads the record is taken for that PUT
+        (nova stamps it by its own clock, which may be ahead of the one O(reported_since) was
+        taken from) and not counted; a version saved before then is then passed over, and the
+        wait goes on to the first heartbeat before clearing, and to the next after it.
+      - Same form as O(reported_since).
+    type: str
   wait_timeout:
     description: Seconds to wait for O(wait_for); 0 or more.
     type: int
@@ -275,8 +288,10 @@ def check_arguments(params):
     for key in ('wait_interval', 'report_interval'):
         if not is_finite(params[key]) or params[key] <= 0:
             raise BadInput('%s must be more than 0 seconds, got %s' % (key, params[key]), field=key)
-    since = params['reported_since']
-    if since is not None:
+    for key in ('reported_since', 'forced_down_at'):
+        since = params[key]
+        if since is None:
+            continue
         for form in TIME_FORMATS:
             try:
                 datetime.datetime.strptime(since, form)
@@ -284,8 +299,8 @@ def check_arguments(params):
             except ValueError:
                 continue
         else:
-            raise BadInput('reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova\'s updated_at), got %r'
-                           % since, field='reported_since')
+            raise BadInput('%s must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova\'s updated_at), got %r'
+                           % (key, since), field=key)
 
 
 def _run(module, backend, log):
@@ -306,7 +321,7 @@ def _run(module, backend, log):
         after, waited, changed = nova_services.clear_forced_down_when_up(
             adapter, before, params['reported_since'], enabled=enabled, disabled_reason=params['disabled_reason'],
             timeout=params['wait_timeout'], interval=params['wait_interval'], log=log,
-            report_interval=params['report_interval'])
+            report_interval=params['report_interval'], forced_down_at=params['forced_down_at'])
     else:
         changed, after = nova_services.set_service(adapter, before, enabled=enabled,
                                                    disabled_reason=params['disabled_reason'],
@@ -352,6 +367,7 @@ def main():
             wait_timeout=dict(type='int', default=300),
             wait_interval=dict(type='float', default=5),
             report_interval=dict(type='float', default=10),
+            forced_down_at=dict(type='str'),
             compute_endpoint=dict(type='str'),
             version_command=dict(type='list', elements='str'),
         ),

@@ -446,11 +446,12 @@ def test_the_roll_passes_its_conflict_retries_to_the_modules(tmp_path):
     assert trees(fleet) == before
 
 
-def test_a_wait_between_reads_of_nova_not_above_0_stops_the_run_before_any_node(tmp_path):
+@pytest.mark.parametrize('setting', ['rolling_reshape_nova_poll_interval', 'rolling_reshape_nova_report_interval'])
+def test_a_wait_between_reads_of_nova_not_above_0_stops_the_run_before_any_node(tmp_path, setting):
     fleet = simfleet.build(str(tmp_path / 'f'), nodes=2)
     before = trees(fleet)
-    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_nova_poll_interval': 0})
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={setting: 0})
     assert rc != 0, out
-    assert 'rolling_reshape_nova_poll_interval of compute-01 must be more than 0 seconds, got 0' in out, out
+    assert '%s of compute-01 must be more than 0 seconds, got 0' % setting in out, out
     assert 'PLAY [Roll through the compute nodes]' not in out
     assert trees(fleet) == before

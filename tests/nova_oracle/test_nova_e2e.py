@@ -381,6 +381,70 @@ class TestRollingReshapeWithNova(OracleTestBase):
         self.assertGreater(figures['downtime'], figures['nova_stop_start'])
         self.assertGreater(figures['nova_stop_start'], 0)
 
+    def lower_service_version(self):
+        """nova's record of the node's nova-compute one service version older than this nova's, as
+        the previous release left it: the new nova-compute then saves its version at its start
+        (nova/service.py ``Service.start`` -> ``_update_service_ref``), after init_host and before
+        its start-up pass, as on a real upgrade.  (The running one's heartbeats save only their
+        count: the record keeps the older version.)"""
+        from nova import context as nova_context
+        from nova import objects
+        from nova.db.main import api as db
+        from nova.objects import service as service_obj
+        ctxt = nova_context.get_admin_context()
+        with nova_context.target_cell(ctxt, self.host_mappings[HOST].cell_mapping) as cctxt:
+            record = objects.Service.get_by_host_and_binary(cctxt, HOST, 'nova-compute')
+            # (through the database API: the object refuses a version below the deployment's)
+            db.service_update(cctxt, record.id, {'version': service_obj.SERVICE_VERSION - 1})
+        return service_obj.SERVICE_VERSION
+
+    def test_an_upgraded_nova_compute_saves_its_version_first_and_the_roll_waits_for_its_heartbeat(self):
+        """issue 31, the upgrade case: the new nova-compute's first write is its service version,
+        saved before its start-up pass; with forced_down the roll clears it after that write and
+        waits for the first heartbeat (5 s after the start-up), not for a second one."""
+        newest = []
+        old_start = self.start_old_nova
+
+        def start_old_nova():
+            old_start()
+            newest.append(self.lower_service_version())
+        self.start_old_nova = start_old_nova
+        rc = self.roll(rolling_reshape_nova_expected_version='34.0.0')
+        self.assertEqual(0, rc, self.output)
+        said = ' '.join(self.stdlog.logger.output[self.restart_mark:].split())
+        self.assertIn('Updating service version for nova-compute on %s from %d to %d'
+                      % (HOST, newest[0] - 1, newest[0]), said)
+        self.assertEqual([{'forced_down': True}, {'forced_down': False}, {'status': 'enabled'}], self.puts()[1:])
+        self.assertEqual([], self.writes_at_start)
+        self.assert_started_cleanly(self.restart_mark)
+        # nova's writes as its answers stamped them: the version saved inside the start, the
+        # clearing after it, then the first heartbeat, and the enable after that heartbeat
+        start_begun, start_end = [(b, e) for action, b, e in self.control_times if action == 'start'][-1]
+        figures = self.cycle_figures()
+        stamps = [(kind, sent, u) for (kind, sent, _s, _v), u in zip(self.seen, self.seen_updated) if u]
+        cleared = [u for kind, sent, u in stamps if kind == 'PUT' and sent == {'forced_down': False}][-1]
+        enabled = [u for kind, sent, u in stamps if kind == 'PUT' and sent == {'status': 'enabled'}][-1]
+        writes_before_clearing = sorted(set(u for kind, sent, u in stamps if kind == 'GET' and u < cleared))
+        saved = writes_before_clearing[-1]
+        self.assertLess(self.epoch(saved), start_end, (saved, start_begun, start_end))
+        self.assertGreater(self.epoch(saved), start_begun)
+        beats = sorted(set(u for kind, sent, u in stamps if kind == 'GET' and cleared < u < enabled))
+        self.assertEqual(1, len(beats), stamps)
+        # the first heartbeat, not a second one: within one report_interval of the start's end
+        self.assertLess(self.epoch(beats[0]) - start_end, 10.0)
+        self.assertLess(figures['downtime'], 12.0, figures)
+        print('nova-cycle on nova 34 (force_down on, an upgrade: the service version saved at the start, %s): '
+              'downtime %.2f s, nova\'s own stop and start %.2f s, the new nova-compute\'s reports waited for %.2f s, '
+              'added by the roll %.2f s, %d requests to nova'
+              % ('the role\'s default polling', figures['downtime'], figures['nova_stop_start'],
+                 figures['nova_reports'], figures['added'], figures['nova_requests']))
+
+    @staticmethod
+    def epoch(stamp):
+        text = stamp.replace('T', ' ')[:26]
+        form = '%Y-%m-%d %H:%M:%S.%f' if '.' in text else '%Y-%m-%d %H:%M:%S'
+        return datetime.datetime.strptime(text, form).replace(tzinfo=datetime.timezone.utc).timestamp()
+
     def test_a_nova_compute_that_writes_to_the_tree_fails_the_node_left_disabled(self):
         def new_conf():
             # the new nova.conf reserves host memory: nova-compute rewrites the root's inventory

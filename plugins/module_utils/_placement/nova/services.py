@@ -234,7 +234,7 @@ def next_pause(now, begun, expected, interval, first_interval=FIRST_INTERVAL):
 def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, disabled_reason=None, timeout=300,
                               interval=5.0,
                               clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL,
-                              retries=3, backoff=0.25, report_interval=REPORT_INTERVAL):
+                              retries=3, backoff=0.25, report_interval=REPORT_INTERVAL, forced_down_at=None):
     """Clear ``forced_down`` of a restarted service and wait until it is up and has reported since
     ``reported_since``, without being fooled by nova's own bookkeeping: ``(record, waited seconds,
     changed)`` (``changed``: a PUT was sent; something else may have cleared it meanwhile).
@@ -256,11 +256,17 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     after the clearing around when the next write is due (below).
     """
     begun = clock()
-    # a write after reported_since AND after the last write when we looked (``current``): that one
-    # may be our own forced_down PUT, stamped by nova's clock, which need not be the caller's (nor
-    # as fine as it: a reported_since in whole seconds is older than a PUT in the same second)
+    # a write after reported_since AND after the caller's own forced_down PUT (``forced_down_at``,
+    # nova's stamp of it): that PUT is stamped by nova's clock, which need not be the caller's (nor
+    # as fine as it: a reported_since in whole seconds is older than a PUT in the same second).
+    # Without forced_down_at, the last write when we looked (``current``) is taken for that PUT and
+    # not counted, at the cost of a new process' write made before we looked (a version saved at
+    # its start) being passed over for the next one.
     since = reported_since
-    if _after(current.get('updated_at'), since):
+    if forced_down_at:
+        if _after(forced_down_at, since):
+            since = forced_down_at
+    elif _after(current.get('updated_at'), since):
         since = current['updated_at']
     started = epoch(reported_since)
     first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=since,

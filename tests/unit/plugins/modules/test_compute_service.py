@@ -139,7 +139,7 @@ def test_the_standin_counts_the_requests_of_good_arguments(run_module, nova_stan
 
 def test_good_times_and_intervals_are_taken():
     params = {'host': 'cmp-01', 'binary': 'nova-compute', 'state': None, 'disabled_reason': None, 'wait_timeout': 0,
-              'wait_interval': 0.1, 'report_interval': 10.0, 'reported_since': None}
+              'wait_interval': 0.1, 'report_interval': 10.0, 'reported_since': None, 'forced_down_at': None}
     for since in (None, '2026-11-23 12:00:00', '2026-11-23T12:00:00', '2026-11-23 12:00:00.123456'):
         assert compute_service.check_arguments(dict(params, reported_since=since)) is None
     assert compute_service.check_arguments(dict(params, state='disabled', disabled_reason='why')) is None
@@ -288,6 +288,30 @@ def test_after_a_version_saved_at_the_start_the_first_heartbeat_is_read_quickly(
     assert record['state'] == 'up' and changed is True
     assert started + 2.0 < nova.put_at[0] <= started + 3.0
     assert started + 7.5 < nova.now <= started + 7.75, nova.now - started
+
+
+@pytest.mark.parametrize('told', [True, False], ids=['forced_down_at', 'without'])
+def test_a_version_saved_before_the_task_looked_counts_once_the_forced_down_write_is_known(monkeypatch, told):
+    """The new nova-compute saved its version 0.3 s after its start, before the task first read the
+    record (0.5 s): told which write forced it down (forced_down_at), the task counts that save,
+    clears and is done at the first heartbeat (7.3 s); not told, it takes the save for its own
+    PUT and goes on to the first heartbeat before clearing, and to the next after it."""
+    started = 1795670000.0
+    nova = _NovaTimeline(started - 1.0, [started - 3.0, started + 0.3, started + 7.3, started + 17.3])
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    forced = nova.put(None, None, {'forced_down': True})['updated_at']       # the wait down's PUT
+    nova.now = started + 0.5
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, nova.record(), _NovaTimeline.stamp(started), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10, forced_down_at=forced if told else None)
+    assert record['state'] == 'up' and changed is True
+    if told:
+        assert nova.put_at[-1] <= started + 0.5 + 1e-6
+        assert started + 7.3 < nova.now <= started + 7.8, nova.now - started    # 2 s later than due: 0.5 s
+    else:
+        assert started + 7.3 < nova.put_at[-1] <= started + 8.3
+        assert started + 17.3 < nova.now <= started + 17.45, nova.now - started
 
 
 def test_a_heartbeat_at_another_moment_is_still_seen_within_the_interval(monkeypatch):
