@@ -24,8 +24,8 @@ description:
   - Needs nova's compute endpoint, from the cloud's service catalog or O(compute_endpoint);
     nova's default policy gives these calls to the C(admin) role.
   - Its arguments are checked before anything is sent to nova (an empty O(host), O(state=enabled)
-    with O(disabled_reason), a negative O(wait_timeout), O(wait_interval) not above 0, an
-    O(reported_since) of another form are refused).
+    with O(disabled_reason), a negative O(wait_timeout), O(wait_interval) or O(report_interval)
+    not above 0, an O(reported_since) or O(forced_down_at) of another form are refused).
   - nova does not report the version of a nova-compute service through its API; read it on the
     node (C(nova-compute --version)). Run where nova-compute runs, O(version_command) does that
     and returns RV(version).
@@ -97,8 +97,10 @@ options:
       - With O(forced_down=false), O(wait_for=up) and O(reported_since) on a service that is forced
         down, nova's C(updated_at) of the write that forced it down (the RV(service.updated_at)
         of the task that set O(forced_down=true) and waited for V(down)). A write after both it and
-        O(reported_since) is the restarted service's, one made before this task reads the record
-        too (nova-compute saves its new service version at its start, before its start-up pass).
+        O(reported_since) is taken for the restarted service's, one made before this task reads the
+        record too (nova-compute saves its new service version at its start, before its start-up
+        pass). So nothing else may write the record in between (another task, an operator's tool),
+        unless nova's clock is surely not ahead of the one O(reported_since) was taken from.
       - Without it, the last write when this task first reads the record is taken for that PUT
         (nova stamps it by its own clock, which may be ahead of the one O(reported_since) was
         taken from) and not counted; a version saved before then is then passed over, and the
@@ -113,7 +115,7 @@ options:
     description:
       - The longest wait, in seconds, between two reads while waiting; more than 0.
       - The reads start 0.25 s apart and back off up to it (each pause as long as the wait so far).
-        They are 0.25 s apart again from 0.3 s before a moment nova-compute is due to write its
+        They are 0.1 s apart from 0.3 s before a moment nova-compute is due to write its
         record, and back off from there - 5 s after O(reported_since) (nova-compute's first
         heartbeat comes 5 s after its start-up, never sooner), and, when O(forced_down=false)
         clears a restarted service, after the write it waited for - 5 s after it when it came
@@ -126,6 +128,8 @@ options:
       - nova's C([DEFAULT]report_interval) (seconds between nova-compute's heartbeats; 10 by
         default), for timing the reads of O(wait_interval) only - a wrong value makes the wait
         read less well timed (a write is still seen within O(wait_interval)), never wrong.
+      - Used only when O(forced_down=false) clears a restarted service (the wait after the
+        clearing); other waits do not use it.
       - More than 0.
     type: float
     default: 10

@@ -107,6 +107,7 @@ def supervise(state_dir, unit, restart_sec):
             if wanted['stop']:
                 wanted['stop'] = False
                 restart_at = None
+                pending = None
                 if child is not None:
                     child.terminate()
                     child.wait()

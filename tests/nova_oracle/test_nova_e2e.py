@@ -64,6 +64,7 @@ from wsgiref import simple_server
 
 from socketserver import ThreadingMixIn
 
+import fixtures
 from oslo_config import cfg
 
 import fakehost
@@ -155,6 +156,32 @@ class TestRollingReshapeWithNova(OracleTestBase):
         self.versions = {}
         self.control_log = []
         self.on_start = None
+        self.nova_writes = []
+        self.record_novas_writes()
+
+    def record_novas_writes(self):
+        """When the node's nova-compute writes its service record, on nova's side (time.time(), as the
+        control calls are timed): its heartbeats (the service group's report) and the service
+        version it saves at its start.  Writes the roll's reads would not see (one overwritten
+        before the next read) are here too."""
+        from nova import service as nova_service
+        from nova.servicegroup.drivers import db as sg_db
+        report, update = sg_db.DbDriver._report_state, nova_service._update_service_ref
+
+        def _report_state(driver, service):
+            result = report(driver, service)
+            if getattr(service, 'host', None) == HOST:
+                self.nova_writes.append((time.time(), 'heartbeat'))
+            return result
+
+        def _update_service_ref(service):
+            version = service.version
+            result = update(service)
+            if service.host == HOST and service.version != version:
+                self.nova_writes.append((time.time(), 'version saved'))
+            return result
+        self.useFixture(fixtures.MonkeyPatch('nova.servicegroup.drivers.db.DbDriver._report_state', _report_state))
+        self.useFixture(fixtures.MonkeyPatch('nova.service._update_service_ref', _update_service_ref))
 
     # ------------------------------------------------------------ serving
     def serve(self, app):
@@ -289,36 +316,73 @@ class TestRollingReshapeWithNova(OracleTestBase):
     def cycle_figures(self):
         """issue 31's figures of this node, seconds: nova-compute's downtime (the disable PUT to
         the enable PUT), nova's own stop and start (the service manager's calls: here nova's
-        ComputeManager stopping, and starting with its start-up pass), the reports of the new
-        nova-compute the roll must wait for with forced_down (nova's os-services cannot tell them
-        apart otherwise: nova/services.py clear_forced_down_when_up): from the start's end to its
-        first write of the record, and from the clearing PUT to the next one, as nova stamped them;
-        and what the roll added beyond all of that (its tasks and its polling)."""
+        ComputeManager stopping, and starting with its start-up pass), the new nova-compute's first
+        write after its start (``nova_first_write``: from the start's end; a version saved inside
+        the start is 0) and, with forced_down, the wait for its next write (``second_write``, from
+        the later of the first write and the start's end), both timed on nova's side (its
+        heartbeats and its version save, record_novas_writes), and what the roll added beyond all
+        of that (``added``: its tasks and its polling, and a later write it waited for when it
+        cleared too late to use the next one).
+
+        With forced_down the roll needs two writes of the new nova-compute (nova's os-services
+        cannot tell a version saved at the start from a heartbeat: nova/services.py
+        clear_forced_down_when_up).  On an upgrade the second is the first heartbeat, after the
+        start-up pass, which any roll must wait for; on a restart without a version change it is
+        the next heartbeat, report_interval later, which only that protocol waits for: it is
+        printed apart.  ``added_first_reaction`` is Run I's measure (nova's stamps the roll read:
+        the start's end to the first write, plus the clearing PUT to the next), which also counted
+        the roll's reaction to the first write, off the critical path."""
         puts = [(sent, when) for (kind, sent, _status, _view), when in zip(self.seen, self.seen_times)
                 if kind == 'PUT']
         disabled = [when for sent, when in puts if sent.get('status') == 'disabled'][0]
         enabled = [when for sent, when in puts if sent.get('status') == 'enabled'][-1]
         own = sum(end - begun for action, begun, end in self.control_times if action in ('stop', 'start'))
         start_begun, start_end = [(begun, end) for action, begun, end in self.control_times if action == 'start'][-1]
-
-        def epoch(stamp):
-            text = stamp.replace('T', ' ')[:26]
-            form = '%Y-%m-%d %H:%M:%S.%f' if '.' in text else '%Y-%m-%d %H:%M:%S'
-            return datetime.datetime.strptime(text, form).replace(tzinfo=datetime.timezone.utc).timestamp()
-
+        epoch = self.epoch
         writes = sorted(set(epoch(u) for u in self.seen_updated if u))
         cleared = [epoch(u) for (kind, sent, _s, _v), u in zip(self.seen, self.seen_updated)
                    if kind == 'PUT' and sent == {'forced_down': False} and u]
-        reports = 0.0
+        earlier = 0.0
         first = [w for w in writes if w > start_begun]
         if first:
-            reports += max(0.0, first[0] - start_end)
+            earlier += max(0.0, first[0] - start_end)
         if cleared:
             beat = [w for w in writes if w > cleared[-1]]
             if beat:
-                reports += beat[0] - cleared[-1]
-        return {'downtime': enabled - disabled, 'nova_stop_start': own, 'nova_reports': reports,
-                'added': enabled - disabled - own - reports, 'nova_requests': len(self.seen)}
+                earlier += beat[0] - cleared[-1]
+        novas = sorted(when for when, _kind in self.nova_writes if when > start_begun)
+        first_write = max(0.0, novas[0] - start_end) if novas else 0.0
+        second_write = 0.0
+        if cleared and len(novas) > 1:
+            second_write = novas[1] - max(novas[0], start_end)
+        downtime = enabled - disabled
+        return {'downtime': downtime, 'nova_stop_start': own, 'nova_first_write': first_write,
+                'second_write': second_write, 'nova_reports': first_write + second_write,
+                'added': downtime - own - first_write - second_write,
+                'added_first_reaction': downtime - own - earlier, 'nova_requests': len(self.seen),
+                'writes': [(round(when - start_end, 2), kind) for when, kind in sorted(self.nova_writes)
+                           if when > start_begun]}
+
+    def assert_waited_for_two_writes(self):
+        """forced_down cleared only after the new nova-compute's first write (as nova timed it), and
+        the node enabled only after its second (a heartbeat, after its start-up pass)."""
+        start_begun = [begun for action, begun, _end in self.control_times if action == 'start'][-1]
+        novas = sorted(when for when, _kind in self.nova_writes if when > start_begun)
+        self.assertGreaterEqual(len(novas), 2, self.nova_writes)
+        put_times = [(sent, when) for (kind, sent, _s, _v), when in zip(self.seen, self.seen_times) if kind == 'PUT']
+        cleared = [when for sent, when in put_times if sent == {'forced_down': False}][-1]
+        enabled = [when for sent, when in put_times if sent == {'status': 'enabled'}][-1]
+        self.assertGreater(cleared, novas[0], (cleared, self.nova_writes))
+        self.assertGreater(enabled, novas[1], (enabled, self.nova_writes))
+
+    def said_cycle(self, case, figures):
+        print('nova-cycle on nova 34 (force_down on, %s): downtime %.2f s, nova\'s own stop and start %.2f s, '
+              'the new nova-compute\'s first write %.2f s after its start and the wait for its next %.2f s '
+              '(its writes after the start\'s end, s: %s), added by the roll %.2f s (%.2f s as Run I measured it), '
+              '%d requests to nova'
+              % (case, figures['downtime'], figures['nova_stop_start'], figures['nova_first_write'],
+                 figures['second_write'], ', '.join('%s %s' % (kind, when) for when, kind in figures['writes']),
+                 figures['added'], figures['added_first_reaction'], figures['nova_requests']))
 
     def novas_view(self):
         return self.admin_api.get_services(binary='nova-compute', host=HOST)[0]
@@ -372,12 +436,9 @@ class TestRollingReshapeWithNova(OracleTestBase):
         # issue 31: the node's time in nova's cycle, against nova 34's own os-services API; the
         # added time is the roll's tasks (Ansible's per-task cost) and its waits
         figures = self.cycle_figures()
-        print('nova-cycle on nova 34 (force_down on, %s): downtime %.2f s, nova\'s own '
-              'stop and start %.2f s, the new nova-compute\'s reports waited for %.2f s, added by the roll %.2f s, '
-              '%d requests to nova'
-              % ('nova read at most every %s s' % poll if poll else 'the role\'s default polling',
-                 figures['downtime'], figures['nova_stop_start'], figures['nova_reports'], figures['added'],
-                 figures['nova_requests']))
+        self.said_cycle('nova read at most every %s s' % poll if poll else 'the role\'s default polling', figures)
+        self.assert_waited_for_two_writes()
+        self.assertEqual(['heartbeat', 'heartbeat'], [kind for _when, kind in figures['writes']][:2])
         self.assertGreater(figures['downtime'], figures['nova_stop_start'])
         self.assertGreater(figures['nova_stop_start'], 0)
 
@@ -433,11 +494,9 @@ class TestRollingReshapeWithNova(OracleTestBase):
         # the first heartbeat, not a second one: within one report_interval of the start's end
         self.assertLess(self.epoch(beats[0]) - start_end, 10.0)
         self.assertLess(figures['downtime'], 12.0, figures)
-        print('nova-cycle on nova 34 (force_down on, an upgrade: the service version saved at the start, %s): '
-              'downtime %.2f s, nova\'s own stop and start %.2f s, the new nova-compute\'s reports waited for %.2f s, '
-              'added by the roll %.2f s, %d requests to nova'
-              % ('the role\'s default polling', figures['downtime'], figures['nova_stop_start'],
-                 figures['nova_reports'], figures['added'], figures['nova_requests']))
+        self.said_cycle('an upgrade: the service version saved at the start, the role\'s default polling', figures)
+        self.assert_waited_for_two_writes()
+        self.assertEqual(['version saved', 'heartbeat'], [kind for _when, kind in figures['writes']][:2])
 
     @staticmethod
     def epoch(stamp):

@@ -191,13 +191,14 @@ BACKOFF = 0.25
 
 def epoch(stamp):
     """Seconds since the epoch of nova's ``updated_at`` (or reported_since): UTC ISO 8601, with or
-    without the ``T``, microseconds or a zone suffix (``Z``, ``+00:00``); None when it is none."""
+    without the ``T``, microseconds or a UTC suffix (``Z``, ``+00:00``); None when it is none, or
+    in another zone (only the reads' timing uses it)."""
     text = str(stamp or '').strip().replace('T', ' ')
-    if not text:
-        return None
     for suffix in ('Z', '+00:00'):
         if text.endswith(suffix):
             text = text[:-len(suffix)]
+    if not text or '+' in text or text.count('-') > 2:
+        return None
     for form in ('%Y-%m-%d %H:%M:%S.%f', '%Y-%m-%d %H:%M:%S'):
         try:
             moment = datetime.datetime.strptime(text[:26], form)
@@ -244,12 +245,18 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     once ``forced_down`` is cleared.  A service stopped a few seconds ago, forced down and then
     cleared reads ``up`` with an ``updated_at`` of the clearing PUT at once, running or not
     (shown against nova 34: tests/nova_oracle/test_nova_services.py).  So, while it is still
-    forced down: wait for a write of the service after ``reported_since`` and after its last write
-    in ``current`` (the new process: its
-    service version saved at its start, or its first heartbeat); then clear ``forced_down`` (with
-    ``enabled`` in the same PUT); then wait until it is up with a write after that PUT's (a
-    heartbeat, after its start-up pass: nova-compute joins the service group last).  At most one
-    ``report_interval`` more than its first report, where a version saved at the start came first.
+    forced down: wait for a write of the service after ``reported_since`` and after the caller's
+    own forced_down write (``forced_down_at``; without it, after its last write in ``current``),
+    i.e. the new process': its service version saved at its start, or its first heartbeat; then
+    clear ``forced_down`` (with ``enabled`` in the same PUT); then wait until it is up with a write
+    after that PUT's as nova stored it (a heartbeat, after its start-up pass: nova-compute joins
+    the service group last).  At most one ``report_interval`` more than its first report, where a
+    version saved at the start came first.
+
+    nova answers the PUT with the time it wrote, to the microsecond, but its database may store
+    whole seconds (MySQL rounds, MariaDB truncates ``DATETIME``): a stored ``...:11`` for a PUT at
+    ``...:10.6`` would read as a later write, and the service as up on its old heartbeat.  So the
+    record is read again after the PUT and the later of the two stamps is the one to pass.
 
     The reads are timed by nova's heartbeats (:func:`next_pause`): quick from FIRST_REPORT_DELAY
     after ``reported_since`` (the earliest a started nova-compute's first heartbeat can come), and
@@ -275,6 +282,10 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
                               expected=[started + FIRST_REPORT_DELAY] if started is not None else [])
     changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,
                                    forced_down=False, retries=retries, backoff=backoff, log=log)
+    stored = get_service(adapter, current['host'], binary=current['binary'], log=log)
+    baseline = cleared.get('updated_at') or reported_since
+    if _after(stored.get('updated_at'), baseline):
+        baseline = stored['updated_at']
     # the next write: a version saved at the start (before FIRST_REPORT_DELAY, which no heartbeat
     # comes sooner than) is followed by the first heartbeat at least FIRST_REPORT_DELAY later; a
     # first heartbeat by the next one report_interval later (a version saved after a longer start
@@ -285,7 +296,7 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
         version_saved = started is not None and wrote < started + FIRST_REPORT_DELAY
         due = [wrote + (FIRST_REPORT_DELAY if version_saved else report_interval)]
     record, _more = wait_for(adapter, current['host'], 'up', binary=current['binary'],
-                             reported_since=cleared.get('updated_at') or reported_since,
+                             reported_since=baseline,
                              timeout=max(0.0, timeout - (clock() - begun)), interval=interval,
                              clock=clock, sleep=sleep, log=log, first_interval=first_interval,
                              expected=due)
@@ -299,8 +310,9 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
 
     The pauses between reads (:func:`next_pause`) are never longer than ``interval`` (the module's
     wait_interval).  With moments in ``expected`` (seconds since the epoch when a write of the
-    service is due; None: FIRST_REPORT_DELAY after ``reported_since``, when a service started then
-    first reports), they are QUICK_INTERVAL around each and back off from there.  With none,
+    service is due; None: FIRST_REPORT_DELAY after ``reported_since`` when waiting for ``up`` or
+    a write, when a service started then first reports, and none when waiting for ``down``), they
+    are QUICK_INTERVAL around each and back off from there.  With none,
     ``first_interval`` (0.25 s) at first and then as long as the wait so far: a service that gets
     there within a second is seen within a fraction of a second, and a long wait (nova's
     service_down_time) reads every ``interval``.  ``first_interval`` at or above ``interval``

@@ -114,6 +114,10 @@ def nova_standin():
     ({'wait_for': 'down', 'wait_interval': 0}, 'wait_interval must be more than 0 seconds, got 0.0'),
     ({'wait_for': 'down', 'wait_interval': -2.5}, 'wait_interval must be more than 0 seconds, got -2.5'),
     ({'wait_for': 'down', 'wait_interval': 'nan'}, 'wait_interval must be more than 0 seconds, got nan'),
+    ({'wait_for': 'up', 'report_interval': 0}, 'report_interval must be more than 0 seconds, got 0.0'),
+    ({'wait_for': 'up', 'report_interval': -10}, 'report_interval must be more than 0 seconds, got -10.0'),
+    ({'wait_for': 'up', 'forced_down_at': 'a while ago'},
+     "forced_down_at must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got 'a while ago'"),
     ({'wait_for': 'up', 'reported_since': 'yesterday'},
      "reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got 'yesterday'"),
     ({'wait_for': 'up', 'reported_since': '2026-11-23'},
@@ -219,14 +223,19 @@ def test_nova_stamps_are_read_as_utc_seconds():
 
 class _NovaTimeline(object):
     """nova's record of a restarted nova-compute on a clock of its own (seconds since the epoch):
-    forced down, its writes at the given moments (nova stamps updated_at), a PUT a write too, and
-    every read noted."""
+    forced down, its heartbeats and its version saves at the given moments, a PUT a write too
+    (answered with its stamp to the microsecond, as nova answers from its object), every read
+    noted.  ``up`` follows the last heartbeat (last_seen_up, which a save does not move) for 60 s
+    once not forced down; ``whole_seconds`` stores stamps rounded to the second, as MySQL does
+    with nova's DATETIME columns."""
 
-    def __init__(self, now, writes, forced_down=True):
+    def __init__(self, now, beats, saves=(), forced_down=True, whole_seconds=False):
         self.now = now
-        self.writes = sorted(writes)
+        self.writes = sorted(list(beats) + list(saves))
+        self.beats = sorted(beats)
         self.put_at = []
         self.forced_down = forced_down
+        self.whole_seconds = whole_seconds
         self.reads = []
 
     @staticmethod
@@ -235,10 +244,13 @@ class _NovaTimeline(object):
 
     def record(self):
         written = [w for w in self.writes + self.put_at if w <= self.now]
-        beats = [w for w in self.writes if w <= self.now]
+        beats = [w for w in self.beats if w <= self.now]
         up = not self.forced_down and bool(beats) and self.now - beats[-1] <= 60
+        last = max(written) if written else None
+        if last is not None and self.whole_seconds:
+            last = float(round(last))
         return dict(ENABLED, status='disabled', forced_down=self.forced_down, state='up' if up else 'down',
-                    updated_at=self.stamp(max(written)) if written else None)
+                    updated_at=self.stamp(last) if last is not None else None)
 
     def get_service(self, *args, **kwargs):
         self.reads.append(self.now)
@@ -247,7 +259,7 @@ class _NovaTimeline(object):
     def put(self, adapter, service_id, body, *args):
         self.put_at.append(self.now)
         self.forced_down = body.get('forced_down', self.forced_down)
-        return self.record()
+        return dict(self.record(), updated_at=self.stamp(self.now))
 
     def sleep(self, seconds):
         self.now += seconds
@@ -279,7 +291,7 @@ def test_after_a_version_saved_at_the_start_the_first_heartbeat_is_read_quickly(
     pass: no heartbeat comes that soon), its first heartbeat 5.5 s later: forced_down is cleared
     after the first write, the wait ends within 0.25 s of the heartbeat after it."""
     started = 1795670000.0
-    nova = _NovaTimeline(started + 0.5, [started - 3.0, started + 2.0, started + 7.5, started + 17.5])
+    nova = _NovaTimeline(started + 0.5, [started - 3.0, started + 7.5, started + 17.5], saves=[started + 2.0])
     monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
     monkeypatch.setattr(nova_services, '_put', nova.put)
     record, waited, changed = nova_services.clear_forced_down_when_up(
@@ -297,7 +309,7 @@ def test_a_version_saved_before_the_task_looked_counts_once_the_forced_down_writ
     clears and is done at the first heartbeat (7.3 s); not told, it takes the save for its own
     PUT and goes on to the first heartbeat before clearing, and to the next after it."""
     started = 1795670000.0
-    nova = _NovaTimeline(started - 1.0, [started - 3.0, started + 0.3, started + 7.3, started + 17.3])
+    nova = _NovaTimeline(started - 1.0, [started - 3.0, started + 7.3, started + 17.3], saves=[started + 0.3])
     monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
     monkeypatch.setattr(nova_services, '_put', nova.put)
     forced = nova.put(None, None, {'forced_down': True})['updated_at']       # the wait down's PUT
@@ -312,6 +324,52 @@ def test_a_version_saved_before_the_task_looked_counts_once_the_forced_down_writ
     else:
         assert started + 7.3 < nova.put_at[-1] <= started + 8.3
         assert started + 17.3 < nova.now <= started + 17.45, nova.now - started
+
+
+def test_a_put_stored_in_whole_seconds_is_not_taken_for_a_heartbeat(monkeypatch):
+    """nova's database stores whole seconds (MySQL rounds): forced_down cleared at T+0.7 after the
+    version save, answered ...00.700000, stored ...01.  Read as a write after the clearing, it
+    would end the wait at once (up on the OLD process' heartbeat, before the start-up pass); the
+    wait goes on to the first heartbeat."""
+    started = 1795670000.0
+    nova = _NovaTimeline(started - 1.0, [started - 3.0, started + 6.4, started + 16.4], saves=[started + 0.2],
+                         whole_seconds=True)
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    forced = nova.put(None, None, {'forced_down': True})['updated_at']
+    nova.now = started + 0.7
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, nova.record(), _NovaTimeline.stamp(started - 0.5), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10, forced_down_at=forced)
+    assert changed is True and nova.put_at[-1] == started + 0.7
+    assert record['state'] == 'up' and nova.now > started + 6.4, nova.now - started
+
+
+def test_the_later_of_reported_since_and_forced_down_at_is_the_baseline(monkeypatch):
+    """forced_down_at after reported_since (nova's clock ahead of the controller's: its stamp of the
+    forced_down PUT is later than the start the role stamped): that PUT is not the new process'
+    write; the version save after it is."""
+    started = 1795670000.0
+    nova = _NovaTimeline(started - 0.2, [started - 3.0, started + 6.0, started + 16.0], saves=[started + 1.0])
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    forced = nova.put(None, None, {'forced_down': True})['updated_at']       # at T-0.2 on nova's clock
+    nova.now = started + 1.5
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, nova.record(), _NovaTimeline.stamp(started - 0.5), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10, forced_down_at=forced)
+    # cleared at once on the save (T+1.0), done at the first heartbeat, not taken by the PUT
+    assert nova.put_at[-1] == started + 1.5 and started + 6.0 < nova.now <= started + 6.5
+    nova = _NovaTimeline(started - 0.2, [started - 3.0, started + 6.0, started + 16.0])
+    monkeypatch.setattr(nova_services, 'get_service', nova.get_service)
+    monkeypatch.setattr(nova_services, '_put', nova.put)
+    forced = nova.put(None, None, {'forced_down': True})['updated_at']
+    nova.now = started + 0.5
+    record, waited, changed = nova_services.clear_forced_down_when_up(
+        None, nova.record(), _NovaTimeline.stamp(started - 0.5), timeout=90, interval=1.0, clock=lambda: nova.now,
+        sleep=nova.sleep, report_interval=10, forced_down_at=forced)
+    # no save: the PUT (after reported_since) is passed over, the first heartbeat clears
+    assert started + 6.0 < nova.put_at[-1] <= started + 7.0
 
 
 def test_a_heartbeat_at_another_moment_is_still_seen_within_the_interval(monkeypatch):
