@@ -43,8 +43,12 @@ def test_reshapes_behind_a_resetting_uwsgi_end_reshaped_or_untouched_and_name_ev
     assert figures['outcomes'].get(harness.RESHAPED, 0) + figures['outcomes'].get(harness.UNTOUCHED, 0) == NODES
     assert figures['lost'] == 0 and figures['doubled'] == 0 and figures['mismatched'] == 0, table
     assert figures['rerun_converged'] == NODES and not figures['defects'] and harness.clean(figures), table
-    # and with ensure_provider re-reading a write that lost its answer, every node reshaped
-    assert figures['outcomes'].get(harness.RESHAPED, 0) == NODES, table
+    # and with ensure_provider re-reading a write that lost its answer, every node reshaped, except
+    # one whose request was left without an answer after its bounded retries (NoAnswer; about 1 in 4
+    # requests is reset here; seen once in 716 requests in 181de20's fresh-clone run): such a node
+    # is untouched and its rerun converged (asserted above)
+    untouched = figures['outcomes'].get(harness.UNTOUCHED, 0)
+    assert untouched <= figures['run_errors'].get('NoAnswer', 0), table
     # a child a failed reshape left is named in its message (none left unnamed)
     assert figures['leftover_unnamed'] == 0, table
 
