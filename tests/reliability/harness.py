@@ -1179,7 +1179,12 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
         statuses, retries, resent, deadlock_409, reasons = {}, {}, {}, {}, {}
         for i in range(len(limits)):
             tag = '' if rolls == 1 else '-%d' % i
-            with open(os.path.join(fleet['out_dir'], 'reports' + tag, 'latest', 'summary.json')) as fh:
+            path = os.path.join(fleet['out_dir'], 'reports' + tag, 'latest', 'summary.json')
+            if not os.path.exists(path):
+                # the playbook ended before any report (its pre-flight play, say): say what it printed
+                raise AssertionError('roll %d (rc %s) wrote no report %s; the end of its output:\n%s'
+                                     % (i, rcs[i], path, '\n'.join((outputs[i] or '').splitlines()[-60:])))
+            with open(path) as fh:
                 summary = json.load(fh)
             for entry in summary['nodes']:
                 statuses[entry['node']] = entry['status']
