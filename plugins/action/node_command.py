@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.six.moves import shlex_quote
@@ -48,7 +49,7 @@ def _lines(text):
     return (text or '').replace('\r\n', '\n').rstrip('\n').splitlines() if text else []
 
 
-def command_result(argv, low, started, ended):
+def command_result(argv, low, started, ended, started_utc=None):
     """The command module's result for what ``_low_level_execute_command`` returned (``low``).
 
     A connection that gives the command a terminal (ssh and paramiko do, for a command that may
@@ -69,6 +70,8 @@ def command_result(argv, low, started, ended):
         'stdout_lines': stdout_lines, 'stderr_lines': stderr_lines, 'found': found,
         'start': str(started), 'end': str(ended), 'delta': str(ended - started), 'changed': True,
     }
+    if started_utc is not None:
+        result['start_utc'] = started_utc.strftime('%Y-%m-%d %H:%M:%S.%f')
     if rc is None:
         result.update(failed=True, msg='%s could not be run on the node: the connection gave no exit status'
                       % argv[0])
@@ -105,8 +108,10 @@ class ActionModule(ActionBase):
                           % argv[0])
             return result
         environment = self._compute_environment_string()
-        started = datetime.datetime.now()
+        stamp = time.time()
+        started = datetime.datetime.fromtimestamp(stamp)
         low = self._low_level_execute_command(shell_command(argv, environment), sudoable=True)
         ended = datetime.datetime.now()
-        result.update(command_result(argv, low, started, ended))
+        result.update(command_result(argv, low, started, ended,
+                                     started_utc=datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)))
         return result

@@ -131,6 +131,15 @@ start:
   returned: when the command was run
   type: str
   sample: '2026-11-26 03:10:00.123456'
+start_utc:
+  description:
+    - When the command was started, in UTC on the controller's clock, to the microsecond, in the form
+      nova and Placement give their timestamps (C(YYYY-MM-DD HH:MM:SS.ffffff)).
+    - The rolling role compares it with nova's record of a nova-compute it starts (C(reported_since) of
+      M(placement.upgrade.compute_service)).
+  returned: when the command was run
+  type: str
+  sample: '2026-11-26 03:10:00.123456'
 end:
   description: When the command ended (the controller's clock).
   returned: when the command was run

@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import json
 import os
 import subprocess
@@ -98,7 +99,9 @@ def test_node_command_gives_what_command_gives_without_a_module(tmp_path):
     link_parent.mkdir(parents=True)
     os.symlink(REPO, str(link_parent / 'upgrade'))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / 'collections'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_HOME=str(tmp_path / '.ansible'))
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_HOME=str(tmp_path / '.ansible'),
+               # a controller whose local time is not UTC (a POSIX TZ: no tz database needed)
+               TZ='IST-5:30')
     proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-vvv', '-i', str(tmp_path / 'inventory.json'),
                            str(tmp_path / 'play.yml'), '-e', 'out=%s' % tmp_path],
                           env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -121,6 +124,12 @@ def test_node_command_gives_what_command_gives_without_a_module(tmp_path):
         assert dict((k, result[ours][k]) for k in keys) == dict((k, result[theirs][k]) for k in keys), ours
     assert result['by_node_command']['stdout'] == 'out $HOME `id` a;b'
     assert result['by_node_command']['found'] is True
+    # start_utc is start's moment, in UTC (the rolling role compares it with nova's stamps); start is
+    # in the controller's local time (here 5:30 ahead of UTC)
+    started = datetime.datetime.fromisoformat(result['by_node_command']['start'])
+    started_utc = datetime.datetime.fromisoformat(result['by_node_command']['start_utc'])
+    assert len(result['by_node_command']['start_utc']) == len('2026-11-26 03:10:00.123456')
+    assert abs((started - started_utc).total_seconds() - 5.5 * 3600) < 0.001
     assert result['become_node_command']['stdout'] == "0 a 'quoted' value"
     # check mode: not run (nothing touched), unless the task says check_mode: false
     assert result['checked']['skipped'] is True and not (tmp_path / 'touched').exists()

@@ -63,6 +63,11 @@ ALLOWED = {
     'rolling_reshape_summary': 'the node record',
     'rolling_reshape_record': 'the node record',
     'rolling_reshape_discovery_warnings': 'the node record',
+    'rolling_reshape_nova_unit_status': "whether nova-compute runs, read only by the nova steps, which never run",
+    'rolling_reshape_nova_unit_running': "whether nova-compute runs, read only by the nova steps, which never run",
+    'rolling_reshape_nova_status_read': "whether nova-compute runs, read only by the nova steps, which never run",
+    'rolling_reshape_nova_found_running': "whether nova-compute runs, read only by the nova steps, which never run",
+    'rolling_reshape_nova_running': "whether nova-compute runs, read only by the nova steps, which never run",
 }
 
 

@@ -33,6 +33,11 @@ def test_arguments_reach_the_command_unexpanded():
     assert result['cmd'] == ['printf', '%s|', '$HOME', '`id`', 'a;b', "it's", '*', '']
     assert (result['start'], result['end'], result['delta']) == (
         '2026-11-26 03:00:00', '2026-11-26 03:00:00.250000', '0:00:00.250000')
+    # start_utc only when given, and then to the microsecond, as nova stamps its writes
+    assert 'start_utc' not in result
+    utc = datetime.datetime(2026, 11, 26, 2, 0, 0, tzinfo=datetime.timezone.utc)
+    stamped = node_command.command_result(['true'], {'rc': 0, 'stdout': '', 'stderr': ''}, utc, utc, started_utc=utc)
+    assert stamped['start_utc'] == '2026-11-26 02:00:00.000000'
 
 
 def test_the_output_as_the_command_module_gives_it():
