@@ -13,10 +13,12 @@ against a real Placement or nova (the reshape, nova-compute's waits, the tree re
 openstacksdk and keystoneauth again (about 0.25 s a task).  Imported here, in the parent, the
 workers inherit it.
 
-:func:`warm` is called by plugins loaded in the parent process during a roll: the
-``placement.upgrade.batches`` filter (the rolling playbooks' ``serial``) and the
-``placement.upgrade.rolling_progress`` callback.  It never fails: a roll without it is slower,
-not different.
+:func:`warm` is called in the parent process by the ``placement.upgrade.batches`` filter: the
+rolling playbooks' ``serial`` (playbooks/rolling_reshape.yml, sliced_roll.yml, rollback.yml), which
+ansible-playbook templates before the play's first batch.  It never fails: a roll without it is slower,
+not different.  It also makes the memory file in which the run's tasks share their Keystone
+tokens (module_utils/_placement/backends/tokens.py): made here, before ansible-playbook forks a
+worker, every worker shares it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -62,8 +64,13 @@ REST_LIBRARIES = (
 _DONE = []
 
 
+#: Where the run's Keystone tokens are shared between its tasks (made here, in the parent).
+TOKENS = 'ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.tokens'
+
+
 def warm():
-    """Import :data:`MODULES` (once); return the names that could not be imported."""
+    """Import :data:`MODULES` (once), and make the memory file the run's workers share their
+    Keystone tokens in (:data:`TOKENS`); return the names that could not be imported."""
     if _DONE:
         return _DONE[0]
     missing = []
@@ -72,5 +79,9 @@ def warm():
             importlib.import_module(name)
         except Exception:  # pylint: disable=broad-except
             missing.append(name)
+    try:
+        importlib.import_module(TOKENS).install()
+    except Exception:  # pylint: disable=broad-except
+        missing.append(TOKENS)
     _DONE.append(missing)
     return missing

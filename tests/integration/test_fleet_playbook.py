@@ -53,7 +53,7 @@ def _env(tmp):
     return env
 
 
-def playbook(fleet, name, extra=None, check=False, inventories=(), limit=None, forks=None):
+def playbook(fleet, name, extra=None, check=False, inventories=(), limit=None, forks=None, env=None):
     out = fleet['out_dir']
     args = [os.path.join(BIN, 'ansible-playbook'), '-i', fleet['inventory']]
     for inv in inventories:
@@ -66,9 +66,11 @@ def playbook(fleet, name, extra=None, check=False, inventories=(), limit=None, f
         args.append('--check')
     if limit:
         args += ['--limit', limit]
+    extra_env = env
     env = _env(out)
     if forks:
         env['ANSIBLE_FORKS'] = str(forks)
+    env.update(extra_env or {})
     proc = subprocess.run(args, env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, check=False, timeout=900)
     return proc.returncode, proc.stdout

@@ -53,6 +53,7 @@ except ImportError:  # pragma: no cover - Python 2
 from .. import errors
 from .base import SHARING_TRAIT, Backend
 from .secrets import secret_values
+from .tokens import SessionTokens
 from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
 from ..rules.allocations import CONSUMER_TYPE_MICROVERSION, names_consumer_type
 
@@ -275,14 +276,23 @@ class _Connector(object):
             time.sleep(delay)
 
     def authenticate(self):
-        """Get a token (Keystone) before Placement is looked up, so a failure names Keystone."""
+        """Get a token (Keystone) before Placement is looked up, so a failure names Keystone.
+
+        Within an ansible-playbook run, a token an earlier task of the run got with the same
+        credentials is used instead of a new one while keystoneauth finds it good (tokens.py);
+        returns the session's :class:`SessionTokens` (None when nothing is shared)."""
         session = getattr(self.conn, 'session', None)
         if self.ks is None or session is None:
-            return
+            return None
+        tokens = SessionTokens.of(session)
+        if tokens is not None:
+            tokens.restore()
         for attempt in range(1, self.attempts + 1):
             try:
                 session.get_auth_headers()
-                return
+                if tokens is not None:
+                    tokens.keep()
+                return tokens
             except self.ks.ClientException as exc:
                 err = identity_error(exc, self.auth_url, self.ks)
                 if isinstance(err, errors.ServiceUnavailable) and attempt < self.attempts:
@@ -459,6 +469,8 @@ class RestBackend(Backend):
         self._endpoint = None
         self._version = None
         self._ks = _ks_exceptions()
+        # the run's shared Keystone tokens, for this backend's session (from_options; tokens.py)
+        self._tokens = None
         if adapter is None:
             # opened for nova alone (from_options(placement=False)): Placement is not looked up;
             # ``endpoint`` is where the catalog (or the auth's one endpoint) puts it, read without a
@@ -524,11 +536,14 @@ class RestBackend(Backend):
         try:
             auth_url = _auth_url(conn)
             connector = _Connector(conn, auth_url, ks_exc, config_errors, log, cls.retries, cls.backoff)
-            connector.authenticate()
+            tokens = connector.authenticate()
             if not placement:
-                return cls(None, connection=conn, log=log, auth_url=auth_url,
-                           endpoint=connector.placement_endpoint())
-            return cls(connector.placement(), connection=conn, log=log, auth_url=auth_url)
+                backend = cls(None, connection=conn, log=log, auth_url=auth_url,
+                              endpoint=connector.placement_endpoint())
+            else:
+                backend = cls(connector.placement(), connection=conn, log=log, auth_url=auth_url)
+            backend._tokens = tokens
+            return backend
         except BaseException:
             conn.close()
             raise
@@ -605,6 +620,9 @@ class RestBackend(Backend):
         if self._closed:
             return
         self._closed = True
+        if self._tokens is not None:
+            # a token keystoneauth renewed during the task (near its expiry, or refused with 401)
+            self._tokens.keep()
         if self._connection is not None:
             try:
                 self._connection.close()
