@@ -12,9 +12,14 @@ Usage::
 
     python tests/keystone_server.py        # run one by hand until Ctrl-C
 
+    # Keystone alone (no Placement), for a test in another venv (the nova oracle):
+    python tests/keystone_server.py --keystone-only --state-file F \
+        --password-hash-rounds 12 --endpoint placement=URL --endpoint compute=URL/v2.1
+
 Keystone (PyPI ``keystone``, installed in the project venv by requirements-dev.txt)
     A temp dir holds ``keystone.conf`` (SQLite ``keystone.db``, fernet tokens, bcrypt with
-    4 rounds so password checks are fast), the fernet and credential key repositories
+    4 rounds so password checks are fast: ``password_hash_rounds`` / ``--password-hash-rounds``
+    set another cost), the fernet and credential key repositories
     (the two keys ``keystone-manage fernet_setup``/``credential_setup`` would write:
     ``0`` staged and ``1`` primary, 32 random bytes each, urlsafe base64) and
     ``keystone.log``.  ONE child process (``python keystone_server.py --serve-keystone DIR
@@ -66,6 +71,15 @@ from placement_server import LOOPBACK, LoopbackService, PlacementServer  # noqa:
 REGION = 'RegionOne'
 DOMAIN = 'Default'
 SERVICE_PROJECT = 'service'
+# bcrypt rounds of the tests' Keystones: a password check costs ~1 ms instead of ~0.24 s
+FAST_HASH_ROUNDS = 4
+# what a production Keystone uses: ``[identity] password_hash_rounds`` has no default
+# (keystone/conf/identity.py: "The default for bcrypt is 12"), and bcrypt, the default
+# ``password_hash_algorithm``, then hashes with keystone/common/password_hashers/bcrypt.py
+# ``Bcrypt.hash(password, rounds=12)``; a check of such a hash takes ~0.24 s on this machine kind
+PRODUCTION_HASH_ROUNDS = 12
+# the roles of ``--keystone-only``'s user (what a deployment's operator account has)
+OPERATOR_ROLES = ('admin', 'service', 'reader', 'member')
 
 _KEYSTONE_CONF = """\
 [DEFAULT]
@@ -89,7 +103,7 @@ key_repository = {workdir}/fernet-keys
 key_repository = {workdir}/credential-keys
 
 [identity]
-password_hash_rounds = 4
+password_hash_rounds = {password_hash_rounds}
 
 [cache]
 enabled = true
@@ -152,10 +166,12 @@ class KeystoneServer(LoopbackService):
     DIR_PREFIX = 'keystone-server-'
 
     def __init__(self, workdir=None, admin_password=None, expiration=3600, debug=False,
-                 python=None, start_timeout=90.0):
+                 python=None, start_timeout=90.0, password_hash_rounds=FAST_HASH_ROUNDS):
         self._init_process(workdir, python, start_timeout)
         self.admin_password = admin_password or _secret('admin-pw')
         self.expiration = expiration
+        #: bcrypt's cost for the passwords this Keystone stores (each check costs 2**rounds)
+        self.password_hash_rounds = int(password_hash_rounds)
         self.debug = debug
         self._admin = None
 
@@ -170,7 +186,8 @@ class KeystoneServer(LoopbackService):
     def _write_config(self):
         with open(self.conf_path, 'w') as fh:
             fh.write(_KEYSTONE_CONF.format(debug='true' if self.debug else 'false',
-                                           workdir=self.workdir, expiration=int(self.expiration)))
+                                           workdir=self.workdir, expiration=int(self.expiration),
+                                           password_hash_rounds=self.password_hash_rounds))
         for repo in ('fernet-keys', 'credential-keys'):
             path = os.path.join(self.workdir, repo)
             os.makedirs(path, mode=0o700, exist_ok=True)
@@ -460,13 +477,69 @@ def _serve_keystone(workdir, port_file):
         httpd.server_close()
 
 
+def _write_state(state_file, state):
+    tmp = state_file + '.tmp'
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w') as handle:
+        json.dump(state, handle)
+    os.rename(tmp, state_file)
+
+
+def _keystone_only(args):
+    """Keystone alone: the user ``operator`` (roles OPERATOR_ROLES, project ``service``) and the
+    catalog's ``--endpoint``s; the state file says how to authenticate; runs until SIGTERM/SIGINT."""
+    endpoints = []
+    for text in args.endpoint or ():
+        service_type, sep, url = text.partition('=')
+        if not sep or not service_type or not url:
+            raise SystemExit('--endpoint wants TYPE=URL, not %r' % text)
+        endpoints.append((service_type, url))
+    keystone = KeystoneServer(workdir=args.workdir, password_hash_rounds=args.password_hash_rounds)
+    password = _secret('operator-pw')
+    try:
+        keystone.start()
+        keystone.ensure_user('operator', password, SERVICE_PROJECT, OPERATOR_ROLES)
+        for service_type, url in endpoints:
+            keystone.register_service(service_type, service_type, url)
+        if args.state_file:
+            _write_state(args.state_file, {
+                'pid': os.getpid(), 'keystone_pid': keystone.proc.pid, 'auth_url': keystone.auth_url,
+                'log': keystone.log_path, 'password_hash_rounds': keystone.password_hash_rounds,
+                'region_name': REGION, 'auth': {
+                    'auth_url': keystone.auth_url, 'username': 'operator', 'password': password,
+                    'project_name': SERVICE_PROJECT, 'user_domain_name': DOMAIN, 'project_domain_name': DOMAIN}})
+        print('keystone at %s (log %s)' % (keystone.auth_url, keystone.log_path))
+        sys.stdout.flush()
+        while keystone.proc is not None and keystone.proc.poll() is None:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        keystone.stop()
+        if args.state_file and os.path.exists(args.state_file):
+            os.unlink(args.state_file)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--serve-keystone', nargs=2, metavar=('WORKDIR', 'PORT_FILE'),
                         help='(internal) run keystone from WORKDIR, write the port to PORT_FILE')
     parser.add_argument('--state-file', help='once both serve, write {pid, auth_url, placement_url, '
                                              'backend (password auth of the placement user)} there as JSON '
-                                             '(mode 0600); it is removed when the stack stops')
+                                             '(mode 0600); it is removed when the stack stops.  With '
+                                             '--keystone-only: {pid, keystone_pid, auth_url, log, '
+                                             'password_hash_rounds, region_name, auth (of the user operator)}')
+    parser.add_argument('--keystone-only', action='store_true',
+                        help='start Keystone alone (no Placement) with the user operator (roles %s, project %s)'
+                             % ('+'.join(OPERATOR_ROLES), SERVICE_PROJECT))
+    parser.add_argument('--password-hash-rounds', type=int, default=FAST_HASH_ROUNDS,
+                        help='with --keystone-only: bcrypt rounds of stored passwords (default %d; a '
+                             'production Keystone uses %d)' % (FAST_HASH_ROUNDS, PRODUCTION_HASH_ROUNDS))
+    parser.add_argument('--endpoint', action='append', metavar='TYPE=URL',
+                        help='with --keystone-only: register service TYPE with this URL (all interfaces, '
+                             'region %s); repeatable' % REGION)
+    parser.add_argument('--workdir', help='with --keystone-only: Keystone\'s dir (config, db, log), kept at '
+                                          'the end (default: a temp dir, removed)')
     args = parser.parse_args(argv)
     if args.serve_keystone:
         _serve_keystone(*args.serve_keystone)
@@ -477,18 +550,16 @@ def main(argv=None):
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
+    if args.keystone_only:
+        return _keystone_only(args)
     stack = KeystoneStack()
     stack.start()
     print('keystone at %s (log %s)' % (stack.auth_url, stack.keystone.log_path))
     print('placement at %s (log %s)' % (stack.placement.url, stack.placement.log_path))
     print(json.dumps(stack.password_auth('placement')))
     if args.state_file:
-        state = {'pid': os.getpid(), 'auth_url': stack.auth_url, 'placement_url': stack.placement.url,
-                 'backend': stack.password_auth('placement')}
-        tmp = args.state_file + '.tmp'
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w') as handle:
-            json.dump(state, handle)
-        os.rename(tmp, args.state_file)
+        _write_state(args.state_file, {'pid': os.getpid(), 'auth_url': stack.auth_url, 'placement_url': stack.placement.url,
+                                       'backend': stack.password_auth('placement')})
     sys.stdout.flush()
     try:
         while stack.placement.proc is not None and stack.placement.proc.poll() is None:

@@ -23,9 +23,11 @@ def missing():
     return None
 
 
-def run_roll(out, hostname, variables, timeout=600):
+def run_roll(out, hostname, variables, timeout=600, env=None):
     """Write ``out``/inventory.json and vars.json and run the rolling playbook on ``hostname`` in ``out``;
-    returns the finished ``subprocess.CompletedProcess`` (stdout and stderr together, as text)."""
+    returns the finished ``subprocess.CompletedProcess`` (stdout and stderr together, as text).
+    ``env``: variables set in ansible-playbook's environment after the scrubbing (e.g.
+    ``PLACEMENT_UPGRADE_TOKEN_SHARING``)."""
     inventory = os.path.join(out, 'inventory.json')
     with open(inventory, 'w') as handle:
         json.dump({'compute': {'hosts': {hostname: {
@@ -34,19 +36,20 @@ def run_roll(out, hostname, variables, timeout=600):
     extra_vars = os.path.join(out, 'vars.json')
     with open(extra_vars, 'w') as handle:
         json.dump(variables, handle, indent=1, sort_keys=True)
-    env = dict(os.environ)
-    for key in [k for k in env if k.startswith(('ANSIBLE_', 'OS_', 'PYTHON'))] + ['VIRTUAL_ENV']:
-        env.pop(key, None)
-    env.update({
-        'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + env.get('PATH', ''),
+    child_env = dict(os.environ)
+    for key in [k for k in child_env if k.startswith(('ANSIBLE_', 'OS_', 'PYTHON'))] + ['VIRTUAL_ENV']:
+        child_env.pop(key, None)
+    child_env.update({
+        'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + child_env.get('PATH', ''),
         'ANSIBLE_COLLECTIONS_PATH': os.path.join(MAIN_VENV, 'collections'),
         'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
         'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0',
         'ANSIBLE_HOME': os.path.join(out, '.ansible'),
         'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
     })
+    child_env.update(env or {})
     return subprocess.run(
         [ANSIBLE_PLAYBOOK, '-i', inventory, os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'),
          '-e', '@' + extra_vars],
-        env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+        env=child_env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
         timeout=timeout, check=False)

@@ -36,6 +36,15 @@ send with ``admin_token`` auth (``admin``) becomes nova's admin user in the harn
 roles reader,member,admin (as Keystone would expand them); any other token is 401.  Nothing in
 the collection changed for the test.
 
+Production's auth (cases 4 and 5): a REAL Keystone (tests/nova_oracle/real_keystone.py starts
+tests/keystone_server.py --keystone-only from the project venv) hashing passwords with bcrypt at
+12 rounds, as a production Keystone does; the modules authenticate by password
+(``placement_backend``: ``auth_type: password``, ``region_name: RegionOne``) through a counting
+proxy in front of Keystone (every token Keystone issues them is counted and timed), and find
+Placement and nova (no ``rolling_reshape_compute_endpoint``) in Keystone's catalog; nova's
+TokenToHeaders and a wrapper of the served Placement validate every token with Keystone as
+keystonemiddleware does (``GET /v3/auth/tokens``, a valid token cached 300 s).
+
 Cases:
 
 1. the roll succeeds: nova's os-services went enabled/up -> disabled -> down -> up -> enabled
@@ -48,7 +57,14 @@ Cases:
    memory, so it rewrites the root's MEMORY_MB inventory) FAILS the node: the roll stops naming
    the provider whose generation moved, and nova-compute is left disabled in nova;
 3. a new nova-compute that is not rolling_reshape_nova_expected_version fails the node before it
-   is enabled: left disabled (running), the reason names both versions.
+   is enabled: left disabled (running), the reason names both versions;
+4. case 1 (restart, force_down on, the role's default polling) with production's auth: the roll
+   succeeds as in case 1, every request to nova and Placement carried a token Keystone issued
+   during the roll and validated; it prints issue 31's figures and what the tokens cost (issued
+   during the roll and between the disable and the enable, Keystone's seconds issuing them);
+5. case 4 with ``PLACEMENT_UPGRADE_TOKEN_SHARING=off`` in ansible-playbook's environment (the
+   shared token cache's off switch); the second of 4 and 5 to run prints both side by side.
+   (No timing is asserted.)  Figures: ``.ci/nova-oracle.sh -k keystone_password_auth -s``.
 """
 
 import datetime
@@ -70,6 +86,7 @@ from oslo_config import cfg
 
 import fakehost
 import playbook
+import real_keystone
 from test_nova_accepts import OracleTestBase
 
 CONF = cfg.CONF
@@ -77,6 +94,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HOST = 'cmp-e2e'
 OLD_VERSION = '33.0.0'
 RUN_ID = 'e2e-nova34'
+# bcrypt rounds of the real Keystone of the password-auth cases: 12, what a production Keystone
+# uses (keystone/conf/identity.py ``password_hash_rounds``: "The default for bcrypt is 12";
+# keystone/common/password_hashers/bcrypt.py hashes with rounds=12 when it is unset; see
+# tests/keystone_server.py PRODUCTION_HASH_ROUNDS): a password check costs ~0.24 s here
+KEYSTONE_ROUNDS = 12
+# the password-auth cases' figures, by case, so that the second to run prints both side by side
+KEYSTONE_FIGURES = {}
 
 
 class _Server(ThreadingMixIn, simple_server.WSGIServer):
@@ -92,9 +116,14 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 class TokenToHeaders(object):
     """keystonemiddleware's part in front of the harness' nova API: a token the modules send
     becomes the headers the harness' stubbed context middleware reads; every GET of the node's
-    os-services record and every PUT is recorded with nova's answer (status, state)."""
+    os-services record and every PUT is recorded with nova's answer (status, state).
 
-    def __init__(self, app, project_id, tokens, seen, times=None, updated=None):
+    ``tokens``: the fixed tokens ({token: (user, roles)}, the harness' project).  ``validator``
+    (a real_keystone.TokenValidator): any other token is validated with a real Keystone, as
+    keystonemiddleware does (cached), and becomes its user, project and roles.  ``checked``:
+    (method, path, 'fixed' | 'validated' | 'refused' | 'none') of every request."""
+
+    def __init__(self, app, project_id, tokens, seen, times=None, updated=None, validator=None):
         self.app = app
         self.project_id = project_id
         self.tokens = tokens
@@ -103,17 +132,28 @@ class TokenToHeaders(object):
         self.times = times if times is not None else []
         # the record's updated_at in each answer (nova's clock, UTC), in step with ``seen``
         self.updated = updated if updated is not None else []
+        self.validator = validator
+        self.checked = []
 
     def __call__(self, environ, start_response):
-        user = self.tokens.get(environ.get('HTTP_X_AUTH_TOKEN'))
+        token = environ.get('HTTP_X_AUTH_TOKEN')
+        user = self.tokens.get(token)
+        project_id, how = self.project_id, 'fixed'
         path = environ.get('PATH_INFO', '')
+        method = environ.get('REQUEST_METHOD')
+        if user is None and self.validator is not None and path not in ('', '/'):
+            for key in real_keystone.IDENTITY_HEADERS:
+                environ.pop(key, None)
+            info = self.validator.check(token)
+            if info is not None:
+                user, project_id, how = (info['user_id'], ','.join(info['roles'])), info['project_id'], 'validated'
         if user is None and path not in ('', '/'):
-            start_response('401 Unauthorized', [('Content-Type', 'application/json')])
-            return [b'{"error": {"message": "The request you have made requires authentication.", "code": 401}}']
+            self.checked.append((method, path, 'refused'))
+            return real_keystone.unauthorized(start_response)
+        self.checked.append((method, path, how if user is not None else 'none'))
         if user is not None:
             environ.update({'HTTP_X_AUTH_USER': user[0], 'HTTP_X_USER_ID': user[0],
-                            'HTTP_X_AUTH_PROJECT_ID': self.project_id, 'HTTP_X_ROLES': user[1]})
-        method = environ.get('REQUEST_METHOD')
+                            'HTTP_X_AUTH_PROJECT_ID': project_id, 'HTTP_X_ROLES': user[1]})
         body = b''
         if method == 'PUT':
             length = int(environ.get('CONTENT_LENGTH') or 0)
@@ -252,16 +292,33 @@ class TestRollingReshapeWithNova(OracleTestBase):
         return self.versions[host]
 
     # ------------------------------------------------------------ the roll
-    def roll(self, **extra):
+    def roll(self, keystone_rounds=None, env=None, **extra):
+        """Build the node, serve nova, Placement and the control endpoint, and run the rolling
+        playbook; returns its rc.  ``keystone_rounds``: authenticate with a real Keystone (bcrypt
+        with that many rounds) by password, nova found in its catalog (see keystone_roll);
+        ``env``: more environment for ansible-playbook."""
+        self.keystone = None
+        placement_app = self.placement_app()
+        if keystone_rounds:
+            # keystonemiddleware's part in front of both, each service with its own cache
+            self.placement_auth = real_keystone.PlacementAuth(placement_app, real_keystone.TokenValidator('placement'))
+            placement_app = self.placement_auth
+        placement_url = self.serve(placement_app)
+        self.nova_auth = TokenToHeaders(self.api_fixture.app(), self.api_fixture.project_id,
+                                        {} if keystone_rounds else {'admin': ('admin', 'reader,member,admin')},
+                                        self.seen, self.seen_times, self.seen_updated,
+                                        validator=real_keystone.TokenValidator('nova') if keystone_rounds else None)
+        nova_url = self.serve(self.nova_auth)
+        if keystone_rounds:
+            # started now, it comes up while the harness builds the node (~4 s)
+            self.keystone = real_keystone.KeystoneProcess(os.path.join(self.workdir, 'keystone'), keystone_rounds,
+                                                          {'placement': placement_url, 'compute': nova_url + '/v2.1'})
+            self.addCleanup(self.keystone.stop)
         self.build(fakehost.default_gpu_host(name=HOST))
         self.start_old_nova()
         self.seed_legacy()
         self.versions[HOST] = OLD_VERSION
         self.flat = self.dump()
-        placement_url = self.serve(self.placement_app())
-        nova_url = self.serve(TokenToHeaders(self.api_fixture.app(), self.api_fixture.project_id,
-                                             {'admin': ('admin', 'reader,member,admin')}, self.seen,
-                                             self.seen_times, self.seen_updated))
         control_port = int(self.serve(self.control_app).rsplit(':', 1)[1])
 
         def novactl(action):
@@ -287,6 +344,15 @@ class TestRollingReshapeWithNova(OracleTestBase):
             'rolling_reshape_report_dir': os.path.join(out, 'reports'),
             'rolling_reshape_run_id': RUN_ID,
         }
+        if self.keystone is not None:
+            state = self.keystone.wait()
+            for validator in (self.placement_auth.validator, self.nova_auth.validator):
+                validator.connect(state['auth_url'], state['auth'])     # their own service tokens
+            # the modules authenticate through the counting proxy: the tokens Keystone issues them
+            self.keystone_proxy = real_keystone.CountingProxy(state['auth_url'])
+            auth = dict(state['auth'], auth_url=self.serve(self.keystone_proxy) + '/v3')
+            variables['placement_backend'] = {'auth_type': 'password', 'auth': auth, 'region_name': state['region_name']}
+            del variables['rolling_reshape_compute_endpoint']       # nova found in Keystone's catalog
         variables.update(extra)
         # This process holds nova, Placement, their fixtures and the compute service: a full (gen-2)
         # collection of its heap takes 0.2-0.25 s here and stalls whichever request the served
@@ -298,7 +364,9 @@ class TestRollingReshapeWithNova(OracleTestBase):
         gc.collect()
         gc.freeze()
         self.addCleanup(gc.unfreeze)
-        proc = playbook.run_roll(out, HOST, variables)
+        self.roll_began = time.time()
+        proc = playbook.run_roll(out, HOST, variables, env=env)
+        self.roll_ended = time.time()
         self.output = proc.stdout
         # ansible-core wraps long error messages: compare with the whitespace collapsed
         self.said = ' '.join(proc.stdout.split())
@@ -508,6 +576,97 @@ class TestRollingReshapeWithNova(OracleTestBase):
         self.said_cycle('an upgrade: the service version saved at the start, the role\'s default polling', figures)
         self.assert_waited_for_two_writes()
         self.assertEqual(['version saved', 'heartbeat'], [kind for _when, kind in figures['writes']][:2])
+
+    # ------------------------------------------------------------ a real Keystone (issue 31)
+    def token_figures(self):
+        """What Keystone cost the roll: the tokens it issued to the modules (through the counting
+        proxy) during the whole roll and between the disable PUT's answer and the enable PUT's
+        answer, the seconds it spent issuing them (the proxy's request to its answer), and the
+        validations nova's and Placement's auth sent it (each token once: cached)."""
+        puts = [(sent, when) for (kind, sent, _status, _view), when in zip(self.seen, self.seen_times) if kind == 'PUT']
+        disabled = [when for sent, when in puts if sent.get('status') == 'disabled'][0]
+        enabled = [when for sent, when in puts if sent.get('status') == 'enabled'][-1]
+        issued = [(begun, end) for begun, end, status, _token in self.keystone_proxy.issued if status == 201]
+        window = [(begun, end) for begun, end in issued if begun >= disabled and end <= enabled]
+        validations = [(begun, end) for validator in (self.nova_auth.validator, self.placement_auth.validator)
+                       for _token, begun, end, _status in validator.validations if begun >= self.roll_began]
+        return {'tokens_roll': len(issued), 'tokens_roll_s': sum(end - begun for begun, end in issued),
+                'tokens_cycle': len(window), 'tokens_cycle_s': sum(end - begun for begun, end in window),
+                'validations': len(validations), 'validations_s': sum(end - begun for begun, end in validations),
+                'keystone_requests': len(self.keystone_proxy.requests), 'roll_s': self.roll_ended - self.roll_began}
+
+    def said_tokens(self, case, figures):
+        print('keystone on nova 34 (password auth, bcrypt %d rounds, %s): %d tokens issued during the roll '
+              '(%.2f s in Keystone), %d between the disable and the enable (%.2f s), %d validations by nova and '
+              'Placement (%.2f s), %d requests to Keystone, the roll %.1f s'
+              % (KEYSTONE_ROUNDS, case, figures['tokens_roll'], figures['tokens_roll_s'], figures['tokens_cycle'],
+                 figures['tokens_cycle_s'], figures['validations'], figures['validations_s'],
+                 figures['keystone_requests'], figures['roll_s']))
+
+    @staticmethod
+    def said_side_by_side(cases):
+        rows = [('downtime, s', 'downtime', '%.2f'), ('nova\'s own stop and start, s', 'nova_stop_start', '%.2f'),
+                ('nova-compute\'s two writes, s', 'nova_reports', '%.2f'), ('added by the roll, s', 'added', '%.2f'),
+                ('requests to nova', 'nova_requests', '%d'), ('tokens issued, the roll', 'tokens_roll', '%d'),
+                ('  Keystone issuing them, s', 'tokens_roll_s', '%.2f'),
+                ('tokens issued, disable..enable', 'tokens_cycle', '%d'),
+                ('  Keystone issuing them, s', 'tokens_cycle_s', '%.2f'),
+                ('validations (nova, Placement)', 'validations', '%d'), ('the roll, s', 'roll_s', '%.1f')]
+        names = sorted(cases)
+        lines = ['nova-cycle with a real Keystone (password auth, bcrypt %d rounds), side by side:' % KEYSTONE_ROUNDS,
+                 '%-34s %s' % ('', ' '.join('%24s' % name for name in names))]
+        for label, key, form in rows:
+            lines.append('%-34s %s' % (label, ' '.join('%24s' % (form % cases[name][key]) for name in names)))
+        print('\n'.join(lines))
+
+    def keystone_roll(self, case, env=None):
+        """The restart case (force_down on, the role's default polling) with production's auth: a
+        real Keystone with bcrypt at KEYSTONE_ROUNDS, the modules authenticating by password
+        (``placement_backend``: auth_type password, region RegionOne, no endpoint), Placement and
+        nova found in Keystone's catalog (no rolling_reshape_compute_endpoint), both validating
+        every token with Keystone as keystonemiddleware does (cached 300 s)."""
+        rc = self.roll(keystone_rounds=KEYSTONE_ROUNDS, env=env, rolling_reshape_nova_expected_version='34.0.0')
+        self.assertEqual(0, rc, self.output)
+        self.assertEqual(['stop', 'start'], [a for a in self.control_log if a != 'version'])
+        self.assertEqual([('enabled', 'up'), ('disabled', 'up'), ('disabled', 'down'), ('disabled', 'up'),
+                          ('enabled', 'up')], self.states(), self.seen)
+        puts = self.puts()
+        self.assertEqual(4, len(puts), puts)
+        self.assertEqual('disabled', puts[0]['status'])
+        self.assertEqual([{'forced_down': True}, {'forced_down': False}, {'status': 'enabled'}], puts[1:])
+        self.assertTrue(all(status.startswith('200') for _k, _b, status, _v in self.seen), self.seen)
+        self.assertEqual([], self.writes_at_start)
+        self.assert_started_cleanly(self.restart_mark)
+        self.assertLessEqual(set(self.writes_after_start), {'PUT /resource_providers/%s/traits' % self.root_uuid})
+        self.assertEqual('reshaped', self.node_summary()['status'])
+        self.assert_waited_for_two_writes()
+        # Keystone issued the modules' tokens (through the proxy, during the roll), and every request
+        # to nova and to Placement but their version documents carried one of them, validated by Keystone
+        proxy = self.keystone_proxy
+        self.assertTrue(proxy.issued, proxy.requests)
+        self.assertEqual([201] * len(proxy.issued), [status for _b, _e, status, _t in proxy.issued], proxy.requests)
+        self.assertTrue(all(self.roll_began <= begun and end <= self.roll_ended for begun, end, _s, _t in proxy.issued))
+        for name, auth in (('nova', self.nova_auth), ('Placement', self.placement_auth)):
+            kinds = set(how for _m, path, how in auth.checked if path not in ('', '/'))
+            self.assertEqual({'validated'}, kinds, (name, auth.checked))
+            self.assertLessEqual(auth.validator.validated(), proxy.tokens(), name)
+            self.assertTrue(auth.validator.validated(), name)
+        figures = self.cycle_figures()
+        figures.update(self.token_figures())
+        self.said_cycle('password auth with Keystone, %s, the role\'s default polling' % case, figures)
+        self.said_tokens(case, figures)
+        KEYSTONE_FIGURES[case] = figures
+        if len(KEYSTONE_FIGURES) > 1:
+            self.said_side_by_side(KEYSTONE_FIGURES)
+
+    def test_with_keystone_password_auth_the_roll_restarts_nova_compute_and_says_what_its_tokens_cost(self):
+        """issue 31 with production's authentication: the figures include Keystone's cost."""
+        self.keystone_roll('token sharing default')
+
+    def test_with_keystone_password_auth_and_token_sharing_off_the_roll_says_what_its_tokens_cost(self):
+        """The same with PLACEMENT_UPGRADE_TOKEN_SHARING=off in ansible-playbook's environment (the
+        shared token cache's off switch: every task authenticates anew)."""
+        self.keystone_roll('token sharing off', env={'PLACEMENT_UPGRADE_TOKEN_SHARING': 'off'})
 
     @staticmethod
     def epoch(stamp):
