@@ -323,3 +323,88 @@ def test_a_failure_in_one_slice_stops_the_others_within_one_batch(tmp_path):
     summary = _summary(report_dir, run_id)
     assert [item['node'] for item in summary['failed']] == ['compute-02']
     assert sorted(summary['unreached']) == sorted(set(hosts) - set(claims))
+
+
+def test_a_budget_of_one_lets_a_slice_past_the_first_failure_and_stops_it_at_the_second(tmp_path):
+    """rolling_reshape_fleet_max_fail 1 over 4 slices: compute-02 and compute-06, the first two nodes of
+    slice 2 (-02, -06, -10), cannot be mapped.  The first failure is within the budget: slice 2 goes on
+    (ansible-playbook would end its play at a batch whose nodes all failed, serial 1 here: the role
+    records the failure without failing the host) and claims compute-06 after compute-02's failed
+    record is stored.  The second spends it: slice 2 stops before compute-10, saying so; no slice
+    claims a batch after the second failed record is stored; every slice left with nodes says the
+    budget is spent; the jobs of the slices that ran a failed node fail."""
+    fleet = simfleet.build(str(tmp_path / 'fleet'), nodes=12, unmapped=['compute-02', 'compute-06'])
+    hosts = sorted(fleet['expected'])
+    report_dir = str(tmp_path / 'reports')
+    run_id = 'budget1-%d' % int(time.time())
+    passed = {'rolling_reshape_serial': '1', 'rolling_reshape_report_dir': report_dir,
+              'rolling_reshape_snapshot_dir': str(tmp_path / 'snapshots'),
+              'rolling_reshape_fleet_max_fail': 1, 'preflight_run_id': run_id}
+    started = []
+    for number in range(1, SLICES + 1):
+        inventory = _inventory(fleet, awx_slice(hosts, number, SLICES), str(tmp_path / ('slice%d.yml' % number)))
+        started.append(Job(str(tmp_path), 'slice%d' % number, 'sliced_roll.yml', inventory,
+                           dict(passed, awx_job_id=210 + number)))
+    slices = [job.wait() for job in started]
+    report = Job(str(tmp_path), 'report', 'sliced_report.yml', fleet['inventory'], dict(passed, awx_job_id=220)).wait()
+    folder = os.path.join(report_dir, run_id, 'nodes')
+    stored = {}
+    for node in ('compute-02', 'compute-06'):
+        with open(os.path.join(folder, node + '.json')) as handle:
+            assert json.load(handle)['status'] == 'failed'
+        stored[node] = os.stat(os.path.join(folder, node + '.json')).st_mtime
+    claims = _claims(report_dir, run_id)
+    # past the first failure: slice 2 claimed its next node after the failed record was stored
+    assert claims['compute-06']['claimed'] > stored['compute-02'], (claims['compute-06'], stored)
+    said = ' '.join(slices[1].stdout().split())
+    assert 'Failed: compute-02' in said and 'The slice goes on' in said, said[-3000:]
+    # stopped at the second: slice 2 not past it, nothing claimed after it was stored
+    assert 'compute-10' not in claims
+    assert not slices[1].ok and '2 node(s) failed' in said and 'failure budget is spent' in said, said[-3000:]
+    late = sorted(n for n, c in claims.items() if c['claimed'] > stored['compute-06'])
+    assert late == [], (late, stored)
+    for number, job in enumerate(slices, 1):
+        left = [h for h in awx_slice(hosts, number, SLICES) if h not in claims]
+        if left:
+            text = ' '.join(job.stdout().split())
+            assert not job.ok and 'failure budget is spent' in text, (job.name, job.stdout()[-3000:])
+            assert 'compute-02' in text and 'compute-06' in text, text[-3000:]
+        else:
+            assert job.ok, (job.name, job.stdout()[-3000:])
+    # the one report: both failed, the nodes nobody claimed not reached; the report job fails the workflow
+    assert not report.ok
+    summary = _summary(report_dir, run_id)
+    assert sorted(item['node'] for item in summary['failed']) == ['compute-02', 'compute-06']
+    assert sorted(summary['unreached']) == sorted(set(hosts) - set(claims))
+
+
+def test_a_slice_within_the_budget_rolls_all_its_nodes_and_its_job_fails_at_the_end(tmp_path):
+    """rolling_reshape_fleet_max_fail 2, compute-02 (slice 2: -02, -06, -10) cannot be mapped: slice 2
+    rolls compute-06 and compute-10 too, and its job fails at its end naming compute-02; the other
+    slices' jobs succeed; the report holds the one failure and every other node."""
+    fleet = simfleet.build(str(tmp_path / 'fleet'), nodes=12, unmapped=['compute-02'])
+    hosts = sorted(fleet['expected'])
+    report_dir = str(tmp_path / 'reports')
+    run_id = 'budget2-%d' % int(time.time())
+    passed = {'rolling_reshape_serial': '1', 'rolling_reshape_report_dir': report_dir,
+              'rolling_reshape_snapshot_dir': str(tmp_path / 'snapshots'),
+              'rolling_reshape_fleet_max_fail': 2, 'preflight_run_id': run_id}
+    started = []
+    for number in range(1, SLICES + 1):
+        inventory = _inventory(fleet, awx_slice(hosts, number, SLICES), str(tmp_path / ('slice%d.yml' % number)))
+        started.append(Job(str(tmp_path), 'slice%d' % number, 'sliced_roll.yml', inventory,
+                           dict(passed, awx_job_id=310 + number)))
+    slices = [job.wait() for job in started]
+    report = Job(str(tmp_path), 'report', 'sliced_report.yml', fleet['inventory'], dict(passed, awx_job_id=320)).wait()
+    claims = _claims(report_dir, run_id)
+    assert sorted(claims) == hosts
+    said = ' '.join(slices[1].stdout().split())
+    assert not slices[1].ok
+    assert '1 node(s) of this slice failed in run %s: compute-02.' % run_id in said, said[-3000:]
+    assert [job.ok for n, job in enumerate(slices, 1) if n != 2] == [True, True, True]
+    assert not report.ok
+    summary = _summary(report_dir, run_id)
+    assert [item['node'] for item in summary['failed']] == ['compute-02']
+    assert summary['unreached'] == []
+    statuses = dict((n['node'], n['status']) for n in summary['nodes'])
+    assert statuses == fleet['expected'], statuses

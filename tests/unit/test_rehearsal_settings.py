@@ -68,6 +68,8 @@ ALLOWED = {
     'rolling_reshape_nova_status_read': "whether nova-compute runs, read only by the nova steps, which never run",
     'rolling_reshape_nova_found_running': "whether nova-compute runs, read only by the nova steps, which never run",
     'rolling_reshape_nova_running': "whether nova-compute runs, read only by the nova steps, which never run",
+    'rolling_reshape_stop_message': 'the message of a failed node',
+    'rolling_reshape_slice_tolerates': 'only in a slice of a sliced roll (playbooks/sliced_roll.yml)',
 }
 
 
