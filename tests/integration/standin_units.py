@@ -173,6 +173,10 @@ def systemctl(state_dir, action, args):
     unit = args[0].strip("'")
     known = _read(os.path.join(state_dir, 'unit')) == unit
     state = _read(os.path.join(state_dir, 'state'), 'inactive dead').split()
+    if action == 'show' and os.path.exists(os.path.join(state_dir, 'show_fails')):
+        # what systemctl says when it cannot ask systemd (its bus timed out)
+        sys.stderr.write('Failed to get properties: Connection timed out\n')
+        return 1
     if action == 'show':
         lines = [('Id', '%s.service' % unit.replace('.service', '')), ('Names', '%s.service' % unit.replace('.service', ''))]
         if known:

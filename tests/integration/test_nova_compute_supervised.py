@@ -438,6 +438,28 @@ def test_a_unit_started_again_before_the_reshape_fails_the_node(
     assert nova.records[provider]['status'] == 'disabled'
 
 
+def test_a_unit_whose_state_cannot_be_read_fails_the_node_before_the_reshape(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """systemctl show fails right before the reshape (systemd's bus timing out): whether nova-compute
+    runs is not known, and the node fails before anything is written, saying why."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    before = trees(fleet, rest_backend)
+    hook = ('- name: systemd stops answering\n'
+            '  ansible.builtin.copy:\n    dest: %s\n    content: ""\n    mode: "0644"\n'
+            % os.path.join(state_dir, 'show_fails'))
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **KOLLA), systemd=True, hook=hook)
+    assert rc != 0, out
+    said = flat(out)
+    assert ("%s: the state of nova-compute's unit %s could not be read right before the reshape: systemctl show "
+            "--no-pager --no-ask-password --property=LoadState --property=ActiveState --property=SubState "
+            "--property=MainPID %s exited 1: Failed to get properties: Connection timed out. The reshape was not "
+            "started: the roll wrote nothing to the node's tree." % (node, KOLLA_UNIT, KOLLA_UNIT)) in said, out
+    assert trees(fleet, rest_backend) == before
+    assert statuses(fleet) == {node: 'failed'}
+    assert nova.records[provider]['status'] == 'disabled'
+
+
 def test_a_status_command_that_cannot_run_fails_the_node_before_the_reshape(
         tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
     fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)

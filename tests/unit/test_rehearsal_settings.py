@@ -69,6 +69,12 @@ ALLOWED = {
     'rolling_reshape_nova_found_running': "whether nova-compute runs, read only by the nova steps, which never run",
     'rolling_reshape_nova_running': "whether nova-compute runs, read only by the nova steps, which never run",
     'rolling_reshape_stop_message': 'the message of a failed node',
+    'rolling_reshape_nova_unit_unread': "whether nova-compute runs, read only by the nova steps, which never run",
+    'rolling_reshape_tree_checked': 'the tree check after a nova-compute start or a post hook',
+    'rolling_reshape_tree_moved': 'the tree check after a nova-compute start or a post hook',
+    'rolling_reshape_tree_changes': 'the tree check after a nova-compute start or a post hook',
+    'rolling_reshape_version_unexpected': 'checked only after a nova-compute start, which never runs',
+    'rolling_reshape_version_found': 'checked only after a nova-compute start, which never runs',
     'rolling_reshape_slice_tolerates': 'only in a slice of a sliced roll (playbooks/sliced_roll.yml)',
 }
 
