@@ -38,6 +38,7 @@ requirements:
   - enabled through C(callbacks_enabled)
 '''
 
+import re
 import time
 
 from ansible import constants as C
@@ -139,6 +140,7 @@ class _Roll(object):
         self.batch_hosts = []
         self.batch_started = None
         self.done = []
+        self.batch_of = {}      # host -> the number of the batch it was done in
         self.outcome = {}
         self.reason = {}
         self.nova_compute = {}
@@ -192,6 +194,7 @@ class CallbackModule(CallbackBase):
         for host in roll.batch_hosts:
             if host not in roll.done:
                 roll.done.append(host)
+                roll.batch_of[host] = roll.batch
         now = time.time()
         done, total = len(roll.done), len(roll.hosts)
         elapsed = now - roll.started
@@ -219,7 +222,9 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_play_start(self, play):
         serial = play.serial
-        uuid = getattr(play, '_uuid', None) or id(play)
+        # each batch starts the play again; AWX's and ansible-runner's display callback (awx_display)
+        # renames a play's uuid when it starts again, '<uuid>_2', '<uuid>_3', ...: one roll all the same
+        uuid = re.sub(r'_[0-9]+$', '', str(getattr(play, '_uuid', None) or id(play)))
         if not serial:
             if self._current is not None:
                 self._end_batch(self._current)
@@ -327,7 +332,11 @@ class CallbackModule(CallbackBase):
                 self._say('deferred %s: %s' % (host, self._reason_text(host, roll.reason.get(host, ''))),
                           color=C.COLOR_WARN)
             for host in failed:
-                self._say('stopped at %s: %s' % (host, roll.reason.get(host) or 'failed'), color=C.COLOR_ERROR)
+                # a roll that went on past a failed node (a sliced roll within the fleet's failure budget)
+                # did not stop there
+                went_on = any(roll.batch_of.get(other, 0) > roll.batch_of.get(host, 0) for other in roll.done)
+                self._say('%s %s: %s' % ('failed, the roll went on past it:' if went_on else 'stopped at', host,
+                                         roll.reason.get(host) or 'failed'), color=C.COLOR_ERROR)
             untouched = [h for h in roll.hosts if h not in roll.done]
             if untouched:
                 self._say('not reached (untouched): %s' % ', '.join(untouched), color=C.COLOR_WARN)

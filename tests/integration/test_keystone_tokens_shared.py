@@ -75,8 +75,9 @@ def task(opts):
 def test_the_tasks_of_a_run_share_one_token(stack, shared):
     used = [task(stack.password_auth('placement'))['token'] for dummy in range(3)]
     assert len(set(used)) == 1, used
-    # and it is the one the file holds, alone
-    assert [json.loads(state)['auth_token'] for state in shared._entries().values()] == [used[0]]
+    # and it is the one the file holds, alone, sealed
+    assert [json.loads(shared.get(key))['auth_token'] for key in shared._entries()] == [used[0]]
+    assert used[0].encode('ascii') not in os.pread(shared.fd, os.fstat(shared.fd).st_size, 0)
 
 
 def test_without_the_shared_file_each_task_gets_its_own_token(stack, monkeypatch):

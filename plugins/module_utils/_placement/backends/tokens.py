@@ -12,26 +12,37 @@ tasks run while a node's nova-compute is out of service.
 
 :func:`install`, called once in ansible-playbook's own process (plugin_utils/preload.py, before it
 forks any worker), makes an anonymous memory file (``memfd_create``: never on a disk, no name in
-any file system, closed on ``exec`` so no program a task starts inherits it) that every worker
-forked afterwards shares.  A task's REST backend (backends/rest.py) puts keystoneauth's auth state
-(the token and the catalog Keystone answered with it) there under keystoneauth's own cache id of
-the credentials (a SHA-256 of the auth URL, the scope and the secret: other credentials never find
-it), and the next task starts from it.  keystoneauth decides whether a token can be used: one that
+any file system, closed on ``exec``) that every worker forked afterwards shares, and a random key
+that only that process' memory holds (the workers inherit it by the fork).  A task's REST backend
+(backends/rest.py) puts keystoneauth's auth state (the token and the catalog Keystone answered with
+it) there, ENCRYPTED with that key (Fernet, from the ``cryptography`` library openstacksdk requires),
+under keystoneauth's own cache id of the credentials (a SHA-256 of the auth URL, the user, the
+secret and the project or domain scope) with the plugin's kind and its system and unscoped scope
+added (keystoneauth's id leaves those out): other credentials never find it.  A program a task runs
+as the same user can open the file (``/proc/<pid>/fd``) but reads only ciphertext; the key is in
+ansible-playbook's memory, which a process that is not its ancestor cannot read under the kernel's
+usual ptrace restriction (Yama ``ptrace_scope`` 1), and which the same user can read without it,
+as it can read the password the run was given.
+
+The next task starts from the shared token; keystoneauth decides whether it can be used: one that
 expires within 120 s is replaced by a new one, and a request Placement or nova refuses with 401
 (a token revoked meanwhile) gets a new token and is sent once more; the new token is shared from
-then on.  The file ends with ansible-playbook.
+then on.  A task waits at most :data:`LOCK_WAIT` seconds for the file's lock (another worker
+stopped while holding it) and then goes on without sharing.  The file ends with ansible-playbook.
 
 ``PLACEMENT_UPGRADE_TOKEN_SHARING=off`` in ansible-playbook's environment turns it off (each task
-then authenticates, as before).  Without ``os.memfd_create`` (Linux 3.17+), or in a process that
-did not install it (a module run on its own), nothing is shared.
+then authenticates, as before).  Without ``os.memfd_create`` (Linux 3.17+) or ``cryptography``, or in
+a process that did not install it (a module run on its own), nothing is shared.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
+import time
 
 try:
     import fcntl
@@ -40,6 +51,9 @@ except ImportError:  # not POSIX: nothing is shared
 
 #: ansible-playbook's environment variable that turns the sharing off (``off``, ``0``, ``false``, ``no``).
 SWITCH = 'PLACEMENT_UPGRADE_TOKEN_SHARING'
+
+#: Seconds a task waits for the file's lock before it goes on without sharing.
+LOCK_WAIT = 1.0
 
 #: Above this, the file holds only the newest entry (an auth state holds the token and the catalog).
 MAX_BYTES = 8 * 1024 * 1024
@@ -55,19 +69,37 @@ def _switched_off(environ=None):
 class SharedTokens(object):
     """keystoneauth auth states by cache id, in a memory file shared with forked processes."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, cipher):
         self.fd = fd
+        self.cipher = cipher
 
     @classmethod
     def create(cls):
-        """A new, empty memory file, or None when this system has none."""
+        """A new, empty memory file and a new key, or None when this system has no memory file or
+        no ``cryptography``."""
         make = getattr(os, 'memfd_create', None)
         if make is None or fcntl is None:
             return None
         try:
-            return cls(make('placement-upgrade-tokens', getattr(os, 'MFD_CLOEXEC', 1)))
+            from cryptography.fernet import Fernet
+        except ImportError:
+            return None
+        try:
+            return cls(make('placement-upgrade-tokens', getattr(os, 'MFD_CLOEXEC', 1)), Fernet(Fernet.generate_key()))
         except OSError:
             return None
+
+    def _lock(self, kind):
+        """Take the lock (``fcntl.LOCK_SH`` or ``LOCK_EX``) within :data:`LOCK_WAIT`; False when not."""
+        deadline = time.time() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.lockf(self.fd, kind | fcntl.LOCK_NB)
+                return True
+            except OSError:
+                if time.time() >= deadline:
+                    return False
+                time.sleep(0.01)
 
     def _entries(self):
         size = os.fstat(self.fd).st_size
@@ -82,27 +114,31 @@ class SharedTokens(object):
     def get(self, key):
         """The auth state kept under ``key``, or None."""
         try:
-            fcntl.lockf(self.fd, fcntl.LOCK_SH)
+            if not self._lock(fcntl.LOCK_SH):
+                return None
             try:
-                return self._entries().get(key)
+                sealed = self._entries().get(key)
             finally:
                 fcntl.lockf(self.fd, fcntl.LOCK_UN)
-        except (OSError, ValueError):
-            return None
+            return self.cipher.decrypt(sealed.encode('ascii')).decode('utf-8') if sealed else None
+        except Exception:  # pylint: disable=broad-except
+            return None     # not readable, not ours, or not one this key sealed: nothing is shared
 
     def put(self, key, state):
         """Keep ``state`` under ``key`` (None removes it); False when it could not be kept."""
         try:
-            fcntl.lockf(self.fd, fcntl.LOCK_EX)
+            sealed = None if state is None else self.cipher.encrypt(state.encode('utf-8')).decode('ascii')
+            if not self._lock(fcntl.LOCK_EX):
+                return False
             try:
                 entries = self._entries()
-                if state is None:
+                if sealed is None:
                     entries.pop(key, None)
                 else:
-                    entries[key] = state
+                    entries[key] = sealed
                 data = json.dumps(entries).encode('utf-8')
                 if len(data) > MAX_BYTES:
-                    entries = {key: state} if state is not None else {}
+                    entries = {key: sealed} if sealed is not None else {}
                     data = json.dumps(entries).encode('utf-8')
                     if len(data) > MAX_BYTES:
                         data = b'{}'
@@ -111,7 +147,7 @@ class SharedTokens(object):
                 return key in json.loads(data.decode('utf-8'))
             finally:
                 fcntl.lockf(self.fd, fcntl.LOCK_UN)
-        except (OSError, ValueError):
+        except Exception:  # pylint: disable=broad-except
             return False
 
 
@@ -126,6 +162,16 @@ def install(environ=None):
 def shared():
     """The file :func:`install` made in this process or in the one it was forked from, or None."""
     return _SHARED[0] if _SHARED else None
+
+
+def key_of(plugin, cache_id):
+    """The shared entry's name for ``plugin``: keystoneauth's cache id (the auth URL, the user, the
+    secret, the project or domain scope) with what it leaves out, the plugin's kind and its system
+    and unscoped scope (a system-scoped token is never handed to a project-scoped session)."""
+    parts = [cache_id, type(plugin).__module__ + '.' + type(plugin).__name__]
+    for name in ('system_scope', '_system_scope', 'unscoped', '_unscoped'):
+        parts.append('%s=%r' % (name, getattr(plugin, name, None)))
+    return hashlib.sha256('\x00'.join(parts).encode('utf-8')).hexdigest()
 
 
 class SessionTokens(object):
@@ -145,12 +191,12 @@ class SessionTokens(object):
         if store is None or plugin is None:
             return None
         try:
-            key = plugin.get_cache_id()
+            cache_id = plugin.get_cache_id()
         except Exception:  # pylint: disable=broad-except
             return None
-        if not key or not callable(getattr(plugin, 'set_auth_state', None)):
+        if not cache_id or not callable(getattr(plugin, 'set_auth_state', None)):
             return None
-        return cls(store, plugin, key)
+        return cls(store, plugin, key_of(plugin, cache_id))
 
     def restore(self):
         """Start from the shared token, if any; True when one was installed."""
