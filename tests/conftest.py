@@ -45,6 +45,16 @@ for _path in (os.path.join(_ROOT, 'tools'), _HERE, os.path.join(_HERE, 'unit')):
 from placement_server import PlacementServer  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _no_tokens_shared_between_tests(monkeypatch):
+    """The run's shared Keystone tokens (backends/tokens.py) are installed by preload.warm(), which
+    the batches filter calls: a test that calls it would install them in this test process, and a
+    token (with its catalog) of one test would be handed to the next.  Off in every test; the tests
+    of the sharing install their own."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import tokens
+    monkeypatch.setattr(tokens, '_SHARED', [None])
+
+
 def pytest_addoption(parser):
     parser.addoption('--placement-url', action='store', default=None,
                      help='reuse a running Placement (noauth2, reshape policy granting admin) '

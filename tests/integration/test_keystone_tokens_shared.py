@@ -145,3 +145,20 @@ def test_a_roll_through_ansible_playbook_asks_keystone_for_one_token(tmp_path, u
     # every node's reshape task asked for its own without sharing, none did with it
     assert issued['off'] - issued['shared'] >= 4, issued
     assert issued['shared'] == 2, issued
+
+
+def test_a_region_added_during_the_run_gets_a_token_with_todays_catalog(stack, shared, unique_name):
+    """A token shared before Placement was registered in a new region came with a catalog without
+    it: a task in that region gets a token of its own instead (and shares it), rather than failing
+    with openstacksdk's "service 'placement' is disabled" (seen: the kolla interface tests met a
+    token of an earlier test in a fresh-clone run)."""
+    before = task(stack.password_auth('placement'))['token']
+    region = unique_name('Added')
+    stack.keystone.add_region_endpoints('placement', region, {
+        'public': stack.placement.url, 'internal': stack.placement.url, 'admin': stack.placement.url})
+    there = dict(stack.password_auth('placement'), region_name=region)
+    first = task(there)
+    assert first['token'] != before and first['providers'] >= 0
+    # the new token (today's catalog) is the one shared from then on, in either region
+    assert task(there)['token'] == first['token']
+    assert task(stack.password_auth('placement'))['token'] == first['token']

@@ -275,18 +275,36 @@ class _Connector(object):
         if delay:
             time.sleep(delay)
 
-    def authenticate(self):
+    def _catalog_lacks(self, service_type):
+        """True when the session's token came with a catalog that has no endpoint of
+        ``service_type`` in this connection's region and interface (and the connection names
+        none of its own for it)."""
+        try:
+            config = self.conn.config
+            if config.get_endpoint(service_type):
+                return False
+            catalog = self.conn.session.auth.auth_ref.service_catalog
+            return not catalog.get_urls(service_type=service_type, interface=config.get_interface(service_type),
+                                        region_name=config.get_region_name(service_type))
+        except Exception:  # pylint: disable=broad-except
+            return True
+
+    def authenticate(self, service_type='placement'):
         """Get a token (Keystone) before Placement is looked up, so a failure names Keystone.
 
         Within an ansible-playbook run, a token an earlier task of the run got with the same
-        credentials is used instead of a new one while keystoneauth finds it good (tokens.py);
+        credentials is used instead of a new one while keystoneauth finds it good (tokens.py), and
+        while the catalog it came with has an endpoint of ``service_type`` (placement; None: not
+        checked) in this region and interface;
         returns the session's :class:`SessionTokens` (None when nothing is shared)."""
         session = getattr(self.conn, 'session', None)
         if self.ks is None or session is None:
             return None
         tokens = SessionTokens.of(session)
-        if tokens is not None:
-            tokens.restore()
+        if tokens is not None and tokens.restore() and service_type and self._catalog_lacks(service_type):
+            # the catalog the shared token came with has no endpoint of the service here (a
+            # region or an endpoint added since it was issued): a token of its own, with today's
+            tokens.drop()
         for attempt in range(1, self.attempts + 1):
             try:
                 session.get_auth_headers()
@@ -536,7 +554,9 @@ class RestBackend(Backend):
         try:
             auth_url = _auth_url(conn)
             connector = _Connector(conn, auth_url, ks_exc, config_errors, log, cls.retries, cls.backoff)
-            tokens = connector.authenticate()
+            # (nova's endpoint may be given to the caller instead of found in the catalog: for it the
+            # shared token's catalog is taken as it is)
+            tokens = connector.authenticate('placement' if placement else None)
             if not placement:
                 backend = cls(None, connection=conn, log=log, auth_url=auth_url,
                               endpoint=connector.placement_endpoint())

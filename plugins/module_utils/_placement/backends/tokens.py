@@ -24,7 +24,10 @@ ansible-playbook's memory, which a process that is not its ancestor cannot read 
 usual ptrace restriction (Yama ``ptrace_scope`` 1), and which the same user can read without it,
 as it can read the password the run was given.
 
-The next task starts from the shared token; keystoneauth decides whether it can be used: one that
+The next task starts from the shared token, unless the catalog it came with has no Placement
+endpoint in the task's region and interface (an endpoint or a region added during the run:
+backends/rest.py then gets a token of its own, and shares it; nova's tasks take the catalog as it is).  keystoneauth decides whether it can
+be used: one that
 expires within 120 s is replaced by a new one, and a request Placement or nova refuses with 401
 (a token revoked meanwhile) gets a new token and is sent once more; the new token is shared from
 then on.  A task waits at most :data:`LOCK_WAIT` seconds for the file's lock (another worker
@@ -209,6 +212,15 @@ class SessionTokens(object):
             return False    # a state keystoneauth cannot read
         self.restored = state
         return True
+
+    def drop(self):
+        """Forget the restored token in this session (keystoneauth gets a new one; :meth:`keep`
+        shares it)."""
+        try:
+            self.plugin.invalidate()
+        except Exception:  # pylint: disable=broad-except
+            self.plugin.set_auth_state(None)
+        self.restored = None
 
     def keep(self):
         """Share the session's token when it is not the one restored."""

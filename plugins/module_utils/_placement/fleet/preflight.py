@@ -25,7 +25,7 @@ import shutil
 
 from .. import files
 from ..backends import factory
-from ..errors import BadRequest, Forbidden, PlacementError, UnsupportedVersion
+from ..errors import BadRequest, Forbidden, PlacementError, ServiceUnavailable, UnsupportedVersion
 from ..node import mdev_persistence
 from ..nova import placement_auth
 from ..rules import microversions
@@ -41,16 +41,38 @@ def check(name, passed, detail):
     return {'check': name, 'passed': bool(passed), 'detail': detail}
 
 
-def probe_reshape_permission(backend):
-    """(passed, detail) for ``POST /reshaper`` with :data:`PROBE_BODY`."""
+#: How many times the probe is sent when its answer is lost (a reset connection, a 502/503/504).
+PROBE_ATTEMPTS = 3
+
+
+def probe_reshape_permission(backend, attempts=PROBE_ATTEMPTS, log=None):
+    """(passed, detail) for ``POST /reshaper`` with :data:`PROBE_BODY`.
+
+    The probe changes nothing whatever happens to it (refused by the schema, or an empty reshape),
+    so, unlike a reshape, it is sent again when its answer is lost, up to ``attempts`` times."""
     if backend.kind == 'embedded':
         return True, 'the embedded store has no policy: reshape is allowed'
+    for attempt in range(1, attempts + 1):
+        try:
+            return _probe_once(backend)
+        except ServiceUnavailable as exc:
+            if attempt == attempts:
+                return False, 'the probe POST /reshaper got an unexpected answer: %s' % error_text(exc)
+            if log is not None:
+                log('the probe POST /reshaper got no answer (%s); it changes nothing: sent again (%d of %d)'
+                    % (error_text(exc), attempt + 1, attempts))
+    return False, 'the probe POST /reshaper was not sent'
+
+
+def _probe_once(backend):
     try:
         backend.reshape(dict(PROBE_BODY))
     except Forbidden as exc:
         return False, error_text(exc)
     except BadRequest:
         return True, 'POST /reshaper is allowed by policy (the empty probe was refused by the schema, as expected)'
+    except ServiceUnavailable:
+        raise
     except PlacementError as exc:
         return False, 'the probe POST /reshaper got an unexpected answer: %s' % error_text(exc)
     return True, 'POST /reshaper is allowed by policy (the empty probe was accepted and changed nothing)'
