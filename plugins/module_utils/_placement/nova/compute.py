@@ -163,9 +163,11 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
         err = _rest.identity_error(exc, auth_url, ks)
         err.method, err.path = 'GET', path
         return err
-    if isinstance(exc, (ks.ConnectionError, ks.DiscoveryFailure)):
-        kind = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
-        err = errors.ServiceUnavailable('nova at %s %s (%s): %s' % (endpoint, kind, what, exc))
+    if isinstance(exc, ks.ConnectionError):
+        # no HTTP answer at all (refused, timed out, unreachable): no 503 of nova's
+        err = errors.NoAnswer('nova at %s %s (%s): %s' % (endpoint, _rest.no_answer(exc, ks), what, exc))
+    elif isinstance(exc, ks.DiscoveryFailure):
+        err = errors.NoAnswer('nova at %s could not be reached (%s): %s' % (endpoint, what, exc))
     elif isinstance(exc, ks.EndpointNotFound):
         err = errors.ConfigurationError(
             'No compute (nova) endpoint in the service catalog (check region_name and interface), '
