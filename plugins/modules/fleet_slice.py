@@ -40,6 +40,8 @@ options:
     description:
       - The run id every slice shares (the workflow's pre-flight job makes it); only failed records of
         this run are counted.
+      - It names the run's folder (C(<report dir>/<run id>)): one with C(/) or C(\), C(.) or C(..), a
+        control character or white space around it is refused before anything is read or written.
     type: str
     required: true
   owner:
@@ -128,6 +130,7 @@ problems:
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import slices
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.records import check_run_id
 
 
 def _run(module, backend, log):
@@ -137,6 +140,7 @@ def _run(module, backend, log):
         module.fail_json(msg='max_fail must be 0 or more, not %d' % params['max_fail'])
     if not params['run_id'].strip():
         module.fail_json(msg='run_id is empty: every slice must be given the run id of the pre-flight job')
+    check_run_id(params['run_id'])
     out = slices.claim_batch(params['dest'], params['nodes'], params['owner'], params['run_id'],
                              max_fail=params['max_fail'], check_mode=module.check_mode)
     for problem in out['problems']:
