@@ -251,7 +251,7 @@ options:
         option) finds through it the nodes a run reshaped whose outcome the roll never recorded
         (a roll aborted in the middle of a batch).
       - Only used with O(state=reshaped).
-      - It names the run's folder (C(<report dir>/<run id>)): one with C(/) or C(\), C(.) or C(..), a
+      - It names the run's folder (C(<report dir>/<run id>)), so one with C(/) or C(\), C(.) or C(..), a
         control character or white space around it is refused before anything is read or written.
     type: str
     default: ''
