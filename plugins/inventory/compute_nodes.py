@@ -58,7 +58,8 @@ options:
     default: auto
   compute_endpoint:
     description:
-      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
+      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it. A value
+        that is no C(http://) or C(https://) URL is refused before nova is asked.
     type: str
   host_name:
     description:

@@ -270,11 +270,6 @@ error:
 
 import datetime
 
-try:
-    from urllib.parse import urlparse
-except ImportError:  # pragma: no cover - Python 2
-    from urlparse import urlparse
-
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     new_module,
     placement_argument_spec,
@@ -303,12 +298,8 @@ def check_arguments(params):
     for key in ('wait_interval', 'report_interval'):
         if not is_finite(params[key]) or params[key] <= 0:
             raise BadInput('%s must be more than 0 seconds, got %s' % (key, params[key]), field=key)
-    endpoint = params.get('compute_endpoint')
-    if endpoint is not None:
-        parts = urlparse(str(endpoint).strip())
-        if parts.scheme not in ('http', 'https') or not parts.hostname or any(c.isspace() for c in str(endpoint)):
-            raise BadInput('compute_endpoint must be the URL of nova\'s compute API (http:// or https://, '
-                           'usually ending in /v2.1), got %r' % (endpoint,), field='compute_endpoint')
+    if params.get('compute_endpoint') is not None:
+        nova.check_endpoint(params['compute_endpoint'])
     for key in ('reported_since', 'forced_down_at'):
         since = params[key]
         if since is None:

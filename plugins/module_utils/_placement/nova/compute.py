@@ -382,6 +382,17 @@ def _catalog_endpoint(conn, service_type):
         return None
 
 
+def check_endpoint(value, field='compute_endpoint'):
+    """Refuse a ``compute_endpoint`` that is no http(s) URL naming a host (BadInput): sent as it is,
+    it was "could not be reached", as if nova were down."""
+    text = str(value)
+    parts = urlparse(text.strip())
+    if parts.scheme not in ('http', 'https') or not parts.hostname or any(c.isspace() for c in text):
+        raise errors.BadInput('%s must be the URL of nova\'s compute API (http:// or https://, usually ending in '
+                              '/v2.1), got %r' % (field, value), field=field)
+    return text
+
+
 def compute_adapter(backend, endpoint_override=None, additional_headers=None):
     """The keystoneauth Adapter of nova's compute API for ``backend``, or None.
 
@@ -397,6 +408,7 @@ def compute_adapter(backend, endpoint_override=None, additional_headers=None):
         return None
     ks = _ks_exceptions()
     if endpoint_override:
+        check_endpoint(endpoint_override)
         session = getattr(backend, 'session', None)
         if session is None:
             raise errors.ConfigurationError('the backend has no keystoneauth session to reach nova at %s'

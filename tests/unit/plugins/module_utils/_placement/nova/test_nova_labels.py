@@ -92,3 +92,20 @@ def test_nova_refusing_the_connection_is_no_503():
     assert 'refused' in text and url in text, text
     assert '503' not in text and 'Service Unavailable' not in text, text
     assert info.value.status == 0
+
+
+@pytest.mark.parametrize('endpoint', ['nova', 'nova.example:8774/v2.1', 'ftp://nova.example/v2.1', 'http:///v2.1',
+                                      'http://nova example/v2.1'])
+def test_a_compute_endpoint_that_is_no_url_is_refused_before_anything_is_sent(endpoint):
+    """The inventory plugin's (and every caller's) compute_endpoint: sent as it was, it read as nova
+    being down ("503 Service Unavailable", then "could not be reached")."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
+
+    class _Rest(object):
+        kind = 'rest'
+        session = object()
+
+    with pytest.raises(errors.BadInput) as info:
+        nova.compute_adapter(_Rest(), endpoint_override=endpoint)
+    assert str(info.value) == ("compute_endpoint must be the URL of nova's compute API (http:// or https://, "
+                               "usually ending in /v2.1), got %r" % endpoint)
