@@ -88,7 +88,7 @@ options:
         then really started and reported, not just kept its old state.
       - Another form (a zone, a date alone) is refused before nova is asked, and so is a time more
         than 5 minutes off the UTC clock of the host the module runs on (the controller, in the
-        rolling role): taken from a clock behind UTC, nova's earlier records would pass for reports of
+        rolling role). Taken from a clock behind UTC, nova's earlier records would pass for reports of
         the restarted service.
       - With O(forced_down=false) on a service that is forced down, nova's C(updated_at) moves with
         the clearing PUT itself, and a service that reported within nova's C(service_down_time)
