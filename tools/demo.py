@@ -344,8 +344,8 @@ def print_summary(fleet, summary, report_dir, seconds, check=False, play_shown=F
                           'the simulated fleet has no nova to ask.')
     steps = summary.get('next_steps') or []
     if play_shown and (steps or summary['deferred'] or summary['failed']):
-        lines += _wrapped('  see: ', 'the reasons and the next steps (their commands run as printed) are in the play '
-                                'summary above, and in the report:')
+        lines += _wrapped('  see: ', 'the reasons and the next steps (their commands run as printed) are in the '
+                          'play summary above, and in the report:')
     elif not play_shown:
         for step in steps:
             text, command = step_parts(fleet, step)

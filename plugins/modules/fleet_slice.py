@@ -191,9 +191,9 @@ def _run(module, backend, log):
             return {'changed': False, 'published': slices.run_file(params['dest']), 'claimed': [], 'taken': [],
                     'msg': 'run %s would be published as the sliced roll\'s run' % params['run_id']}
         _written, doc = slices.publish_run(params['dest'], params['run_id'], params['owner'])
-        return {'changed': True, 'published': slices.run_file(params['dest']), 'claimed': [], 'taken': [],
-                'msg': 'run %s published as the sliced roll\'s run in %s' % (doc['run_id'],
-                                                                            slices.run_file(params['dest']))}
+        where = slices.run_file(params['dest'])
+        return {'changed': True, 'published': where, 'claimed': [], 'taken': [],
+                'msg': 'run %s published as the sliced roll\'s run in %s' % (doc['run_id'], where)}
     out = slices.claim_batch(params['dest'], params['nodes'], params['owner'], params['run_id'],
                              max_fail=params['max_fail'], check_mode=module.check_mode)
     for problem in out['problems']:

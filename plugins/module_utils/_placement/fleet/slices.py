@@ -165,8 +165,8 @@ def job_text(claim):
     owner = str(claim.get('owner') or 'an unnamed owner')
     job = claim.get('job') if isinstance(claim.get('job'), dict) else {}
     if job.get('pid'):
-        owner += ' (ansible-playbook pid %s on %s, started %s)' % (job['pid'], job.get('host') or '?',
-                                                                  job.get('started') or '?')
+        owner += ' (ansible-playbook pid %s on %s, started %s)' % (
+            job['pid'], job.get('host') or '?', job.get('started') or '?')
     elif job.get('host'):
         owner += ' (on %s)' % job['host']
     return owner

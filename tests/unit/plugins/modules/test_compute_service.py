@@ -165,8 +165,8 @@ def test_good_times_and_intervals_are_taken():
 
 
 @pytest.mark.parametrize('offset, words', [(-3600, '1h00m behind'), (-301, '5m01s behind'), (900, '15m00s ahead of')])
-def test_a_reported_since_off_this_hosts_utc_clock_is_refused_before_nova_is_asked(run_module, nova_standin, monkeypatch,
-                                                                               offset, words):
+def test_a_reported_since_off_this_hosts_utc_clock_is_refused_before_nova_is_asked(
+        run_module, nova_standin, monkeypatch, offset, words):
     """A node whose clock is behind UTC (or on local time) gives a start time in the past: nova's
     records from before the restart would pass for the new service's reports, and it would be
     enabled before it ran."""

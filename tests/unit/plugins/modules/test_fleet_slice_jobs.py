@@ -38,7 +38,7 @@ def playbook_process():
     """A process that looks like ansible-playbook (its argv[0]), running until the test ends."""
     proc = subprocess.Popen(['bash', '-c', 'exec -a ansible-playbook sleep 60'])
     try:
-        for _ in range(200):                       # until exec has happened
+        for _attempt in range(200):                       # until exec has happened
             if slices._argv(proc.pid)[:1] == ['ansible-playbook']:  # pylint: disable=protected-access
                 break
             subprocess.call(['sleep', '0.01'])
@@ -64,8 +64,8 @@ def test_a_claim_names_its_ansible_playbook_process(playbook_process):
         playbook_process.pid, job['host'], job['started'])
 
 
-def test_two_jobs_on_one_controller_are_told_apart_and_a_live_ones_claim_is_left(capsys, tmp_path,
-                                                                                   playbook_process):
+def test_two_jobs_on_one_controller_are_told_apart_and_a_live_ones_claim_is_left(
+        capsys, tmp_path, playbook_process):
     """Two ansible-playbook runs on one controller both said "ansible-playbook on <controller>": the
     claim now tells which process; a running one keeps its node (left alone, as before)."""
     dest = str(tmp_path / RUN)
@@ -85,7 +85,7 @@ def test_a_relaunch_takes_over_the_claim_of_a_job_that_is_gone(capsys, tmp_path)
     """A slice killed after claiming its batch: its process is gone (same host, same boot), the
     relaunch takes the node over and rolls it, saying so."""
     proc = subprocess.Popen(['bash', '-c', 'exec -a ansible-playbook sleep 0.3'])
-    for _ in range(200):
+    for _attempt in range(200):
         if slices._argv(proc.pid)[:1] == ['ansible-playbook']:  # pylint: disable=protected-access
             break
         subprocess.call(['sleep', '0.01'])

@@ -62,8 +62,8 @@ def test_reshape_refuses_it_before_the_tree_is_touched(capsys, tmp_path):
         store.close()
     rc, out = run_module_main(reshape.main, {
         'embedded_db': db, 'root_provider': 'compute-01', 'devices': report, 'snapshot_dir': str(tmp_path / 'snaps'),
-        'run_id': '../outside', 'record': {'dest': str(tmp_path / 'reports') + '/../outside',
-                                              'node': 'compute-01'}}, capsys)
+        'run_id': '../outside',
+        'record': {'dest': str(tmp_path / 'reports') + '/../outside', 'node': 'compute-01'}}, capsys)
     assert rc == 1 and out['msg'].startswith("run_id '../outside' cannot name the run's folder"), out
     store = EmbeddedBackend(db, create=False)
     try:

@@ -40,5 +40,5 @@ def test_tagged_values_that_are_right_are_taken_as_plain_ones(tmp_path):
             'nodes': _tagged([_tagged('cn-01')])}
     got = in_process.run('placement.upgrade.fleet_slice', in_process.MainFile(fleet_slice), args, check_mode=True)
     assert 'failed' not in got, got
-    assert got['claimed'] == ['cn-01'] and type(got['invocation']['module_args']['nodes']) is list
-    assert type(got['invocation']['module_args']['nodes'][0]) is str
+    nodes = got['invocation']['module_args']['nodes']
+    assert got['claimed'] == ['cn-01'] and nodes.__class__ is list and nodes[0].__class__ is str
