@@ -12,12 +12,14 @@
    this working tree, the rolling_progress callback on, a canary batch of 1 then 25 %, the
    demo's hooks "disabling" nova-compute on each node around its reshape);
 3. prints the fleet summary (nodes reshaped / skipped / deferred / failed, allocations
-   moved, time taken), the next steps with their commands and the path of the report
-   (HTML and Markdown).
+   moved, time taken) and the path of the report (HTML and Markdown).  The reasons and the
+   next steps with their commands are the play summary's, just above it (printed once); with
+   ``--quiet`` (no ansible-playbook output) the summary prints them, as the report has them.
 
 Every command it prints runs as printed from the directory the demo was started in (the
 project root for ``make demo``), and writes only under the output directory:
-``out/demo/ansible-playbook -i out/demo/inventory.yml ...``.  ``out/demo/ansible-playbook`` is
+``out/demo/ansible-playbook -i out/demo/inventory.yml ...``; the report's commands (the rerun, the
+rollback) run from anywhere: ``/abs/out/demo/ansible-playbook -e @/abs/out/demo/demo-vars.json -i ...``.  ``out/demo/ansible-playbook`` is
 a script the demo writes: the venv's ansible-playbook (``.venv/bin/ansible-playbook``) with
 ``ANSIBLE_CONFIG=out/demo/ansible.cfg`` and no Python bytecode cache written in the working
 tree.  The demo's ansible.cfg keeps Ansible's own files (home, temp, log) there too and names
@@ -181,8 +183,10 @@ def prepare(out, nodes=12, unmapped=(), serial=None, hooks=True):
         'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
         'rolling_reshape_report_dir': os.path.join(out, 'reports'),
         'rolling_reshape_report_title': 'Rolling reshape of the simulated fleet (%d nodes)' % nodes,
-        # the commands the report and the play print run as printed, from anywhere
-        'rolling_reshape_report_command': shlex.quote(os.path.join(out, 'ansible-playbook')),
+        # the commands the report and the play print run as printed, from anywhere, with the demo's
+        # batches (the same extra vars as the roll): the one rerun command there is
+        'rolling_reshape_report_command': '%s -e %s' % (shlex.quote(os.path.join(out, 'ansible-playbook')),
+                                                        shlex.quote('@' + os.path.join(out, 'demo-vars.json'))),
     }
     if hooks:
         # the demo's hooks around each node's reshape (a rehearsal sets its own: none)
@@ -236,36 +240,14 @@ def roll_words(fleet, check=False):
     return words + ['--check'] if check else words
 
 
-def demo_step(fleet, step):
-    """(text, command) of a next step of the report: its command made runnable on the demo.
-
-    The report's commands start with the inventory's ``rolling_reshape_report_command`` (the
-    demo's ansible-playbook script, an absolute path); printed here they are relative to the
-    current directory, and a rerun of the roll takes the demo's vars (its batches).
-    """
+def step_parts(fleet, step):
+    """``(text, command)`` of a next step of the report (its command as the report has it: it starts
+    with the demo's ``rolling_reshape_report_command``), or ``(step, None)``."""
     program = fleet.get('report_command') or 'ansible-playbook'
-    at = step.find(program + ' ')
+    at = step.find(': ' + program + ' ')
     if at < 0:
         return step, None
-    try:
-        words = shlex.split(step[at + len(program):])
-    except ValueError:
-        return step, None
-    rest, skip = [], False
-    for word in words:
-        if skip:
-            skip = False
-        elif word in ('-i', '--inventory', '--inventory-file'):
-            skip = True
-        else:
-            rest.append(word)
-    if not rest or rest[0].startswith('-'):
-        return step, None
-    playbook, args = rest[0], rest[1:]
-    if playbook == PLAYBOOK:
-        args = ['-e', '@' + fleet['extra_vars_file']] + args
-    text = step[:at].rstrip().rstrip(':').rstrip()
-    return text, printable(fleet, command_words(fleet, playbook, *args))
+    return step[:at], step[at + 2:]
 
 
 def run_playbook(fleet, extra_path, env, check=False, quiet=False):
@@ -311,7 +293,11 @@ def outcome_problems(fleet, summary, check=False):
     return problems
 
 
-def print_summary(fleet, summary, report_dir, seconds, check=False):
+def print_summary(fleet, summary, report_dir, seconds, check=False, play_shown=False):
+    """The demo's summary of the roll.  ``play_shown``: ansible-playbook's output was shown, whose play
+    summary says each deferral or failure reason and each next step (the report's commands) already:
+    they are not printed twice, only pointed to.  Without it (--quiet) they are printed here, the
+    commands as the report has them."""
     totals = summary['totals']
     counts = totals['statuses']
     width = 64
@@ -339,24 +325,36 @@ def print_summary(fleet, summary, report_dir, seconds, check=False):
         '  time taken           %s (roll) / %s (whole demo)' % (
             _seconds(totals['duration']), _seconds(seconds)),
     ]
-    for item in summary['deferred']:
-        lines += _wrapped('  deferred %s: ' % item['node'], item['reason'])
-    for item in summary['failed']:
-        lines += _wrapped('  %s %s: ' % ('STOPS   ' if check else 'FAILED  ', item['node']), item['reason'])
+    if play_shown:
+        named = [('deferred', [item['node'] for item in summary['deferred']]),
+                 ('would stop the roll' if check else 'failed', [item['node'] for item in summary['failed']])]
+        for what, nodes in named:
+            if nodes:
+                lines += _wrapped('  %s: ' % what, ', '.join(nodes))
+    else:
+        for item in summary['deferred']:
+            lines += _wrapped('  deferred %s: ' % item['node'], item['reason'])
+        for item in summary['failed']:
+            lines += _wrapped('  %s %s: ' % ('STOPS   ' if check else 'FAILED  ', item['node']), item['reason'])
     if summary['unreached']:
         lines.append('  not reached (untouched): %s' % ', '.join(summary['unreached']))
     reasons = ' '.join(str(item['reason']) for item in summary['deferred'] + summary['failed'])
     if 'openstack ' in reasons or 'nova-manage ' in reasons:
         lines += _wrapped('  note: ', 'the openstack and nova-manage commands in the reasons are for a real cloud; '
                           'the simulated fleet has no nova to ask.')
-    for step in summary.get('next_steps') or []:
-        text, command = demo_step(fleet, step)
-        if command is None:
-            lines += _wrapped('  next: ', step)
-        else:
-            # the command on a line of its own, never wrapped: it runs as printed
-            lines += _wrapped('  next: ', text + ':')
-            lines.append(' ' * 11 + command)
+    steps = summary.get('next_steps') or []
+    if play_shown and (steps or summary['deferred'] or summary['failed']):
+        lines += _wrapped('  see: ', 'the reasons and the next steps (their commands run as printed) are in the '
+                          'play summary above, and in the report:')
+    elif not play_shown:
+        for step in steps:
+            text, command = step_parts(fleet, step)
+            if command is None:
+                lines += _wrapped('  next: ', step)
+            else:
+                # the command on a line of its own, never wrapped: it runs as printed
+                lines += _wrapped('  next: ', text + ':')
+                lines.append(' ' * 11 + command)
     lines += [
         '-' * width,
         '  report   %s' % os.path.join(report_dir, 'report.html'),
@@ -432,7 +430,7 @@ def main(argv=None):
         print('demo: the roll wrote no report (%s missing); ansible-playbook exited %d' % (path, rc))
         return rc or 1
     report_dir = os.path.realpath(os.path.dirname(path))
-    print_summary(fleet, summary, report_dir, time.time() - started, check=args.check)
+    print_summary(fleet, summary, report_dir, time.time() - started, check=args.check, play_shown=not args.quiet)
     problems = outcome_problems(fleet, summary, check=args.check)
     if problems:
         print('demo: the outcome differs from what the simulated fleet should give:')

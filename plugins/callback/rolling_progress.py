@@ -235,7 +235,8 @@ class CallbackModule(CallbackBase):
             roll = _Roll(play.get_name(), self._play_hosts(play, ignore_restrictions=True))
             self._rolls[uuid] = roll
             self._finished.append(roll)
-            self._say('rolling through %d nodes: %s' % (len(roll.hosts), roll.name))
+            plural = '' if len(roll.hosts) == 1 else 's'
+            self._say('rolling through %d node%s: %s' % (len(roll.hosts), plural, roll.name))
         else:
             self._end_batch(roll)
         if self._current is not None and self._current is not roll:

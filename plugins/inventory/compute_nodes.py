@@ -58,14 +58,17 @@ options:
     default: auto
   compute_endpoint:
     description:
-      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
+      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it. A value
+        that is no C(http://) or C(https://) URL is refused before nova is asked.
     type: str
   host_name:
     description:
       - Jinja2 expression giving each host's inventory name from the node's variables
         (C(placement_root_name), C(placement_root_uuid), C(nova_service_host), ...).
-      - Two nodes given the same name are refused, naming both roots (one would be dropped); the
-        source is then not parsed, which stops Ansible only with C(inventory_any_unparsed_is_failed).
+      - Two nodes given the same name are refused, naming both roots (one would be dropped), and so
+        is a name Ansible cannot target (white space, a comma, a colon, C(*?[]), or a leading
+        C(!&~@)), naming its root; the source is then not parsed, which stops Ansible only with
+        C(inventory_any_unparsed_is_failed).
     type: str
     default: placement_root_name
   group:
@@ -95,6 +98,8 @@ compose:
 #     -e rolling_reshape_hosts=placement_needs_reshape
 '''
 
+from collections.abc import Mapping
+
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
@@ -104,11 +109,33 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import (
     ConfigurationError,
     PlacementError,
+    type_name,
 )
 
 
 #: what O(plugin) may also say
 SHORT_NAME = 'compute_nodes'
+
+
+#: characters a host pattern (hosts:, --limit) reads as its own syntax: a host named with one
+#: cannot be targeted by its name
+_PATTERN_CHARACTERS = ',:*?[]'
+#: what a pattern starting with it means instead (exclude, intersect, regex, a limit file)
+_PATTERN_PREFIXES = '!&~@'
+
+
+def untargetable(host):
+    """Why Ansible cannot target a host named ``host`` (None when it can)."""
+    if any(c.isspace() for c in host):
+        return 'it holds white space (a pattern ends at it)'
+    if any(ord(c) < 32 or ord(c) == 127 for c in host):
+        return 'it holds a control character'
+    bad = sorted(set(c for c in host if c in _PATTERN_CHARACTERS))
+    if bad:
+        return 'it holds %s, which host patterns read as their own syntax' % ' '.join(repr(c) for c in bad)
+    if host[0] in _PATTERN_PREFIXES:
+        return 'it starts with %r, which makes a host pattern mean something else' % host[0]
+    return None
 
 
 def _message(exc):
@@ -202,6 +229,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 raise AnsibleParserError('placement.upgrade.compute_nodes: host_name %r gave %r for %s'
                                          % (expression, host, node['name']))
             host = str(host)
+            why = untargetable(host)
+            if why:
+                raise AnsibleParserError(
+                    'placement.upgrade.compute_nodes: host_name %r gives the host name %r for the root %s (%s): '
+                    'Ansible cannot target a host so named, %s. Give host_name an expression that yields a plain '
+                    'name, e.g. placement_root_name | regex_replace(\'[^A-Za-z0-9._-]\', \'-\')'
+                    % (expression, host, node['name'], node['uuid'], why))
             if host in seen:
                 raise AnsibleParserError(
                     'placement.upgrade.compute_nodes: host_name %r gives the same host name %r for the roots %s (%s) '
@@ -211,6 +245,19 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             seen[host] = node
             hosts.append((host, node, hostvars))
         return hosts
+
+    def _read_config_data(self, path):
+        # ansible-core calls .get() on whatever the file holds before checking it is a mapping:
+        # a list printed "'_AnsibleTaggedList' object has no attribute 'get'"
+        try:
+            config = self.loader.load_from_file(path, cache='none')
+        except Exception:  # pylint: disable=broad-except
+            config = None                       # ansible-core's own reading says what is wrong
+        if config and not isinstance(config, Mapping):
+            raise AnsibleParserError('placement.upgrade.compute_nodes: %s must be a mapping of options '
+                                     '(plugin: placement.upgrade.compute_nodes, then the options), got a %s'
+                                     % (path, type_name(config)))
+        return super(InventoryModule, self)._read_config_data(path)
 
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path, cache=cache)

@@ -25,7 +25,9 @@ description:
     nova's default policy gives these calls to the C(admin) role.
   - Its arguments are checked before anything is sent to nova (an empty O(host), O(state=enabled)
     with O(disabled_reason), a negative O(wait_timeout), O(wait_interval) or O(report_interval)
-    not above 0, an O(reported_since) or O(forced_down_at) of another form are refused).
+    not above 0, an O(reported_since) or O(forced_down_at) of another form, an O(reported_since)
+    more than 5 minutes off this host's UTC clock, an O(compute_endpoint) that is no http(s) URL
+    are refused).
   - nova does not report the version of a nova-compute service through its API; read it on the
     node (C(nova-compute --version)). Run where nova-compute runs, O(version_command) does that
     and returns RV(version).
@@ -84,7 +86,10 @@ options:
       - With O(wait_for=up), also wait until the service reported after this time (UTC,
         C(YYYY-MM-DD HH:MM:SS), as nova's C(updated_at)). A service started after that time has
         then really started and reported, not just kept its old state.
-      - Another form (a zone, a date alone) is refused before nova is asked.
+      - Another form (a zone, a date alone) is refused before nova is asked, and so is a time more
+        than 5 minutes off the UTC clock of the host the module runs on (the controller, in the
+        rolling role). Taken from a clock behind UTC, nova's earlier records would pass for reports of
+        the restarted service.
       - With O(forced_down=false) on a service that is forced down, nova's C(updated_at) moves with
         the clearing PUT itself, and a service that reported within nova's C(service_down_time)
         reads up once cleared, running or not. So then C(forced_down) is cleared only once the
@@ -135,7 +140,8 @@ options:
     default: 10
   compute_endpoint:
     description:
-      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it.
+      - nova's compute API URL (ending in C(/v2.1)) when the service catalog does not list it. A value
+        that is no C(http://) or C(https://) URL is refused before nova is asked.
     type: str
   version_command:
     description:
@@ -292,19 +298,54 @@ def check_arguments(params):
     for key in ('wait_interval', 'report_interval'):
         if not is_finite(params[key]) or params[key] <= 0:
             raise BadInput('%s must be more than 0 seconds, got %s' % (key, params[key]), field=key)
+    if params.get('compute_endpoint') is not None:
+        nova.check_endpoint(params['compute_endpoint'])
     for key in ('reported_since', 'forced_down_at'):
         since = params[key]
         if since is None:
             continue
         for form in TIME_FORMATS:
             try:
-                datetime.datetime.strptime(since, form)
+                moment = datetime.datetime.strptime(since, form)
                 break
             except ValueError:
                 continue
         else:
             raise BadInput('%s must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova\'s updated_at), got %r'
                            % (key, since), field=key)
+        if key == 'reported_since':
+            _check_clock(moment, since, now())
+
+
+#: how far reported_since may be from this host's UTC clock (a start taken moments ago on the node)
+MAX_CLOCK_SKEW = 300
+
+
+def now():
+    """This host's UTC clock (naive, as nova's updated_at)."""
+    return datetime.datetime.utcnow()
+
+
+def _check_clock(moment, given, current):
+    """Refuse a reported_since more than MAX_CLOCK_SKEW seconds off ``current``: taken from a clock
+    behind UTC (or in another zone), any record nova wrote before the restart passes for a report of
+    the new service, which would then be enabled before it ever ran."""
+    off = (moment - current).total_seconds()
+    if abs(off) > MAX_CLOCK_SKEW:
+        raise BadInput(
+            'reported_since %s is %s %s this host\'s UTC clock (%s UTC): more than %d minutes off, so it was '
+            'not taken just before the service was started, or the clock it came from is not on UTC. A time '
+            'behind would count nova\'s earlier records as reports of the restarted service; check the '
+            'node\'s clock (NTP) and give the UTC time of the start'
+            % (given, _span(abs(off)), 'ahead of' if off > 0 else 'behind', current.strftime('%Y-%m-%d %H:%M:%S'),
+               MAX_CLOCK_SKEW // 60), field='reported_since')
+
+
+def _span(seconds):
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return '%dh%02dm' % (seconds // 3600, seconds % 3600 // 60)
+    return '%dm%02ds' % (seconds // 60, seconds % 60)
 
 
 def _run(module, backend, log):

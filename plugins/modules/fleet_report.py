@@ -94,6 +94,8 @@ options:
         records in O(dest) must agree on one run id, which is then the report's.
       - The same id given to M(placement.upgrade.reshape) (its O(placement.upgrade.reshape#module:run_id))
         is stored in its snapshots, which is how O(snapshot_dir) is searched.
+      - It names the run's folder (C(<report dir>/<run id>)), so one with C(/) or C(\), C(.) or C(..), a
+        control character or white space around it is refused before anything is read or written.
     type: str
     default: ''
   read_trees:

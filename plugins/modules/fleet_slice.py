@@ -23,6 +23,16 @@ description:
   - "Then each node of O(nodes) is claimed by creating C(claims/<node>.json) exclusively (C(O_CREAT|O_EXCL)):
     one slice wins a node, whatever the number of slices. A node claimed before, or with a record in the
     folder already (the canary's), is returned in RV(taken) and must be left alone."
+  - "Each claim names its job: O(owner) and the ansible-playbook process that claimed (host, boot, pid and
+    start time, RV(job)). A node claimed without a record in the folder was taken by a job that did not
+    finish it: when that job's process is known to be gone (this host, this boot: a relaunch after a kill),
+    the claim is taken over (RV(taken_over)); when it cannot be told (another host, an AWX job's container,
+    a claim written before claims named their job), the batch claims nothing and the task fails naming
+    each such claim and its file (RV(stale)), instead of leaving the node out of the roll."
+  - "The run: with O(publish=true) (the pre-flight job) O(run_id) is written as the sliced roll's run in
+    C(sliced-run.json) beside the run's folder (C(<rolling_reshape_report_dir>/sliced-run.json)). A slice
+    given another run id fails before it claims anything. Without a published run, the first slice's run
+    id is published so."
   - Runs where the record folder is (the controller); needs no Placement credentials.
 options:
   dest:
@@ -40,6 +50,8 @@ options:
     description:
       - The run id every slice shares (the workflow's pre-flight job makes it); only failed records of
         this run are counted.
+      - It names the run's folder (C(<report dir>/<run id>)), so one with C(/) or C(\), C(.) or C(..), a
+        control character or white space around it is refused before anything is read or written.
     type: str
     required: true
   owner:
@@ -47,6 +59,13 @@ options:
       - Who claims, written in each claim (for example C(AWX job 1234)); shown to the others in RV(taken).
     type: str
     required: true
+  publish:
+    description:
+      - Publish O(run_id) as the sliced roll's run (the pre-flight job does, before the slices run) and
+        claim nothing; O(nodes) is then ignored. In check mode nothing is written (the pre-flight's task,
+        in a check-mode job, sets C(check_mode) to V(false) to publish).
+    type: bool
+    default: false
   max_fail:
     description:
       - The number of failed nodes the whole fleet tolerates, over every slice; with V(0) the first
@@ -90,7 +109,7 @@ EXAMPLES = r'''
 RETURN = r'''
 spent:
   description: More failed nodes than O(max_fail) in the run; nothing was claimed, the slice must stop.
-  returned: always
+  returned: when O(publish=false)
   type: bool
   sample: false
 claimed:
@@ -109,25 +128,53 @@ taken:
   sample: [{node: compute-01, owner: '', why: already recorded in run 20261125T203000Z-1a2b3c}]
 failed_nodes:
   description: The nodes recorded as failed in the run so far, over every slice.
-  returned: always
+  returned: when O(publish=false)
   type: list
   elements: str
   sample: []
 max_fail:
   description: The budget the count was weighed against (O(max_fail)).
-  returned: always
+  returned: when O(publish=false)
   type: int
   sample: 0
 problems:
   description: Record files that could not be read (they are not counted).
-  returned: always
+  returned: when O(publish=false)
   type: list
   elements: str
   sample: []
+stale:
+  description:
+    - The claims of the batch's nodes, without a record, whose job is not known to be running (the task
+      then fails and claims nothing), as C(node), C(owner) (with its process), C(claimed) (epoch seconds)
+      and C(file) (the claim's file, to remove once that job is known to have ended).
+  returned: when O(publish=false)
+  type: list
+  elements: dict
+  sample: []
+taken_over:
+  description: The nodes whose claim was taken over from a job that is no longer running, as C(node) and C(owner).
+  returned: when O(publish=false)
+  type: list
+  elements: dict
+  sample: [{node: compute-05, owner: 'AWX job 7 (ansible-playbook pid 4242 on ctl-1, started 2026-11-28T00:47:00Z)'}]
+job:
+  description:
+    - The job this task claims for, as written in each claim - C(host), and when an ansible-playbook process
+      runs this module on that host, its C(pid), C(start_ticks), C(started) (UTC) and C(boot_id).
+  returned: when O(publish=false)
+  type: dict
+  sample: {host: ctl-1, pid: 4242, start_ticks: 123456, started: '2026-11-28T00:47:00Z', boot_id: 0d6b...}
+published:
+  description: The file the run was published in (O(publish=true)).
+  returned: when O(publish=true)
+  type: str
+  sample: /var/lib/placement-upgrade/reports/sliced-run.json
 '''
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import slices
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.records import check_run_id
 
 
 def _run(module, backend, log):
@@ -137,11 +184,29 @@ def _run(module, backend, log):
         module.fail_json(msg='max_fail must be 0 or more, not %d' % params['max_fail'])
     if not params['run_id'].strip():
         module.fail_json(msg='run_id is empty: every slice must be given the run id of the pre-flight job')
+    check_run_id(params['run_id'])
+    if params['publish']:
+        # the pre-flight job: its run id is the sliced roll's, the slices check theirs against it
+        if module.check_mode:
+            return {'changed': False, 'published': slices.run_file(params['dest']), 'claimed': [], 'taken': [],
+                    'msg': 'run %s would be published as the sliced roll\'s run' % params['run_id']}
+        _written, doc = slices.publish_run(params['dest'], params['run_id'], params['owner'])
+        where = slices.run_file(params['dest'])
+        return {'changed': True, 'published': where, 'claimed': [], 'taken': [],
+                'msg': 'run %s published as the sliced roll\'s run in %s' % (doc['run_id'], where)}
     out = slices.claim_batch(params['dest'], params['nodes'], params['owner'], params['run_id'],
                              max_fail=params['max_fail'], check_mode=module.check_mode)
     for problem in out['problems']:
         log('unreadable node record not counted: %s' % problem)
+    for item in out['taken_over']:
+        log('%s: claim taken over from %s, which is no longer running' % (item['node'], item['owner']))
     out['changed'] = bool(out['claimed']) and not module.check_mode
+    if out.get('refused') or out['stale']:
+        # nothing was claimed: the slice stops here, naming why (never a silent skip)
+        failed = dict(out)
+        failed.pop('refused', None)
+        module.fail_json(**failed)
+    out.pop('refused', None)
     return out
 
 
@@ -153,6 +218,7 @@ def main():
             run_id=dict(type='str', required=True),
             owner=dict(type='str', required=True),
             max_fail=dict(type='int', default=0),
+            publish=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

@@ -251,6 +251,8 @@ options:
         option) finds through it the nodes a run reshaped whose outcome the roll never recorded
         (a roll aborted in the middle of a batch).
       - Only used with O(state=reshaped).
+      - It names the run's folder (C(<report dir>/<run id>)), so one with C(/) or C(\), C(.) or C(..), a
+        control character or white space around it is refused before anything is read or written.
     type: str
     default: ''
   record:
@@ -709,6 +711,7 @@ def _run(module, backend, log):
         messages.append(message)
         log(message)
 
+    records.check_run_id(params['run_id'])     # before anything is read or written: it names the record's folder
     state = params['state']
     if state == 'rolled_back':
         result = reshaper.rollback_node(

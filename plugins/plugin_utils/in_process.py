@@ -34,7 +34,25 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import auth_argument_spec, report_leftovers
 
+try:  # ansible-core 2.19 and later: templated values carry tags (_AnsibleTaggedStr, _AnsibleTaggedList, ...)
+    from ansible.module_utils._internal._datatag import AnsibleTagHelper
+except ImportError:  # pragma: no cover - ansible-core 2.18: no data tagging
+    AnsibleTagHelper = None
+
 _RULES = ('mutually_exclusive', 'required_together', 'required_one_of', 'required_if', 'required_by')
+
+
+def untagged(value):
+    """``value`` with plain types at every depth, as a module run in its own process gets its
+    arguments (JSON): the validator names a value by its type ("<class '..._AnsibleTaggedDict'>
+    cannot be converted to a list"), which an operator knows as dict."""
+    if AnsibleTagHelper is not None:
+        value = AnsibleTagHelper.untag(value)
+    if isinstance(value, dict):
+        return dict((untagged(key), untagged(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [untagged(item) for item in value]
+    return value
 
 
 class ModuleExit(BaseException):  # like SystemExit: not caught by the modules' own "except Exception"
@@ -54,6 +72,7 @@ class InProcessModule(object):
         self._diff = bool(diff)
         self._warnings = []
         self.no_log_values = set()
+        args = untagged(dict(args))
         self.params = dict(args)
         supports_check_mode = kwargs.pop('supports_check_mode', False)
         rules = dict((key, kwargs.pop(key, None)) for key in _RULES)

@@ -457,3 +457,20 @@ def test_a_wait_between_reads_of_nova_not_above_0_stops_the_run_before_any_node(
     assert '%s of compute-01 must be more than 0 seconds, got 0' % setting in out, out
     assert 'PLAY [Roll through the compute nodes]' not in out
     assert trees(fleet) == before
+
+
+@pytest.mark.parametrize('run_id', ['../outside', 'a/b', '..'])
+def test_a_run_id_that_is_no_folder_name_stops_the_run_before_any_node(tmp_path, run_id):
+    """The run id names the run's folder (<report dir>/<run id>): with a / or a .. the records were
+    written outside the report directory. Refused by the pre-flight play, before any node is touched."""
+    fleet = simfleet.build(str(tmp_path / 'f'), nodes=2)
+    before = trees(fleet)
+    rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_run_id': run_id})
+    said = ' '.join(out.split())
+    assert rc != 0, out
+    assert 'The run id "%s" cannot name the run\'s folder in' % run_id in said, out
+    assert 'PLAY [Roll through the compute nodes]' not in out
+    assert trees(fleet) == before
+    reports = os.path.join(fleet['out_dir'], 'reports')
+    assert not os.path.exists(os.path.join(fleet['out_dir'], 'outside'))
+    assert not os.path.exists(reports) or os.listdir(reports) == [], os.listdir(reports)

@@ -92,7 +92,7 @@ def test_action_renders_on_the_controller_and_writes_where_the_module_ran(tmp_pa
     with open(first['paths']['html']) as handle:
         assert handle.read() == '<h1>Rolling reshape report</h1><p>cn-&lt;1&gt;: reshaped</p><p>cn-2: not reached</p>'  # trim_blocks: no newline after endfor
     with open(first['paths']['markdown']) as handle:
-        assert '## cn-\\<1\\>: reshaped' in handle.read()
+        assert '## cn-&lt;1\\>: reshaped' in handle.read()
     for name in ('report.html', 'report.md', 'summary.json'):
         assert oct(os.stat(os.path.join(dest, name)).st_mode & 0o777) == oct(0o600)
     assert os.readlink(str(tmp_path / 'reports' / 'latest')) == 'run-1'

@@ -61,7 +61,11 @@ class PlacementError(Exception):
         }
 
     def __str__(self):
-        text = '%s %s (%s): %s' % (self.status, self.title, self.code, self.detail)
+        # Placement's catch-all code tells an operator nothing: it is kept in to_dict() only
+        if self.code and self.code != DEFAULT:
+            text = '%s %s (%s): %s' % (self.status, self.title, self.code, self.detail)
+        else:
+            text = '%s %s: %s' % (self.status, self.title, self.detail)
         if self.request_id:
             text += ' [request_id %s]' % self.request_id
         return text

@@ -33,14 +33,17 @@ _RANDOM = '[a-z0-9_]{8}'
 _removed = []
 
 
-def leftover_pattern(name, suffix, sidecars=()):
+def leftover_pattern(name, suffix, sidecars=(), name_regex=None):
     """The names of the temporary files a write of ``name`` creates: ``.<name>.<8 random characters><suffix>``,
-    and each of them followed by one of ``sidecars`` (``-wal``, ``-shm``: SQLite's files beside a store)."""
+    and each of them followed by one of ``sidecars`` (``-wal``, ``-shm``: SQLite's files beside a store).
+    ``name_regex`` (instead of ``name``): the names of a family of files (every timestamped snapshot of
+    a root, whose names are never written twice)."""
     tail = '(?:%s)?' % '|'.join(re.escape(s) for s in sidecars) if sidecars else ''
-    return re.compile(r'^\.%s\.%s%s%s$' % (re.escape(name), _RANDOM, re.escape(suffix), tail))
+    head = name_regex if name_regex is not None else re.escape(name)
+    return re.compile(r'^\.%s\.%s%s%s$' % (head, _RANDOM, re.escape(suffix), tail))
 
 
-def remove_leftovers(directory, name, suffix, sidecars=()):
+def remove_leftovers(directory, name, suffix, sidecars=(), name_regex=None):
     """Remove what an interrupted write of ``name`` left in ``directory``: the files whose names match
     exactly :func:`leftover_pattern` (nothing else), a temporary file and its sidecars together, only
     when every one of them is older than this process (:data:`STARTED`; a write in progress in
@@ -48,7 +51,7 @@ def remove_leftovers(directory, name, suffix, sidecars=()):
     Returns the removed paths; :func:`take_removed` gives every path removed so far, for the task's
     result."""
     directory = os.path.abspath(directory or '.')
-    pattern = leftover_pattern(name, suffix, sidecars)
+    pattern = leftover_pattern(name, suffix, sidecars, name_regex)
     groups = {}
     try:
         names = os.listdir(directory)

@@ -53,8 +53,11 @@ def with_conflict_retry(step, attempts=DEFAULT_ATTEMPTS, log=None, what='write',
             return step(), attempt - 1
         except ConcurrentUpdate as exc:
             if log is not None:
-                log('%s: generation conflict on attempt %d of %d (%s)%s'
-                    % (what, attempt, attempts, exc.detail,
+                # a POST /reshaper that failed (a 503) or got no answer and was not applied is re-planned
+                # the same way, but it is no generation conflict (settle.py marks it)
+                log('%s: %s on attempt %d of %d (%s)%s'
+                    % (what, 'POST /reshaper not applied' if getattr(exc, 'resend', False) else 'generation conflict',
+                       attempt, attempts, exc.detail,
                        ', re-reading and retrying' if attempt < attempts else ', giving up'))
             if attempt == attempts:
                 exc.detail = '%s (gave up after %d attempts)' % (exc.detail, attempts)

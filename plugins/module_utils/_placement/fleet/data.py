@@ -329,9 +329,10 @@ def summary_line(report):
     for status in ('rolled_back', 'verified', 'unreached'):
         if counts.get(status):
             parts.append('%d %s' % (counts[status], status_label(status, report['mode'])))
-    text = '%d nodes%s: %s; %d allocations of %d consumers %s' % (
-        totals['nodes'], ' (plan)' if plan else '', ', '.join(parts), totals['allocations_moved'],
-        totals['consumers_moved'], 'to move' if plan else 'moved')
+    text = '%d node%s%s: %s; %d allocation%s of %d consumer%s %s' % (
+        totals['nodes'], '' if totals['nodes'] == 1 else 's', ' (plan)' if plan else '', ', '.join(parts),
+        totals['allocations_moved'], '' if totals['allocations_moved'] == 1 else 's',
+        totals['consumers_moved'], '' if totals['consumers_moved'] == 1 else 's', 'to move' if plan else 'moved')
     if report['unread']:
         text += '; %d node tree%s not read from Placement' % (len(report['unread']),
                                                               's' if len(report['unread']) > 1 else '')

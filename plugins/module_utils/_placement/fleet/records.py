@@ -30,7 +30,7 @@ import time
 from .. import files as _files
 from .. import names as _names
 from ..backends import factory
-from ..errors import PlacementError, ServiceUnavailable, type_name
+from ..errors import BadInput, PlacementError, ServiceUnavailable, type_name
 from ..node import snapshot as _snapshot
 from .checks import record_key
 from .collect import collect_record, derive_record
@@ -152,6 +152,23 @@ def load_some_records(dest, nodes):
     return records
 
 
+def check_run_id(run_id, field='run_id'):
+    """Refuse a run id that is no plain folder name: the run's records go to ``<report dir>/<run id>``,
+    and a ``/`` or a ``..`` there wrote them outside the report directory.  An empty one is let through
+    (the callers that need one say so)."""
+    text = '' if run_id is None else str(run_id)
+    if not text:
+        return text
+    bad = [c for c in text if c in '/\\' or ord(c) < 32 or ord(c) == 127]
+    if bad or text in ('.', '..') or text != text.strip():
+        raise BadInput('%s %r cannot name the run\'s folder in the report directory: %s. Give a plain name '
+                       '(letters, digits, - _ . and no / or \\), as the pre-flight makes one (20261128T004700Z-1a2b3c)'
+                       % (field, text, 'it holds %s' % ' '.join(sorted(set(repr(c) for c in bad))) if bad
+                          else 'it is %r' % text if text in ('.', '..') else 'it begins or ends with white space'),
+                       field=field)
+    return text
+
+
 def record_run_ids(records):
     """{run id: [nodes]} of stored records (``''`` for a record without one)."""
     runs = {}
@@ -167,6 +184,7 @@ def check_run(records, run_id, dest=''):
     With ``run_id`` given every stored record must carry that same id; without
     one, the stored records must agree on theirs (which is then the report's).
     """
+    check_run_id(run_id)
     runs = record_run_ids(records)
     if run_id:
         others = dict((k, v) for k, v in runs.items() if k != run_id)

@@ -29,6 +29,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 from ..rules import inventory as inventory_rules
 from ..version import COLLECTION_VERSION
@@ -73,12 +74,20 @@ class TemplateError(ReportError):
 # ---------------------------------------------------------------------------
 # text helpers the templates use (filters and globals)
 
+#: an HTML character reference (``&lt;``, ``&#60;``, ``&#x3c;``): its ``&`` is escaped so it shows as written
+_CHAR_REF = re.compile(r'&(?=#?[0-9A-Za-z]+;)')
+
+
 def md(text):
-    """Escape the characters that would break a Markdown table cell or emphasis."""
+    """Escape the characters that would break a Markdown table cell or emphasis, and every ``<``
+    as ``&lt;``: a backslash before it is no escape for every Markdown renderer (Python-Markdown
+    keeps it, and the HTML tag after it: ``<img onerror=...>`` in a host name would run in a
+    viewer that renders HTML), a character reference is one for all of them."""
     text = '' if text is None else str(text)
-    for char in ('\\', '|', '*', '`', '<', '>', '[', ']'):
+    text = _CHAR_REF.sub('&amp;', text)
+    for char in ('\\', '|', '*', '`', '>', '[', ']'):
         text = text.replace(char, '\\' + char)
-    return text.replace('\n', ' ')
+    return text.replace('<', '&lt;').replace('\n', ' ')
 
 
 def code(text):

@@ -261,10 +261,12 @@ def settle_lost(backend, root_uuid, body, progress, delays, log, unknown_hint, e
         # re-planned by the caller's retry; when the retries run out, the error is the
         # answer's (a 503 stays a 503), not a generation conflict
         progress.resent += 1
-        raise ConcurrentUpdate('%s; re-planning from a fresh read' % progress.settled,
+        err = ConcurrentUpdate('%s; re-planning from a fresh read' % progress.settled,
                                status=exc.status if answered else None,
                                code=exc.code if answered else None,
                                title=exc.title if answered else None, request_id=exc.request_id)
+        err.resend = True               # no generation conflict: the retry's log says what it was
+        raise err
     progress.settled = '%s; a re-read showed it was applied' % what
     log_line(log, progress.settled)
 
@@ -285,9 +287,16 @@ def failure(backend, root_prov, progress, exc, log):
         note = None
     else:
         note = 'Nothing was reshaped'
+        behind, left = None, []
         if progress.created_children:
             removed, left = remove_created_children(backend, root_prov['uuid'], progress.created_children, log)
-            note += '; ' + left_behind(removed, left)
+            behind = left_behind(removed, left)
+            note += '; ' + behind
+        if isinstance(exc, PlacementError) and 'Nothing was changed' in (exc.detail or ''):
+            # the error says it already (a plan refused): said once, and true of what is left
+            if left:
+                exc.detail = exc.detail.replace('Nothing was changed', 'Nothing was reshaped')
+            note = behind
     if isinstance(exc, PlacementError):
         if note:
             exc.detail = '%s. %s' % (exc.detail.rstrip('.'), note)

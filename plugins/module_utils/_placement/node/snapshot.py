@@ -56,7 +56,7 @@ from .. import shapes as _shapes
 from .. import names as _names
 from .. import tree as _tree
 from ..rules import allocations as _allocation_rules
-from ..files import atomic_write, make_dirs
+from ..files import atomic_write, make_dirs, remove_leftovers
 from ..errors import BadInput, PlacementError
 
 FORMAT = 1
@@ -95,6 +95,19 @@ def latest_path(snapshot_dir, root_name):
     return os.path.join(snapshot_dir, '%s.latest.json' % safe_name(root_name))
 
 
+#: the stamp of a timestamped snapshot's name (:func:`utc_stamp`)
+STAMP_PATTERN = r'[0-9]{8}T[0-9]{6}\.[0-9]{6}Z'
+
+
+def remove_stamped_leftovers(snapshot_dir, root_name):
+    """Remove the temporary files killed writes of ``root_name``'s timestamped snapshots left
+    (``.<root>.<stamp>.json.<random>.tmp``): each name is written once, so the writer's own cleanup
+    of its path never meets them (``<root>.latest.json``'s are removed by its writer).  Only files of
+    exactly that pattern, older than this process (files.remove_leftovers)."""
+    return remove_leftovers(snapshot_dir, None, '.tmp',
+                            name_regex=r'%s\.%s\.json' % (re.escape(safe_name(root_name)), STAMP_PATTERN))
+
+
 def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
                    created_children=None, plan=None, path=None, now=None, run_id=''):
     """Write a snapshot and ``<root>.latest.json``; return the timestamped path.
@@ -110,6 +123,7 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
         make_dirs(snapshot_dir)
     except OSError as exc:
         raise SnapshotError('cannot create snapshot_dir %s: %s' % (snapshot_dir, exc))
+    remove_stamped_leftovers(snapshot_dir, root['name'])
     now = now or _utcnow()
     created_at = now.strftime('%Y-%m-%dT%H:%M:%S.%fZ')
     doc = {

@@ -163,9 +163,11 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
         err = _rest.identity_error(exc, auth_url, ks)
         err.method, err.path = 'GET', path
         return err
-    if isinstance(exc, (ks.ConnectionError, ks.DiscoveryFailure)):
-        kind = 'timed out' if isinstance(exc, ks.ConnectTimeout) else 'could not be reached'
-        err = errors.ServiceUnavailable('nova at %s %s (%s): %s' % (endpoint, kind, what, exc))
+    if isinstance(exc, ks.ConnectionError):
+        # no HTTP answer at all (refused, timed out, unreachable): no 503 of nova's
+        err = errors.NoAnswer('nova at %s %s (%s): %s' % (endpoint, _rest.no_answer(exc, ks), what, exc))
+    elif isinstance(exc, ks.DiscoveryFailure):
+        err = errors.NoAnswer('nova at %s could not be reached (%s): %s' % (endpoint, what, exc))
     elif isinstance(exc, ks.EndpointNotFound):
         err = errors.ConfigurationError(
             'No compute (nova) endpoint in the service catalog (check region_name and interface), '
@@ -380,6 +382,17 @@ def _catalog_endpoint(conn, service_type):
         return None
 
 
+def check_endpoint(value, field='compute_endpoint'):
+    """Refuse a ``compute_endpoint`` that is no http(s) URL naming a host (BadInput): sent as it is,
+    it was "could not be reached", as if nova were down."""
+    text = str(value)
+    parts = urlparse(text.strip())
+    if parts.scheme not in ('http', 'https') or not parts.hostname or any(c.isspace() for c in text):
+        raise errors.BadInput('%s must be the URL of nova\'s compute API (http:// or https://, usually ending in '
+                              '/v2.1), got %r' % (field, value), field=field)
+    return text
+
+
 def compute_adapter(backend, endpoint_override=None, additional_headers=None):
     """The keystoneauth Adapter of nova's compute API for ``backend``, or None.
 
@@ -395,6 +408,7 @@ def compute_adapter(backend, endpoint_override=None, additional_headers=None):
         return None
     ks = _ks_exceptions()
     if endpoint_override:
+        check_endpoint(endpoint_override)
         session = getattr(backend, 'session', None)
         if session is None:
             raise errors.ConfigurationError('the backend has no keystoneauth session to reach nova at %s'

@@ -101,6 +101,18 @@ def get_service(adapter, host, binary='nova-compute', retries=3, backoff=0.25, l
                               % (_nova._endpoint(adapter), binary, host, ', '.join(hosts[:20]) or 'none'))
         err.method, err.path = 'GET', PATH
         raise err
+    if len(found) > 1:
+        # a host re-added in another cell: two records, and nothing tells which one this node runs
+        err = errors.ConfigurationError(
+            'nova at %s lists %d %s services on host %r (%s): the host is known twice (re-added in another '
+            'cell?), and the wrong record would be disabled or enabled; delete the stale service '
+            '(openstack compute service delete <id>) so one is left, then rerun'
+            % (_nova._endpoint(adapter), len(found), binary, host,
+               '; '.join('id %s, zone %s, status %s, state %s, updated_at %s'
+                         % (s.get('id'), s.get('zone'), s.get('status'), s.get('state'), s.get('updated_at'))
+                         for s in found)))
+        err.method, err.path = 'GET', PATH
+        raise err
     return _keep(found[0])
 
 

@@ -194,3 +194,12 @@ def test_each_node_s_steps_are_named(callback, clock):
         'c2: discover (1 PCI device, 1 guest) - plan (deferred: move in flight)',
     ]
     assert not [line for line in said if line.startswith('c3:')], 'a failed task names no steps'
+
+
+def test_a_roll_of_one_node_says_one_node(callback, clock):
+    """issue 40: "rolling through 1 nodes"."""
+    inventory = _Inventory(['c1'])
+    play = _Play('Roll through the compute nodes', inventory, [1])
+    inventory.batch = ['c1']
+    callback.v2_playbook_on_play_start(play)
+    assert _said(callback)[0] == 'rolling through 1 node: Roll through the compute nodes'

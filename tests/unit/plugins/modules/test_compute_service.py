@@ -124,6 +124,15 @@ def nova_standin():
      "reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got '2026-11-23'"),
     ({'wait_for': 'up', 'reported_since': '2026-11-23 12:00:00+02:00'},
      "reported_since must be a UTC time as YYYY-MM-DD HH:MM:SS (as nova's updated_at), got '2026-11-23 12:00:00+02:00'"),
+    ({'state': 'disabled', 'compute_endpoint': 'nova'},
+     "compute_endpoint must be the URL of nova's compute API (http:// or https://, usually ending in /v2.1), "
+     "got 'nova'"),
+    ({'state': 'disabled', 'compute_endpoint': 'ftp://nova.example/v2.1'},
+     "compute_endpoint must be the URL of nova's compute API (http:// or https://, usually ending in /v2.1), "
+     "got 'ftp://nova.example/v2.1'"),
+    ({'state': 'disabled', 'compute_endpoint': 'http:///v2.1'},
+     "compute_endpoint must be the URL of nova's compute API (http:// or https://, usually ending in /v2.1), "
+     "got 'http:///v2.1'"),
 ])
 def test_bad_arguments_are_refused_before_nova_is_asked(run_module, nova_standin, args, msg):
     auth = {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': nova_standin.url},
@@ -144,9 +153,40 @@ def test_the_standin_counts_the_requests_of_good_arguments(run_module, nova_stan
 def test_good_times_and_intervals_are_taken():
     params = {'host': 'cmp-01', 'binary': 'nova-compute', 'state': None, 'disabled_reason': None, 'wait_timeout': 0,
               'wait_interval': 0.1, 'report_interval': 10.0, 'reported_since': None, 'forced_down_at': None}
-    for since in (None, '2026-11-23 12:00:00', '2026-11-23T12:00:00', '2026-11-23 12:00:00.123456'):
+    moment = datetime.datetime.utcnow() - datetime.timedelta(seconds=20)
+    for since in (None, moment.strftime('%Y-%m-%d %H:%M:%S'), moment.strftime('%Y-%m-%dT%H:%M:%S'),
+                  moment.strftime('%Y-%m-%d %H:%M:%S.%f')):
         assert compute_service.check_arguments(dict(params, reported_since=since)) is None
+    # forced_down_at is nova's stamp (nova's clock), not checked against this one
+    assert compute_service.check_arguments(dict(params, forced_down_at='2026-11-23 12:00:00')) is None
+    for url in ('http://nova.example:8774/v2.1', 'https://[2001:db8::1]/compute/v2.1'):
+        assert compute_service.check_arguments(dict(params, compute_endpoint=url)) is None
     assert compute_service.check_arguments(dict(params, state='disabled', disabled_reason='why')) is None
+
+
+@pytest.mark.parametrize('offset, words', [(-3600, '1h00m behind'), (-301, '5m01s behind'), (900, '15m00s ahead of')])
+def test_a_reported_since_off_this_hosts_utc_clock_is_refused_before_nova_is_asked(
+        run_module, nova_standin, monkeypatch, offset, words):
+    """A node whose clock is behind UTC (or on local time) gives a start time in the past: nova's
+    records from before the restart would pass for the new service's reports, and it would be
+    enabled before it ran."""
+    current = datetime.datetime(2026, 11, 28, 1, 0, 0)
+    monkeypatch.setattr(compute_service, 'now', lambda: current)
+    since = (current + datetime.timedelta(seconds=offset)).strftime('%Y-%m-%d %H:%M:%S')
+    auth = {'auth_type': 'admin_token', 'auth': {'token': 'admin', 'endpoint': nova_standin.url},
+            'compute_endpoint': nova_standin.url + '/v2.1'}
+    rc, result = run_module(compute_service, dict(auth, host='cmp-01', wait_for='up', forced_down=False,
+                                                  reported_since=since))
+    assert rc == 1, result
+    assert result['msg'].startswith('reported_since %s is %s this host\'s UTC clock (2026-11-28 01:00:00 UTC): '
+                                    'more than 5 minutes off' % (since, words)), result['msg']
+    assert nova_standin.requests == []
+    # 4m50s off either way is taken
+    params = {'host': 'cmp-01', 'binary': 'nova-compute', 'state': None, 'disabled_reason': None, 'wait_timeout': 0,
+              'wait_interval': 1.0, 'report_interval': 10.0, 'forced_down_at': None}
+    for near in (-290, 290):
+        since = (current + datetime.timedelta(seconds=near)).strftime('%Y-%m-%d %H:%M:%S')
+        assert compute_service.check_arguments(dict(params, reported_since=since)) is None
 
 
 def test_a_wait_that_runs_out_of_time_says_so_not_503(monkeypatch):

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import json
 import sys
 
@@ -182,11 +183,14 @@ def _reset(nova):
     ({}, False),
     ({'state': 'disabled', 'disabled_reason': 'placement.upgrade r1: reshaping'}, True),
     ({'forced_down': True, 'wait_for': 'down', 'wait_interval': 0.1, 'wait_timeout': 5}, True),
-    ({'state': 'enabled', 'forced_down': False, 'wait_for': 'up', 'reported_since': '2020-01-01 00:00:00',
+    ({'state': 'enabled', 'forced_down': False, 'wait_for': 'up', 'reported_since': 'two minutes ago',
       'wait_interval': 0.1, 'wait_timeout': 5}, True),
 ])
 def test_compute_service_same_result_as_the_module(placement_server, nova, capsys, asked, changes, check):
     # the rolling role's nova steps, delegated to the controller (plugins/action/compute_service.py)
+    if asked.get('reported_since') == 'two minutes ago':  # (more than 5 minutes off the UTC clock is refused)
+        since = datetime.datetime.utcnow() - datetime.timedelta(minutes=2)
+        asked = dict(asked, reported_since=since.strftime('%Y-%m-%d %H:%M:%S'))
     args = dict(placement_server.module_auth(), compute_endpoint=nova.url, host='cmp-01', **asked)
     record = nova.services['cmp-01'].record
     if asked.get('state') == 'enabled':

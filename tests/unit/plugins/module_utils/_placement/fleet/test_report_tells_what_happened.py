@@ -61,7 +61,7 @@ def test_a_trait_only_node_is_counted_apart_and_shows_the_trait_it_got():
     entry = data['nodes'][0]
     assert entry['status'] == 'updated' and entry['touched'] is True
     assert data['totals']['statuses']['updated'] == 1 and data['totals']['statuses']['reshaped'] == 0
-    assert report.summary_line(data).startswith('1 nodes: 0 reshaped, 1 updated without a reshape (traits or '
+    assert report.summary_line(data).startswith('1 node: 0 reshaped, 1 updated without a reshape (traits or '
                                                 'children only), 0 skipped')
     assert 'traits added: OWNER_NOVA on cn1_pci_0000_81_00_0' in entry['outcome']
     assert 'no POST /reshaper' in entry['outcome']
@@ -134,7 +134,7 @@ def test_the_reshaper_says_it_only_put_a_trait(old_child, tmp_path):
     rec, _w = report.collect_record(None, {'node': node['name'], 'reshape': planned}, mode='plan', read=(before, {}))
     data = report.build_report([rec], mode='plan')
     assert data['nodes'][0]['status'] == 'updated' and data['nodes'][0]['outcome'] == 'would update without a reshape'
-    assert report.summary_line(data).startswith('1 nodes (plan): 0 would reshape, 1 would update without a reshape '
+    assert report.summary_line(data).startswith('1 node (plan): 0 would reshape, 1 would update without a reshape '
                                                 '(traits or children only), 0 already done')
     markdown = report.render_markdown(data)
     assert 'To be written (plan) (no POST /reshaper):\n- traits added on %s: OWNER_NOVA' % child['name'] in markdown

@@ -58,10 +58,53 @@ def test_html_escapes_every_crafted_text(mode):
 
 def test_markdown_escapes_table_and_emphasis_characters():
     text = report.render_markdown(_evil_report())
-    assert '## cn-\\<script\\>alert("x")\\</script\\> & \'q\': reshaped' in text
-    assert '| run | \\<run\\>& |' in text
-    assert '- FAILED \\<c\\>: d&\\<e\\>' in text
+    assert '## cn-&lt;script\\>alert("x")&lt;/script\\> & \'q\': reshaped' in text
+    assert '| run | &lt;run\\>& |' in text
+    assert '- FAILED &lt;c\\>: d&&lt;e\\>\n' in text
     assert text.endswith('\n') and not text.endswith('\n\n')
+
+
+IMG = '<img src=x onerror=alert(1)>'
+SVG = '<svg onload=alert(2)>'
+#: the one tag report.md writes itself: each node section's anchor
+ANCHOR = re.compile(r'<a id="node-[A-Za-z0-9._-]*"></a>')
+
+
+def _markup_outside_code(text):
+    """Every ``<`` of report.md outside its code spans (which every renderer shows as text) and
+    outside its own anchors: what a renderer could take for HTML."""
+    found = []
+    for line in text.splitlines():
+        bare = ANCHOR.sub('', re.sub(r'`[^`]*`', '', line))
+        if '<' in bare:
+            found.append(line)
+    return found
+
+
+@pytest.mark.parametrize('mode', ['apply', 'plan'])
+def test_markdown_carries_no_html_from_host_names_run_ids_or_reasons(mode):
+    """Host names, the run id, reasons, warnings, consumer names, checks, context: a ``\\<`` is no
+    escape for every renderer (Python-Markdown keeps the tag after it), so report.md had the
+    ``<img onerror>`` and ``<svg onload>`` of its hosts and run id as HTML: every ``<`` from outside
+    is ``&lt;`` there, as in report.html."""
+    before, after = _trees()
+    records = [
+        {'node': 'cn-' + IMG, 'status': 'reshaped', 'before': before, 'after': after, 'reason': 'r ' + SVG,
+         'snapshot': '/s/x.json', 'warnings': ['w ' + SVG], 'consumer_names': {'c1': IMG},
+         'verification': [{'check': SVG, 'passed': False, 'detail': IMG}]},
+        {'node': 'cn2' + SVG, 'status': 'failed', 'reason': 'boom ' + IMG, 'before': before},
+        {'node': 'cn4' + SVG, 'status': 'deferred', 'reason': 'later &lt;b&gt; ' + IMG, 'before': before},
+    ]
+    context = {'playbook': IMG, 'inventory': SVG, 'awx_job_template': IMG}
+    built = report.build_report(records, hosts=['cn-' + IMG, 'cn2' + SVG, 'cn3' + IMG, 'cn4' + SVG], title=SVG,
+                                mode=mode, run_id='r' + IMG, context=context)
+    text = report.render_markdown(built)
+    assert _markup_outside_code(text) == []
+    # the values are all there, as text: the hosts, the run id, a reason (a reference shown as written)
+    assert '## cn-&lt;img src=x onerror=alert(1)\\>: ' in text
+    assert '| run | r&lt;img src=x onerror=alert(1)\\> |' in text
+    assert 'later &amp;lt;b&amp;gt; &lt;img src=x onerror=alert(1)\\>' in text
+    assert text.count('&lt;svg onload=alert(2)\\>') >= 3
 
 
 def test_tree_svg_is_the_template_macro():
@@ -84,7 +127,7 @@ def test_operator_templates_import_the_shipped_pieces(tmp_path):
     assert html.startswith('<h1>&lt;script&gt;t&lt;/script&gt;')       # autoescaped as the shipped one
     assert '<p>cn-&lt;script&gt;' in html and '<svg ' in html and 'svg .box' in html
     text = report.render_markdown(data, str(md_tpl))
-    assert text.splitlines()[1] == '* cn-\\<script\\>alert("x")\\</script\\> & \'q\''
+    assert text.splitlines()[1] == '* cn-&lt;script\\>alert("x")&lt;/script\\> & \'q\''
     paths = report.write_report(str(tmp_path / 'out'), data, str(html_tpl), str(md_tpl))
     with open(paths['html']) as handle:
         assert handle.read() == html
@@ -124,7 +167,7 @@ def test_module_renders_with_the_operator_template(run, tmp_path):
     with open(res['paths']['html']) as handle:
         assert handle.read() == '<h1>T&lt;1&gt;</h1>\n'
     with open(res['paths']['markdown']) as handle:
-        assert handle.read().startswith('# T\\<1\\>\n')
+        assert handle.read().startswith('# T&lt;1\\>\n')
 
 
 def test_module_returns_the_data_for_the_action_plugin_then_writes_its_files(run, tmp_path):
