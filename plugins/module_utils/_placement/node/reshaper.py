@@ -43,6 +43,7 @@ import os
 
 from . import layout as _layout
 from . import moves as _moves
+from .discover.report_check import check_report as _check_report
 from ..rules import allocations as allocation_rules
 from .. import resources as ops
 from .. import tree as _tree
@@ -334,6 +335,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     snapshot, sends and settles (:func:`send_settled`), sets the root's traits; then
     :meth:`_NodePass.outcome` verifies and says what happened, or :func:`failure` cleans up.
     """
+    if moves is None:
+        _check_report(devices)  # before anything reads it (its instances below)
     root_prov = resolve_root(backend, root)
     run = _NodePass(backend, root_prov,
                     _planner(backend, devices, layout_options, policy, ownership, moves, consumers),
