@@ -208,14 +208,6 @@ def figures(journal):
     }
 
 
-def add_figures(total, journal):
-    """``total`` (a figures dict, or None) plus the figures of ``journal``."""
-    total = dict(total or dict((k, 0) for k in FIGURES))
-    for key, value in figures(journal).items():
-        total[key] = total.get(key, 0) + value
-    return total
-
-
 def figure_text(key, mode):
     """The words of figure ``key`` in ``mode`` (None when the mode never says it)."""
     return WORDS[key][mode if mode in MODES else MODE_DID]
@@ -232,47 +224,59 @@ def figures_text(counts, mode, keep_zero=('consumers_moved', 'allocations_moved'
     return ', '.join(parts)
 
 
+#: the sentences of :func:`journal_lines`, per mode
+_LINES = {
+    MODE_WOULD: {'created': 'child %s to create', 'removed': 'child %s to remove',
+                 'inventory': 'inventory %s on %s to change: %s -> %s',
+                 'allocation': '%s of %s to %s: %s -> %s', 'conversion': '%d %s of consumer %s to convert to %s on %s',
+                 'added': 'traits to add on %s: %s', 'taken': 'traits to remove on %s: %s',
+                 'moved': 'move', 'created_a': 'create', 'removed_a': 'remove'},
+    MODE_DID: {'created': 'child %s created', 'removed': 'child %s removed',
+               'inventory': 'inventory %s on %s changed: %s -> %s',
+               'allocation': '%s of %s %s: %s -> %s', 'conversion': '%d %s of consumer %s converted to %s on %s',
+               'added': 'traits added on %s: %s', 'taken': 'traits removed on %s: %s',
+               'moved': 'moved', 'created_a': 'created', 'removed_a': 'removed'},
+    MODE_RESTORED: {'created': 'child %s created', 'removed': 'child %s removed',
+                    'inventory': 'inventory %s on %s restored: %s -> %s',
+                    'allocation': '%s of %s %s: %s -> %s',
+                    'conversion': '%d %s of consumer %s converted back to %s on %s',
+                    'added': 'traits restored on %s: %s', 'taken': 'traits removed on %s: %s',
+                    'moved': 'moved back', 'created_a': 'restored', 'removed_a': 'removed'},
+}
+
+
 def journal_lines(journal):
-    """What the pass wrote, one line per write, in the words of its mode (the report's "Written by ...")."""
+    """What the pass wrote, one sentence per write, in the words of its mode (the report's list
+    under "Written by this run", "To be written (plan)", "Restored by this rollback")."""
     journal = journal or {}
-    mode = journal.get('mode') or MODE_DID
-    verb = {MODE_WOULD: 'would be', MODE_DID: '', MODE_RESTORED: 'restored:'}[mode]
+    mode = journal.get('mode') if journal.get('mode') in MODES else MODE_DID
+    say = _LINES[mode]
     lines = []
     providers = journal.get('providers') or {}
     for name in providers.get('created') or []:
-        lines.append('child %s %s' % (name, 'would be created' if mode == MODE_WOULD else 'created'))
+        lines.append(say['created'] % name)
     for name in providers.get('removed') or []:
-        lines.append('child %s %s' % (name, 'would be removed' if mode == MODE_WOULD else 'removed'))
+        lines.append(say['removed'] % name)
     for name in providers.get('left') or []:
-        lines.append('child %s left behind (empty): remove it with the rollback\'s remove_children' % name)
+        lines.append('child %s left behind (empty): the rollback with remove_children removes it' % name)
     for inv in journal.get('inventories') or []:
-        lines.append('%sinventory %s on %s: %s -> %s' % (
-            verb + ' ' if verb else '', inv['resource_class'], inv['provider'], _amount(inv['before']),
-            _amount(inv['after'])))
+        lines.append(say['inventory'] % (inv['resource_class'], inv['provider'], _amount(inv['before']),
+                                         _amount(inv['after'])))
     for change in journal.get('allocations') or []:
         if change['kind'] == 'converted':
             continue
-        lines.append('%s%s %s of consumer %s: %s -> %s' % (
-            verb + ' ' if verb else '', _kind_word(change['kind'], mode), change['resource_class'],
-            change['consumer'], _side(change['from']), _side(change['to'])))
+        verb = say.get(change['kind'] + ('_a' if change['kind'] != 'moved' else ''), change['kind'])
+        lines.append(say['allocation'] % (change['resource_class'], 'consumer %s' % change['consumer'], verb,
+                                          _side(change['from']), _side(change['to'])))
     for conv in journal.get('conversions') or []:
-        lines.append('%sconverted %d %s -> %s of consumer %s on %s' % (
-            verb + ' ' if verb else '', conv['amount'], conv['from'], conv['to'], conv['consumer'],
-            ', '.join(conv['providers'])))
+        lines.append(say['conversion'] % (conv['amount'], conv['from'], conv['consumer'], conv['to'],
+                                          ', '.join(conv['providers'])))
     for item in journal.get('traits') or []:
         if item['added']:
-            lines.append('%straits added on %s: %s' % (verb + ' ' if verb else '', item['provider'],
-                                                       ', '.join(item['added'])))
+            lines.append(say['added'] % (item['provider'], ', '.join(item['added'])))
         if item['removed']:
-            lines.append('%straits removed on %s: %s' % (verb + ' ' if verb else '', item['provider'],
-                                                         ', '.join(item['removed'])))
+            lines.append(say['taken'] % (item['provider'], ', '.join(item['removed'])))
     return lines
-
-
-def _kind_word(kind, mode):
-    if mode == MODE_RESTORED and kind == 'moved':
-        return 'moved back'
-    return {'moved': 'moved', 'created': 'created', 'removed': 'removed'}.get(kind, kind)
 
 
 def _amount(value):

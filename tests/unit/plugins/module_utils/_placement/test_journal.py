@@ -120,7 +120,12 @@ def test_roll_check_rollbacks_and_trait_only_journals_are_placements_diff(embedd
     assert did['providers_created'] == 2 and did['consumers_moved'] == len(
         [c for c in start['allocations'] if any('VGPU' in e['resources'] for e in start['allocations'][c]['allocations'].values())])
     assert would['figures'] == did, (would['figures'], did)
-    assert 'would' in ' '.join(_journal.journal_lines(would)) and 'would' not in ' '.join(_journal.journal_lines(roll['journal']))
+    planned_lines, done_lines = _journal.journal_lines(would), _journal.journal_lines(roll['journal'])
+    assert sum(1 for line in planned_lines if line.startswith('VGPU of consumer ') and ' to move: ' in line) == \
+        did['allocations_moved'], planned_lines
+    assert sum(1 for line in done_lines if line.startswith('VGPU of consumer ') and ' moved: ' in line) == \
+        did['allocations_moved'], done_lines
+    assert not any(' to ' in line.split(':')[0] for line in done_lines), done_lines
 
     # a rerun: nothing written, nothing counted
     again = reshaper.reshape_node(backend, 'compute-01', report, snapshot_dir=snaps)
@@ -154,7 +159,8 @@ def test_roll_check_rollbacks_and_trait_only_journals_are_placements_diff(embedd
     figures = _assert_journal_is_the_diff(back, rolled, restored, 'restored', left=2)
     assert figures['allocations_moved'] == did['allocations_moved'] and figures['providers_created'] == 0
     lines = _journal.journal_lines(back['journal'])
-    assert any('left behind' in line for line in lines) and not any(' created' in line for line in lines), lines
+    assert sum(1 for line in lines if 'left behind' in line) == 2 and not any('created' in line for line in lines), lines
+    assert sum(1 for line in lines if ' moved back: ' in line) == did['allocations_moved'], lines
     text = _journal.figures_text(figures, 'restored')
     assert 'allocations moved back %d' % did['allocations_moved'] in text and 'created' not in text, text
 
@@ -192,8 +198,9 @@ def test_the_conversion_is_journalled_as_a_conversion_and_the_root_inventory_cha
     inventories = dict((i['resource_class'], (i['before'], i['after'])) for i in result['journal']['inventories'])
     assert inventories == {'VCPU': (8, 2), 'PCPU': (None, 6)}, inventories
     lines = _journal.journal_lines(result['journal'])
-    assert 'inventory VCPU on cn: 8 -> 2' in lines and 'inventory PCPU on cn: none -> 6' in lines, lines
-    assert sum(1 for line in lines if line.startswith('converted 2 VCPU -> PCPU of consumer ')) == 2, lines
+    assert 'inventory VCPU on cn changed: 8 -> 2' in lines and 'inventory PCPU on cn changed: none -> 6' in lines, lines
+    assert sum(1 for line in lines if line.startswith('2 VCPU of consumer ') and line.endswith(' converted to PCPU on cn')) == 2, lines
+    assert not any('moved' in line or 'created' in line for line in lines), lines
 
 
 def test_pci_healing_is_journalled_as_created_not_moved(embedded_backend, tmp_path):
@@ -226,3 +233,52 @@ def test_pci_healing_is_journalled_as_created_not_moved(embedded_backend, tmp_pa
     assert figures['allocations_created'] == 3 and figures['allocations_converted'] >= 1
     moved = [a for a in result['journal']['allocations'] if a['kind'] == 'moved']
     assert all(not a['resource_class'].startswith('CUSTOM_PCI') for a in moved)
+
+
+def _report_of(backend, name, result, mode='apply'):
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records as stored
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+    rec, _warnings = report.collect_record(backend, stored.node_record(name, name, result), mode=mode)
+    data = report.build_report([rec], mode=mode)
+    return data, report.summary(data), report.summary_line(data), report.render_markdown(data)
+
+
+def test_every_figure_of_the_report_is_the_journals_in_its_modes_words(embedded_backend, tmp_path):
+    """The report, summary.json and the summary line of a check, a roll and a rollback: each figure is
+    the journal's (Placement's diff), said as "to move" / "moved" / "moved back" and "left behind"."""
+    backend = embedded_backend
+    report_, root = _gpu_node(backend, tmp_path)
+    snaps = str(tmp_path / 'snaps')
+    start = _read(backend, root)
+    check = reshaper.reshape_node(backend, 'compute-01', report_, check_mode=True)
+    roll = reshaper.reshape_node(backend, 'compute-01', report_, snapshot_dir=snaps)
+    rolled = _read(backend, root)
+    diff = _placement_diff(start, rolled)
+    back = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps)
+    restored_diff = _placement_diff(rolled, _read(backend, root))
+
+    data, summary, line, markdown = _report_of(backend, 'compute-01', check, mode='plan')
+    assert summary['totals']['figures'] == dict(diff, providers_left=0) and summary['totals']['words'] == 'would'
+    assert summary['nodes'][0]['figures'] == summary['totals']['figures']
+    assert '%d allocations of %d consumers to move' % (diff['allocations_moved'], diff['consumers_moved']) in line, line
+    assert '| allocations to move | %d |' % diff['allocations_moved'] in markdown
+    assert '| child providers to create | %d |' % diff['providers_created'] in markdown
+    assert '| allocations moved |' not in markdown and '| child providers created |' not in markdown
+
+    data, summary, line, markdown = _report_of(backend, 'compute-01', roll)
+    assert summary['totals']['figures'] == dict(diff, providers_left=0) and summary['totals']['words'] == 'did'
+    assert '%d allocations of %d consumers moved' % (diff['allocations_moved'], diff['consumers_moved']) in line, line
+    assert '| allocations moved | %d |' % diff['allocations_moved'] in markdown
+    assert '| child providers created | %d |' % diff['providers_created'] in markdown
+    assert 'Written by this run' in markdown
+
+    data, summary, line, markdown = _report_of(backend, 'compute-01', back)
+    assert summary['totals']['figures'] == dict(restored_diff, providers_left=2), summary['totals']
+    assert summary['totals']['words'] == 'restored' and summary['totals']['providers_created'] == 0
+    assert '%d allocations of %d consumers moved back' % (restored_diff['allocations_moved'],
+                                                         restored_diff['consumers_moved']) in line, line
+    assert 'child providers left behind (empty) 2' in line, line
+    assert '| allocations moved back | %d |' % restored_diff['allocations_moved'] in markdown
+    assert '| child providers left behind (empty) | 2 |' in markdown
+    assert 'created' not in ' '.join(data['nodes'][0]['journal_lines']) and data['nodes'][0]['created'] == []
+    assert '(new)' not in markdown and 'Restored by this rollback' in markdown
