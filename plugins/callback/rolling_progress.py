@@ -116,6 +116,10 @@ def _steps_text(found, res, check_mode):
     steps = ['discover (%s)' % found] if found else []
     status = res.get('status')
     moved = res.get('moved') if isinstance(res.get('moved'), dict) else {}
+    journal_mode = res.get('journal', {}).get('mode') if isinstance(res.get('journal'), dict) else None
+    if status == 'noop' and journal_mode == 'restored':
+        steps.append('rollback (nothing to restore: the node is at its snapshot)')
+        return ' - '.join(steps)
     if status == 'rolled_back' and isinstance(res.get('journal'), dict):
         # a rollback restores: its own words, never a reshape's
         if check_mode or res.get('verified') is None:

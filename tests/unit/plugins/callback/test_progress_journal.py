@@ -37,6 +37,7 @@ def test_the_progress_line_says_the_journals_figures_in_its_words(callback, cloc
     snaps = str(tmp_path / 'snaps')
     roll = reshaper.reshape_node(embedded_backend, 'c1', report, snapshot_dir=snaps)
     back = reshaper.rollback_node(embedded_backend, 'c1', snapshot_dir=snaps)
+    again = reshaper.rollback_node(embedded_backend, 'c1', snapshot_dir=snaps)
     moved = roll['journal']['figures']['allocations_moved']
     assert moved and back['journal']['figures']['allocations_moved'] == moved
 
@@ -55,3 +56,10 @@ def test_the_progress_line_says_the_journals_figures_in_its_words(callback, cloc
     assert line.startswith('c1: rollback (one POST /reshaper: '), line
     assert 'allocations moved back %d' % moved in line and 'child providers left behind (empty) 2' in line, line
     assert 'reshape (' not in line and 'created' not in line and line.endswith(' - verify (passed)'), line
+
+    # the rollback again: nothing restored, and said as a rollback's (not "already in the layout")
+    callback.v2_playbook_on_play_start(_Play('Roll back again', inventory, 1))
+    callback.v2_runner_on_ok(_Result('c1', again, action='placement.upgrade.reshape'))
+    callback.v2_playbook_on_stats(None)
+    line = [text for text in _said(callback) if text.startswith('c1: ')][-1]
+    assert line == 'c1: rollback (nothing to restore: the node is at its snapshot)', line
