@@ -275,8 +275,9 @@ def test_every_figure_of_the_report_is_the_journals_in_its_modes_words(embedded_
     data, summary, line, markdown = _report_of(backend, 'compute-01', back)
     assert summary['totals']['figures'] == dict(restored_diff, providers_left=2), summary['totals']
     assert summary['totals']['words'] == 'restored' and summary['totals']['providers_created'] == 0
-    assert '%d allocations of %d consumers moved back' % (restored_diff['allocations_moved'],
-                                                         restored_diff['consumers_moved']) in line, line
+    moved_back = '%d allocations of %d consumers moved back' % (restored_diff['allocations_moved'],
+                                                                restored_diff['consumers_moved'])
+    assert moved_back in line, line
     assert 'child providers left behind (empty) 2' in line, line
     assert '| allocations moved back | %d |' % restored_diff['allocations_moved'] in markdown
     assert '| child providers left behind (empty) | 2 |' in markdown
