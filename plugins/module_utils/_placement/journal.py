@@ -61,7 +61,7 @@ WORDS = {
                        MODE_RESTORED: 'child providers left behind (empty)'},
     'inventories_changed': {MODE_WOULD: 'inventories to change', MODE_DID: 'inventories changed',
                             MODE_RESTORED: 'inventories restored'},
-    'traits_changed': {MODE_WOULD: 'providers whose traits to change', MODE_DID: 'providers whose traits changed',
+    'traits_changed': {MODE_WOULD: 'providers whose traits would change', MODE_DID: 'providers whose traits changed',
                        MODE_RESTORED: 'providers whose traits were restored'},
 }
 
