@@ -322,6 +322,15 @@ def print_summary(fleet, summary, report_dir, seconds, check=False, play_shown=F
         '  allocations %s  %4d  (of %d consumers)' % (
             'to move' if check else 'moved  ', totals['allocations_moved'], totals['consumers_moved']),
         '  child providers      %4d  %s' % (totals['providers_created'], 'to create' if check else 'created'),
+    ]
+    # the other figures of the nodes' journals (PCI healing, the VCPU -> PCPU conversion), when not 0
+    figures = totals.get('figures') or {}
+    for key, would, did in (('allocations_created', 'to create', 'created'),
+                            ('allocations_converted', 'to convert', 'converted'),
+                            ('allocations_removed', 'to remove', 'removed')):
+        if figures.get(key):
+            lines.append('  allocations %-9s%4d' % (would if check else did, figures[key]))
+    lines += [
         '  time taken           %s (roll) / %s (whole demo)' % (
             _seconds(totals['duration']), _seconds(seconds)),
     ]

@@ -44,6 +44,7 @@ import time
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement import journal as _journal
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.data import (
     nova_compute_text as _nova_compute_text,
     nova_compute_versions as _nova_compute_versions,
@@ -101,11 +102,33 @@ def _planned_update(res):
     return _written_text({'traits': would.get('traits') or [], 'children': would.get('children') or []})
 
 
+def _journal_text(res):
+    """``: allocations moved 3, allocations created 2`` of the pass's journal, in its mode's words ('' without)."""
+    journal = res.get('journal') if isinstance(res.get('journal'), dict) else None
+    if journal is None or journal.get('mode') not in _journal.MODES:
+        return ''
+    text = _journal.figures_text(_journal.figures(journal), journal['mode'], keep_zero=())
+    return ': ' + text if text else ''
+
+
 def _steps_text(found, res, check_mode):
     """The node's pass, step by step: ``discover (2 GPUs) - plan (...) - reshape (...) - verify (...)``."""
     steps = ['discover (%s)' % found] if found else []
     status = res.get('status')
     moved = res.get('moved') if isinstance(res.get('moved'), dict) else {}
+    journal_mode = res.get('journal', {}).get('mode') if isinstance(res.get('journal'), dict) else None
+    if status == 'noop' and journal_mode == 'restored':
+        steps.append('rollback (nothing to restore: the node is at its snapshot)')
+        return ' - '.join(steps)
+    if status == 'rolled_back' and isinstance(res.get('journal'), dict):
+        # a rollback restores: its own words, never a reshape's
+        if check_mode or res.get('verified') is None:
+            steps.append('rollback (planned, not applied%s)' % _journal_text(res))
+        else:
+            steps.append('rollback (%s%s)' % ('one POST /reshaper' if res.get('reshaper_applied') else
+                                              'no POST /reshaper', _journal_text(res)))
+            steps.append('verify (%s)' % ('passed' if res.get('verified') else 'FAILED'))
+        return ' - '.join(steps)
     if status == 'noop':
         steps.append('plan (nothing to move: already in the layout)')
     elif status == 'deferred':
@@ -118,13 +141,13 @@ def _steps_text(found, res, check_mode):
         if (check_mode or res.get('verified') is None) and _planned_update(res):
             steps.append('update (planned, not applied: %s; no POST /reshaper)' % _planned_update(res))
         elif check_mode or res.get('verified') is None:
-            steps.append('reshape (planned, not applied)')
+            steps.append('reshape (planned, not applied%s)' % _journal_text(res))
         elif _updated_only(res):
             steps.append('update (%s; no POST /reshaper)' % _updated_only(res))
             steps.append('verify (%s)' % ('passed' if res.get('verified') else 'FAILED'))
         else:
-            steps.append('reshape (one POST /reshaper%s)' % (
-                ', %s' % _count(res['retries'], 'retry') if res.get('retries') else ''))
+            steps.append('reshape (one POST /reshaper%s%s)' % (
+                ', %s' % _count(res['retries'], 'retry') if res.get('retries') else '', _journal_text(res)))
             steps.append('verify (%s)' % ('passed' if res.get('verified') else 'FAILED'))
     return ' - '.join(steps)
 

@@ -444,7 +444,7 @@ def _replay(module):
     try:
         report = recording.replay(params['replay_from'], hostname=params['hostname'])
     except PlacementError as exc:
-        module.fail_json(msg=str(exc), path=getattr(exc, 'path', None))
+        module.fail_json(msg=exc.detail if not exc.status else str(exc), path=getattr(exc, 'path', None))
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg=unexpected_error(exc))
     _warn(module, report)

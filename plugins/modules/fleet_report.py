@@ -286,7 +286,13 @@ summary:
       C(rollback) (the rollback command of a node this run reshaped and that has a snapshot),
       C(no_rollback) (why a node this run changed has no rollback command), C(written) (what its
       reshape wrote, C(reshaper) whether its C(POST /reshaper) was applied, C(traits) and C(children)),
-      C(warnings) (its discovery's and its reshape's), C(retries), C(created) and C(verification_failed).
+      C(warnings) (its discovery's and its reshape's), C(retries), C(created), C(verification_failed),
+      C(figures) (the counts of its pass's journal, see RV(placement.upgrade.reshape#module:journal)),
+      C(journal_mode) (C(would), C(did) or C(restored); empty for a record without a journal) and
+      C(journal) (its journal's sentences, in those words).
+    - C(totals.figures) sums the nodes' C(figures) (C(consumers_moved), C(allocations_moved) and
+      C(providers_created) are copied from it), and C(totals.words) is the mode whose words the run's
+      figures are said in (C(would) for a plan, C(restored) when every journal is a rollback's, else C(did)).
     - A node's C(status) is C(updated) (label C(updated without a reshape)) when its reshape only wrote
       what the layout missed (traits such as C(OWNER_NOVA) on a child made by an older nova, or empty
       children) and sent no C(POST /reshaper); C(totals.statuses) counts it apart from C(reshaped).
@@ -294,7 +300,10 @@ summary:
   type: dict
   sample:
     totals: {nodes: 12, touched: 8, consumers_moved: 21, allocations_moved: 24, providers_created: 16,
-             statuses: {reshaped: 8, noop: 2, deferred: 2, failed: 0, unreached: 0}}
+             statuses: {reshaped: 8, noop: 2, deferred: 2, failed: 0, unreached: 0}, words: did,
+             figures: {consumers_moved: 21, allocations_moved: 24, allocations_created: 3, allocations_removed: 0,
+                       allocations_converted: 2, providers_created: 16, providers_removed: 0, providers_left: 0,
+                       inventories_changed: 30, traits_changed: 8}}
     context: {playbook: placement.upgrade.rolling_reshape, backend: rest, cloud: overcloud,
               endpoint: "https://placement.example.com/", placement_microversion: "1.39",
               collection_version: 0.1.0}
@@ -303,9 +312,14 @@ summary_line:
     - One line with the fleet totals.
     - "With O(mode=plan) it reads C(<n> nodes (plan): X would reshape, Y already done, Z deferred,
       W would stop the roll; ...)."
+    - The figures after the counts of nodes are the journals' (C(summary.totals.figures)), in the words of
+      C(summary.totals.words) (C(to move), C(moved), C(moved back), C(left behind)); those that are 0 are left
+      out, except the allocations and consumers moved.
   returned: success, unless O(summarize=false)
   type: str
-  sample: "12 nodes: 8 reshaped, 2 skipped, 2 deferred, 0 failed; 24 allocations of 21 consumers moved; 18.2 s"
+  sample: "12 nodes: 8 reshaped, 2 skipped, 2 deferred, 0 failed; 24 allocations of 21 consumers moved; allocations
+    created 3, allocations converted 2, child providers created 16, inventories changed 30, providers whose traits
+    changed 8; 18.2 s"
 deferred_nodes:
   description: Deferred nodes with the reason.
   returned: success, unless O(summarize=false)

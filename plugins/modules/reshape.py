@@ -489,6 +489,50 @@ moved:
   returned: always
   type: dict
   sample: {consumers: 3, allocations: 3, units: {VGPU: 5}}
+journal:
+  description:
+    - What the task wrote, would write (check mode) or restored (a rollback), the writes of its pass,
+      from the tree its writes were computed on and the tree read back after them. Every figure of
+      the run's report, summary and progress line comes from it.
+  returned: when O(state=reshaped) or O(state=rolled_back) and the task does not fail
+  type: dict
+  contains:
+    mode:
+      description: The words it is told in, V(would) (check mode), V(did) (a reshape) or V(restored) (a rollback).
+      type: str
+      sample: did
+    providers:
+      description: Names of the child providers C(created), C(removed), and C(left) behind empty by a rollback
+        without O(remove_children).
+      type: dict
+      sample: {created: [compute-01_pci_0000_84_00_0], removed: [], left: []}
+    inventories:
+      description: Each inventory changed, per provider and resource class, with its total C(before) and C(after)
+        (V(null) where there was none).
+      type: list
+      elements: dict
+      sample: [{provider: compute-01, resource_class: VCPU, before: 64, after: 32}]
+    allocations:
+      description:
+        - Each consumer's change per resource class, C(kind) V(moved) (the same amount on other providers),
+          V(created) (more, PCI healing), V(removed) (less) or V(converted) (see C(conversions)), with the
+          amounts it gave up (C(from)) and took (C(to)) per provider, and its total C(before) and C(after).
+      type: list
+      elements: dict
+    conversions:
+      description: Consumers that gave up one class for another on the same provider (VCPU to PCPU).
+      type: list
+      elements: dict
+      sample: [{consumer: 2a9b4b6e-0a8c-4a27-9d5e-5f1f4c1f3b42, from: VCPU, to: PCPU, providers: [compute-01], amount: 4}]
+    traits:
+      description: The traits C(added) and C(removed) per provider.
+      type: list
+      elements: dict
+    figures:
+      description: The counts the reports show, C(consumers_moved), C(allocations_moved), C(allocations_created),
+        C(allocations_removed), C(allocations_converted), C(providers_created), C(providers_removed),
+        C(providers_left), C(inventories_changed), C(traits_changed).
+      type: dict
 deferred_reason:
   description: Why the node was deferred (the consumers and providers of the migration in flight).
   returned: always

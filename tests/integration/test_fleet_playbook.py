@@ -205,6 +205,14 @@ def test_canary_roll_rerun_and_rollback(tmp_path):
     assert comparable(now['compute-03']) == comparable(after['compute-03'])
     report = summary(fleet)
     assert [(n['node'], n['status']) for n in report['nodes']] == [('compute-02', 'rolled_back')]
+    # issue 40: the rollback's figures are its journal's, in its words; it created nothing
+    children = len(after['compute-02']['providers']) - len(before['compute-02']['providers'])
+    assert children > 0
+    assert report['totals']['words'] == 'restored' and report['totals']['providers_created'] == 0
+    assert report['totals']['figures']['providers_removed'] == children, report['totals']
+    assert report['totals']['figures']['providers_left'] == 0, report['totals']
+    assert 'Rollback finished: 1 nodes: ' in out and 'Roll finished' not in out, out
+    assert 'moved back' in out and 'reshape (one POST /reshaper' not in out, out
 
 
 KEPT_PLAY = u"""

@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import demo
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -88,3 +90,31 @@ def test_a_previous_run_is_removed_and_it_says_so(tmp_path, capsys, monkeypatch)
     out.mkdir()
     assert demo.clear_out(str(out)) is None and out.is_dir()
     assert capsys.readouterr().out == ''
+
+
+def _summary(figures):
+    totals = {'nodes': 2, 'statuses': {'planned': 1, 'reshaped': 1, 'noop': 1}, 'duration': 1.0,
+              'consumers_moved': figures['consumers_moved'], 'allocations_moved': figures['allocations_moved'],
+              'providers_created': figures['providers_created'], 'figures': figures}
+    return {'totals': totals, 'deferred': [], 'failed': [], 'unreached': [], 'next_steps': []}
+
+
+@pytest.mark.parametrize('check', [True, False], ids=['check', 'roll'])
+def test_the_demo_summary_says_the_journals_figures_in_the_words_of_its_mode(capsys, check):
+    """issue 40: PCI healing's created allocations and the VCPU -> PCPU conversion are said (they were
+    missing, or counted as moved), in the words of the mode."""
+    figures = {'consumers_moved': 2, 'allocations_moved': 3, 'allocations_created': 4, 'allocations_removed': 0,
+               'allocations_converted': 2, 'providers_created': 5, 'providers_removed': 0, 'providers_left': 0,
+               'inventories_changed': 7, 'traits_changed': 1}
+    demo.print_summary({'nodes': [], 'embedded_db': '/tmp/placement.db'}, _summary(figures), '/tmp/report', 2.0,
+                       check=check)
+    out = capsys.readouterr().out
+    if check:
+        assert '  allocations to move     3  (of 2 consumers)' in out
+        assert '  allocations to create   4' in out and '  allocations to convert   2' in out
+        assert ' created' not in out and 'converted' not in out
+    else:
+        assert '  allocations moved       3  (of 2 consumers)' in out
+        assert '  allocations created     4' in out and '  allocations converted   2' in out
+        assert 'to create' not in out and 'to convert' not in out
+    assert 'allocations removed' not in out and 'allocations to remove' not in out

@@ -31,6 +31,8 @@ The report is made of one *node record* per compute node (plain dicts, JSON-seri
     written:      what the reshape wrote (optional): {"reshaper": whether its POST /reshaper
                   was applied, "traits": [{"provider", "uuid", "added", "removed"}],
                   "children": [names]}
+    journal:      what the pass wrote, would write (check mode) or restored (a rollback):
+                  :func:`..journal.journal_of`'s shape; every figure of the node comes from it
     warnings:     the warnings of the node's pass (its discovery's, the reshape's remarks)
     placement_microversion: the microversion of the backend that stored the record (optional)
 
@@ -45,6 +47,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from .. import journal as _journal
 from .. import shapes
 from ..node import snapshot as _snapshot
 
@@ -55,13 +58,13 @@ _RECORD_KINDS = {
     'snapshot': 'text?', 'retries': 'int?', 'warnings': 'list?', 'verification': 'list?', 'moved': 'mapping?',
     'names': 'mapping?', 'consumer_names': 'mapping?', 'before': 'mapping?', 'after': 'mapping?',
     'unread': 'text?', 'run_id': 'scalar?', 'instances': 'mapping?', 'nova_compute': 'mapping?',
-    'written': 'mapping?', 'placement_microversion': 'text?',
+    'written': 'mapping?', 'placement_microversion': 'text?', 'journal': 'mapping?',
 }
 _RESULT_KINDS = {
     'status': 'text?', 'changed': 'bool?', 'snapshot': 'text?', 'moved': 'mapping?', 'verification': 'list?',
     'retries': 'int?', 'remarks': 'list?', 'warnings': 'list?', 'plan': 'mapping?', 'deferred_reason': 'text?',
     'reshaper_applied': 'bool?', 'traits_written': 'list?', 'children_created': 'list?', 'would_write': 'mapping?',
-    'resent': 'int?',
+    'resent': 'int?', 'journal': 'mapping?',
 }
 
 
@@ -80,6 +83,8 @@ def check_record(record, field='record'):
     shapes.expect_fields(record.get('moved') or {}, field + '.moved', {'consumers': 'int?', 'allocations': 'int?'})
     shapes.expect_fields(record.get('nova_compute') or {}, field + '.nova_compute', {'before': 'text?', 'after': 'text?'})
     _check_written(record.get('written') or {}, field + '.written')
+    if record.get('journal') is not None:
+        _check_journal(record['journal'], field + '.journal')
     for key in ('names', 'consumer_names'):
         for sub, name in (record.get(key) or {}).items():
             shapes.expect(name, 'scalar', '%s.%s.%s' % (field, key, sub))
@@ -95,7 +100,29 @@ def check_record(record, field='record'):
                              {'consumers': 'int?', 'allocations': 'int?'})
         for index, check in enumerate(result.get('verification') or []):
             shapes.expect(check, 'mapping', '%s.reshape.verification[%d]' % (field, index), 'a check (a mapping)')
+        if result.get('journal') is not None:
+            _check_journal(result['journal'], field + '.reshape.journal')
     return record
+
+
+def _check_journal(journal, field):
+    """A record's ``journal`` (:func:`..journal.journal_of`'s shape), as far as the report reads it."""
+    shapes.expect_fields(journal, field, {'mode': 'text!', 'providers': 'mapping?', 'inventories': 'list?',
+                                          'allocations': 'list?', 'conversions': 'list?', 'traits': 'list?'})
+    if journal['mode'] not in _journal.MODES:
+        raise shapes.shape_error(field + '.mode', 'one of %s' % ', '.join(_journal.MODES), journal['mode'])
+    for key in ('created', 'removed', 'left'):
+        shapes.expect_list_of((journal.get('providers') or {}).get(key), 'text', '%s.providers.%s' % (field, key),
+                              'a list of provider names')
+    for key, kinds in (('inventories', {'provider': 'text!', 'resource_class': 'text!', 'before': 'int?',
+                                        'after': 'int?'}),
+                       ('allocations', {'consumer': 'text!', 'resource_class': 'text!', 'kind': 'text!',
+                                        'from': 'list!', 'to': 'list!'}),
+                       ('conversions', {'consumer': 'text!', 'from': 'text!', 'to': 'text!', 'providers': 'list!',
+                                        'amount': 'int!'}),
+                       ('traits', {'provider': 'text!', 'added': 'list!', 'removed': 'list!'})):
+        for index, item in enumerate(journal.get(key) or []):
+            shapes.expect_fields(item, '%s.%s[%d]' % (field, key, index), kinds)
 
 
 def _check_written(written, field):

@@ -25,6 +25,7 @@ __metaclass__ = type
 
 import time
 
+from .. import journal as _journal
 from .. import shapes
 from ..node import reshaper
 from .checks import check_record, record_key
@@ -65,9 +66,16 @@ def _node_entry(record, names, mode='apply'):
     after = normalize_tree(record.get('after') or record.get('before'))
     before = normalize_tree(record.get('before')) if record.get('before') else after
     moves = consumer_moves(before, after)
+    journal = record.get('journal') if isinstance(record.get('journal'), dict) else None
+    if journal is not None and mode == 'plan' and journal.get('mode') != _journal.MODE_WOULD:
+        journal = None       # a plan run writes nothing: only a plan's journal is told in it
     moved = record.get('moved') if isinstance(record.get('moved'), dict) else None
     counted = moved_counts(moves)
-    if moved is None:
+    if journal is not None:
+        # every figure of the node from what its pass wrote (or would write, or restored)
+        figures = _journal.figures(journal)
+        moved = {'consumers': figures['consumers_moved'], 'allocations': figures['allocations_moved']}
+    elif moved is None:
         moved = counted
     else:
         moved = {'consumers': int(moved.get('consumers', counted['consumers']) or 0),
@@ -77,6 +85,10 @@ def _node_entry(record, names, mode='apply'):
         duration = float(record['finished']) - float(record['started'])
     created = sorted(set(after['providers']) - set(before['providers']),
                      key=lambda u: after['providers'][u]['name'])
+    if journal is not None:
+        made = set((journal.get('providers') or {}).get('created') or ())
+        created = sorted((u for u, p in after['providers'].items() if p['name'] in made),
+                         key=lambda u: after['providers'][u]['name'])
     removed = sorted(set(before['providers']) - set(after['providers']),
                      key=lambda u: before['providers'][u]['name'])
     for tree in (before, after):
@@ -114,7 +126,30 @@ def _node_entry(record, names, mode='apply'):
         'written': {'reshaper': written.get('reshaper'), 'traits': list(written.get('traits') or []),
                     'children': list(written.get('children') or [])},
         'written_text': written_text(written),
+        'journal_mode': (journal or {}).get('mode') or '',
+        'journal_lines': _journal.journal_lines(journal) if journal is not None else [],
+        'figures': _figures_of(journal, moved, created),
     }
+
+
+def _figures_of(journal, moved, created):
+    """The node's figures (journal.FIGURES): its journal's, or for a record without one (written before
+    journals, or a failure's) what its trees and its ``moved`` say of moves and created children."""
+    if journal is not None:
+        return _journal.figures(journal)
+    figures = dict((key, 0) for key in _journal.FIGURES)
+    figures.update(consumers_moved=moved['consumers'], allocations_moved=moved['allocations'],
+                   providers_created=len(created))
+    return figures
+
+
+def words_of(nodes, mode):
+    """The journal mode whose words the report's totals are said in: ``would`` for a plan, ``restored``
+    when every node with a journal was rolled back, else ``did``."""
+    if mode == 'plan':
+        return _journal.MODE_WOULD
+    modes = set(e.get('journal_mode') for e in nodes if e.get('journal_mode'))
+    return modes.pop() if len(modes) == 1 and _journal.MODE_RESTORED in modes else _journal.MODE_DID
 
 
 def _fallback_entry(record, node, names, mode, exc):
@@ -241,13 +276,19 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     failed = [e for e in nodes if e['status'] == 'failed']
     if stopped is None and failed and mode != 'plan':
         stopped = {'node': failed[0]['node'], 'reason': failed[0]['reason']}
+    figures = dict((key, 0) for key in _journal.FIGURES)
+    for entry in nodes:
+        for key, value in entry['figures'].items():
+            figures[key] = figures.get(key, 0) + value
     totals = {
         'nodes': len(nodes),
         'statuses': counts,
         'touched': sum(1 for e in nodes if e['touched']),
-        'consumers_moved': sum(e['moved']['consumers'] for e in nodes),
-        'allocations_moved': sum(e['moved']['allocations'] for e in nodes),
-        'providers_created': sum(len(e['created']) for e in nodes),
+        'consumers_moved': figures['consumers_moved'],
+        'allocations_moved': figures['allocations_moved'],
+        'providers_created': figures['providers_created'],
+        'figures': figures,
+        'words': words_of(nodes, mode),
         'retries': sum(e['retries'] for e in nodes),
         'duration': (float(finished) - float(started)) if started is not None and finished is not None else None,
     }
@@ -298,6 +339,7 @@ def summary(report):
                        reason=e['reason'], duration=e['duration'], moved=e['moved'], snapshot=e['snapshot'],
                        rollback=e['rollback'], no_rollback=e['no_rollback'], written=e['written'],
                        warnings=e['warnings'], retries=e['retries'], nova_compute=e['nova_compute'],
+                       figures=e['figures'], journal_mode=e['journal_mode'], journal=e['journal_lines'],
                        created=[e['after']['providers'][u]['name'] for u in e['created']],
                        verification_failed=[v['check'] for v in e['verification'] if not v['passed']])
                   for e in report['nodes']],
@@ -329,10 +371,16 @@ def summary_line(report):
     for status in ('rolled_back', 'verified', 'unreached'):
         if counts.get(status):
             parts.append('%d %s' % (counts[status], status_label(status, report['mode'])))
+    words = totals.get('words') or (_journal.MODE_WOULD if plan else _journal.MODE_DID)
     text = '%d node%s%s: %s; %d allocation%s of %d consumer%s %s' % (
         totals['nodes'], '' if totals['nodes'] == 1 else 's', ' (plan)' if plan else '', ', '.join(parts),
         totals['allocations_moved'], '' if totals['allocations_moved'] == 1 else 's',
-        totals['consumers_moved'], '' if totals['consumers_moved'] == 1 else 's', 'to move' if plan else 'moved')
+        totals['consumers_moved'], '' if totals['consumers_moved'] == 1 else 's',
+        {_journal.MODE_WOULD: 'to move', _journal.MODE_RESTORED: 'moved back'}.get(words, 'moved'))
+    others = _journal.figures_text(dict((k, v) for k, v in (totals.get('figures') or {}).items()
+                                        if k not in ('consumers_moved', 'allocations_moved')), words, keep_zero=())
+    if others:
+        text += '; ' + others
     if report['unread']:
         text += '; %d node tree%s not read from Placement' % (len(report['unread']),
                                                               's' if len(report['unread']) > 1 else '')

@@ -31,6 +31,7 @@ __metaclass__ = type
 import os
 import re
 
+from .. import journal as _journal
 from ..rules import inventory as inventory_rules
 from ..version import COLLECTION_VERSION
 from .context import context_rows
@@ -155,9 +156,36 @@ def cards(report):
             out.append((status_label(status, mode), counts.get(status, 0)))
     if mode != 'plan':
         out.append(('trees changed', totals['touched']))
-    out += [('consumers moved', totals['consumers_moved']), ('allocations moved', totals['allocations_moved']),
-            ('child providers created', totals['providers_created'])]
-    return out
+    return out + figure_rows(report)
+
+
+#: the figures a report always shows, per journal mode (the others when they are not 0)
+_ALWAYS = {'would': ('consumers_moved', 'allocations_moved', 'providers_created'),
+           'did': ('consumers_moved', 'allocations_moved', 'providers_created'),
+           'restored': ('consumers_moved', 'allocations_moved', 'providers_removed', 'providers_left')}
+
+
+def figure_rows(report):
+    """``[(words, count)]`` of the run's figures, in the words of what it did (would / did / restored):
+    the sums of the nodes' journals (data.build_report's ``totals.figures``)."""
+    totals = report['totals']
+    words = totals.get('words') or ('would' if report['mode'] == 'plan' else 'did')
+    figures = totals.get('figures') or {'consumers_moved': totals['consumers_moved'],
+                                        'allocations_moved': totals['allocations_moved'],
+                                        'providers_created': totals['providers_created']}
+    rows = []
+    for key in _journal.FIGURES:
+        text = _journal.figure_text(key, words)
+        if text and (figures.get(key) or key in _ALWAYS.get(words, ())):
+            rows.append((text, figures.get(key, 0)))
+    return rows
+
+
+def written_heading(entry, mode):
+    """The heading of a node's list of writes, in the words of its journal."""
+    journal_mode = entry.get('journal_mode') or ('would' if mode == 'plan' else 'did')
+    return {'would': 'To be written (plan)', 'restored': 'Restored by this rollback'}.get(
+        journal_mode, 'Written by this run')
 
 
 def inventory_text(tree, uuid):
@@ -401,6 +429,10 @@ def _globals(report=None):
         'captions': captions,
         'stop_failed_touched': stop_failed_touched,
         'cards': cards,
+        'figure_rows': figure_rows,
+        'figure_words': lambda key: _journal.figure_text(key, ((report or {}).get('totals') or {}).get('words') or (
+            'would' if mode == 'plan' else 'did')),
+        'written_heading': lambda entry: written_heading(entry, mode),
         'tree_rows': tree_rows,
         'inventory_rows': inventory_rows,
         'node_pictures': node_pictures,

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ..journal import planned_state
 from ..tree import ProviderTree
 
 
@@ -102,40 +103,9 @@ def moved_counts(moves):
 
 
 def apply_plan(state, plan):
-    """The tree a reshape plan would produce, for a check-mode (plan) report.
-
-    ``state`` is a provider tree (backend.provider_tree_state shape), ``plan``
-    what the planner returned: every provider in ``plan["providers"]`` gets its
-    planned inventories and traits (a new child is added under its parent),
-    every consumer in ``plan["allocations"]`` its planned allocations, and the
-    usages are recomputed from the allocations.
-    """
-    state = state or {}
-    providers = {}
-    for uuid, prov in (state.get('providers') or {}).items():
-        providers[uuid] = dict(prov)
-    for uuid, want in ((plan or {}).get('providers') or {}).items():
-        prov = providers.get(uuid)
-        if prov is None:
-            prov = {'uuid': uuid, 'name': want.get('name') or uuid,
-                    'parent_provider_uuid': want.get('parent_provider_uuid'), 'traits': []}
-            providers[uuid] = prov
-        prov['inventories'] = dict(want.get('inventories') or {})
-        if want.get('traits') is not None:
-            prov['traits'] = sorted(want['traits'])
-    allocations = {}
-    for consumer, body in (state.get('allocations') or {}).items():
-        allocations[consumer] = body
-    for consumer, body in ((plan or {}).get('allocations') or {}).items():
-        allocations[consumer] = {'allocations': body.get('allocations') or {}}
-    for uuid, prov in providers.items():
-        usages = dict((rc, 0) for rc in prov.get('inventories') or {})
-        for body in allocations.values():
-            entry = (body.get('allocations') or {}).get(uuid)
-            for rc, amount in ((entry or {}).get('resources') or {}).items():
-                usages[rc] = usages.get(rc, 0) + amount
-        prov['usages'] = usages
-    return {'providers': providers, 'allocations': allocations}
+    """The tree a reshape plan would produce, for a check-mode (plan) report
+    (:func:`..journal.planned_state`, where a check-mode journal is computed)."""
+    return planned_state(state, plan)
 
 
 def trees_differ(before, after):

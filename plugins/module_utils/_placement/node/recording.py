@@ -6,7 +6,8 @@
 :func:`record` writes device_info's result (``{"devices": report, "ownership": ...}``) as
 JSON; :func:`replay` reads one back -- that file, a registered device_info result saved as
 JSON or YAML, or a device report alone -- and returns the device report, refusing a
-recording of another host.  A rehearsal then runs the node's pass on the controller
+recording of another host, and one whose report :func:`.discover.report_check.check_report`
+refuses (an edited recording naming a device twice, say).  A rehearsal then runs the node's pass on the controller
 without reaching the node.
 
 Plain Python: no Ansible import here.
@@ -20,7 +21,8 @@ import json
 import os
 
 from .. import files
-from ..errors import LocalFileError
+from ..errors import BadInput, LocalFileError
+from .discover.report_check import check_report
 
 #: the keys every device report has (node/discovery.py)
 REPORT_KEYS = ('hostname', 'gpus', 'sriov_pfs', 'pci_devices', 'instances')
@@ -70,4 +72,8 @@ def replay(path, hostname=None):
     if hostname and report.get('hostname') != hostname:
         raise LocalFileError('replay_from: %s is the recording of %s, not of %s' % (path, report.get('hostname'), hostname),
                              path=path)
+    try:
+        check_report(report)  # an edited recording: its shape, each device named once, canonically
+    except BadInput as exc:
+        raise BadInput('replay_from: %s: %s' % (path, exc.detail), field=exc.field)
     return report

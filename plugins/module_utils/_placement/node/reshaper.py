@@ -43,7 +43,9 @@ import os
 
 from . import layout as _layout
 from . import moves as _moves
+from .discover.report_check import check_report as _check_report
 from ..rules import allocations as allocation_rules
+from .. import journal as _journal
 from .. import resources as ops
 from .. import tree as _tree
 from . import planner
@@ -334,6 +336,8 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     snapshot, sends and settles (:func:`send_settled`), sets the root's traits; then
     :meth:`_NodePass.outcome` verifies and says what happened, or :func:`failure` cleans up.
     """
+    if moves is None:
+        _check_report(devices)  # before anything reads it (its instances below)
     root_prov = resolve_root(backend, root)
     run = _NodePass(backend, root_prov,
                     _planner(backend, devices, layout_options, policy, ownership, moves, consumers),
@@ -521,6 +525,10 @@ class _NodePass(Progress):
 
     # -- what happened ----------------------------------------------------------------------
 
+    def journal_mode(self):
+        """The words of this pass's journal: ``would`` in check mode, else ``did``."""
+        return _journal.MODE_WOULD if self.check_mode else _journal.MODE_DID
+
     def outcome(self, plan, retries, observed):
         """The module's result of the pass: deferred, noop, check mode, or reshaped and verified."""
         if plan['status'] == planner.STATUS_NOOP and self.overtaken and self.sent_plan:
@@ -550,6 +558,7 @@ class _NodePass(Progress):
             observed.update(state=self.before, foreign=self.foreign or {})
         if status in (STATUS_NOOP, STATUS_DEFERRED):
             result['msg'] = planner.summary(plan)
+            result['journal'] = _journal.journal_of(self.before, self.before, self.journal_mode())
             return result
         if not applied:
             return self.check_mode_outcome(result, plan, status)
@@ -560,6 +569,10 @@ class _NodePass(Progress):
         removed again (compare-and-delete); the rerun makes them anew."""
         removed, left = remove_created_children(self.backend, self.root_uuid, self.created_children, self.log)
         note = left_behind(removed, left)
+        result['journal'] = _journal.journal_of(
+            self.before, self.before, _journal.MODE_DID, created=self.created, traits=self.traits_written,
+            removed=[c['name'] for c in removed if isinstance(c, dict) and c.get('name')],
+            left=[c['name'] for c in left if isinstance(c, dict) and c.get('name')])
         result['changed'] = bool(left)
         result['warnings'].append(note)
         result['msg'] = planner.summary(plan) + '. The move was seen after children were created: ' + note
@@ -567,6 +580,9 @@ class _NodePass(Progress):
 
     def check_mode_outcome(self, result, plan, status):
         result['msg'] = 'check mode: %s' % planner.summary(plan)
+        result['journal'] = _journal.journal_of(
+            self.before, _journal.planned_state(self.before, plan), _journal.MODE_WOULD,
+            created=[c['name'] for c in plan['create_children']])
         if status == STATUS_RESHAPED:
             result['would_write'] = _would_write(plan, self.before)
             if not result['would_write']['reshaper']:
@@ -582,6 +598,9 @@ class _NodePass(Progress):
         if observed is not None:
             observed.update(state=after, foreign=self.foreign or {})
         checks = _verify.verify_reshape(plan, self.before, after)
+        # what this pass wrote: the children it made, its trait PUTs, and the reshape's diff
+        result['journal'] = _journal.journal_of(self.before, after, _journal.MODE_DID, created=self.created,
+                                                traits=self.traits_written)
         result['verification'] = checks
         result['verified'] = _verify.passed(checks)
         what = planner.summary(plan, created=self.created)
@@ -624,9 +643,11 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     verified = _snapshot.has_digest(snap)
 
     progress = Progress(snapshot=path)
+    read = {}  # the tree the rollback was computed from (its journal's "before")
 
     def step():
         state, _foreign = read_node(backend, root_prov['uuid'])
+        read['state'] = state
         _refuse_snapshot(path, _snapshot.inventory_drift(snap, state), unchanged=True)
         rplan = planner.plan_rollback(state, snap, remove_children=remove_children)
         if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
@@ -651,6 +672,8 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     if not verified:
         result['warnings'].append(_unverified_note(path))
     if check_mode:
+        result['journal'] = _journal.journal_of(read['state'], _journal.rolled_back_state(read['state'], rplan),
+                                                _journal.MODE_WOULD)
         result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
                          if changed else '%s already matches %s' % (root_prov['name'], path)) + unverified
         return result
@@ -660,6 +683,8 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         removed.append(item['uuid'])
         log_line(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
     after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
+    result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
+                                            left=_left_behind(snap, after))
     removable = [c['uuid'] for c in rplan['remove_children']]
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks
@@ -669,6 +694,15 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks))) + unverified
     return result
+
+
+def _left_behind(snap, after):
+    """Names of the children the reshape created (empty in its snapshot) that are still in the tree."""
+    created = set(snap.get('created_children') or ())
+    snapped = (snap.get('state') or {}).get('providers') or {}
+    return sorted(str(p.get('name')) for u, p in (after.get('providers') or {}).items()
+                  if p.get('name') in created and not (snapped.get(u) or {}).get('inventories')
+                  and not p.get('inventories'))
 
 
 def _refuse_snapshot(path, problems, unchanged=False):

@@ -94,7 +94,13 @@ def test_plan_mode_and_check_mode(run, rolled, tmp_path):
     assert res['changed'] is False and res['stored'] == []
     assert not os.path.exists(dest), 'check mode must not write'
     assert res['summary']['nodes'][0]['status'] == 'planned'
-    assert res['summary']['totals']['allocations_moved'] == results['compute-02']['moved']['allocations']
+    # every figure from the plan's journal (issue 40): compute-02's PCI healing creates 3 allocations
+    # (counted as "moved" before) and converts one guest's VCPU to PCPU; none is moved
+    figures = res['summary']['totals']['figures']
+    assert figures == results['compute-02']['journal']['figures'], figures
+    assert res['summary']['totals']['allocations_moved'] == 0
+    assert figures['allocations_created'] == 3 and figures['allocations_converted'] == 1
+    assert res['summary']['totals']['words'] == 'would'
     rc, res = run({'embedded_db': fleet['embedded_db'], 'dest': dest, 'mode': 'plan',
                    'records': [_record('compute-02', results['compute-02'])]})
     assert rc == 0 and os.path.exists(res['paths']['markdown'])

@@ -13,7 +13,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ... import shapes as _shapes
+from ...errors import BadInput
+
+#: a PCI address as the kernel names it in sysfs (``%04x:%02x:%02x.%d``: lower-case hex, a
+#: domain of 4 digits or more) and as nova names its children after it; nothing around it
+CANONICAL_PCI_ADDRESS = re.compile(r'[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]')
 
 _TEXT_OR_NULL = 'text?'
 
@@ -93,13 +100,45 @@ def _check_mem_encryption(enc, field):
                               {'total': 'int?', 'trait': 'text!'})
 
 
+def _check_address(value, field):
+    """A device's address in the canonical form (its type was checked before), else BadInput naming the field."""
+    if not CANONICAL_PCI_ADDRESS.fullmatch(value):
+        raise BadInput('%s must be a PCI address in the canonical form dddd:bb:ss.f (lower-case hex, as sysfs '
+                       'names the device, e.g. 0000:84:00.0), got %r' % (field, str(value)), field=field)
+
+
+def _device_addresses(devices, field):
+    """``(field, address)`` of every device the report lists: gpus, sriov_pfs and their vfs, pci_devices."""
+    for index, gpu in enumerate(devices.get('gpus') or []):
+        yield '%s.gpus[%d].address' % (field, index), gpu['address']
+    for index, pf in enumerate(devices.get('sriov_pfs') or []):
+        yield '%s.sriov_pfs[%d].address' % (field, index), pf['address']
+        for v_index, vf in enumerate(pf.get('vfs') or []):
+            yield '%s.sriov_pfs[%d].vfs[%d].address' % (field, index, v_index), vf['address']
+    for index, dev in enumerate(devices.get('pci_devices') or []):
+        yield '%s.pci_devices[%d].address' % (field, index), dev['address']
+
+
+def _check_identities(devices, field):
+    """Every device address canonical, and named once in the whole report (naming both fields)."""
+    seen = {}
+    for where, address in _device_addresses(devices, field):
+        _check_address(address, where)
+        if address in seen:
+            raise BadInput('%s and %s both name the PCI device %s: a device is listed once in a device report '
+                           '(listed twice, its units would be counted twice); remove one of them'
+                           % (seen[address], where, address), field=where)
+        seen[address] = where
+
+
 def check_report(devices, field='devices'):
     """Refuse a device report whose shape the layout cannot read, naming the field.
 
     A report made by :func:`..discovery.discover` always passes; this is for one given back to a
     module (the reshape's ``devices``), edited by hand or built by a tool.  Only the
     containers and the fields the layout reads are checked (a missing optional list
-    is an empty one).  Raises :class:`.errors.BadInput`, e.g. ``devices.gpus must be a
+    is an empty one), and each device's identity (:func:`_check_identities`: its address
+    canonical, named once).  Raises :class:`.errors.BadInput`, e.g. ``devices.gpus must be a
     list of GPU records, got str``.
     """
     if devices is None:
@@ -117,6 +156,7 @@ def check_report(devices, field='devices'):
     _check_entries(devices.get('pci_devices'), field + '.pci_devices', 'PCI device records',
                    {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
                     'numa_node': 'int?', 'instance_uuid': _TEXT_OR_NULL})
+    _check_identities(devices, field)
     _check_entries(devices.get('numa_cells'), field + '.numa_cells', 'NUMA cell records',
                    {'id': 'int!', 'memory_mb': 'int?'}, _check_cell)
     _shapes.expect_list_of(devices.get('cpus_online'), 'int', field + '.cpus_online', 'a list of CPU ids')

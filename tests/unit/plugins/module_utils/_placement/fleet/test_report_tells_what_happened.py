@@ -137,7 +137,8 @@ def test_the_reshaper_says_it_only_put_a_trait(old_child, tmp_path):
     assert report.summary_line(data).startswith('1 node (plan): 0 would reshape, 1 would update without a reshape '
                                                 '(traits or children only), 0 already done')
     markdown = report.render_markdown(data)
-    assert 'To be written (plan) (no POST /reshaper):\n- traits added on %s: OWNER_NOVA' % child['name'] in markdown
+    # in the plan's words (issue 40: nothing was added by a plan)
+    assert 'To be written (plan) (no POST /reshaper):\n- traits to add on %s: OWNER_NOVA' % child['name'] in markdown
     # the record the role stores of it reads as an update in the report
     rec, _w = report.collect_record(None, stored_records.node_record(node['name'], node['provider'], result),
                                     read=(state, {}))
