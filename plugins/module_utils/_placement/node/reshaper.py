@@ -62,6 +62,7 @@ from .settle import (
     send_settled,
     settle_reshape,
 )
+from . import damage as _damage
 from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
@@ -71,7 +72,7 @@ from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
 # the pass's names, and those of settle.py its callers know it by (a lost answer's verdicts)
 __all__ = [
-    'STATUS_DEFERRED', 'STATUS_NOOP', 'STATUS_RESHAPED', 'STATUS_ROLLED_BACK', 'STATUS_VERIFIED',
+    'STATUS_DEFERRED', 'STATUS_FAILED', 'STATUS_NOOP', 'STATUS_RESHAPED', 'STATUS_ROLLED_BACK', 'STATUS_VERIFIED',
     'SETTLE_DELAYS', 'SETTLED_APPLIED', 'SETTLED_CHANGED', 'SETTLED_NOT_APPLIED', 'SETTLED_UNKNOWN',
     'ReshapeOutcomeUnknown', 'prepare_snapshot_dir', 'read_node', 'remove_created_children', 'reshape_node',
     'resolve_root', 'rollback_node', 'settle_reshape', 'verify_node', 'written_text',
@@ -82,6 +83,7 @@ STATUS_NOOP = 'noop'
 STATUS_DEFERRED = 'deferred'
 STATUS_ROLLED_BACK = 'rolled_back'
 STATUS_VERIFIED = 'verified'
+STATUS_FAILED = 'failed'
 
 
 def resolve_root(backend, ref):
@@ -244,6 +246,10 @@ def _plan_summary(plan, state=None):
     summary['planned_totals'] = dict(
         (c, allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])))
         for c, body in (plan.get('allocations') or {}).items())
+    # what each written consumer holds after this reshape, per provider: a later pass checks a node
+    # whose pass failed after its POST /reshaper against it (damage.py)
+    summary['planned_allocations'] = dict(
+        (c, allocation_rules.strip_allocations(body['allocations'])) for c, body in (plan.get('allocations') or {}).items())
     if state is not None:
         # what a rollback checks the snapshot against (snapshot.rollback_problems): the VCPU
         # units of the root each pinned guest has converted to PCPU, and the inventory the
@@ -344,12 +350,55 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                     known=set(str(i).lower() for i in (devices or {}).get('instances') or ()))
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
+    # the newest snapshot's pass never said the node was verified after its POST /reshaper: check the
+    # node against it before anything else, and write nothing while it does not match (damage.py)
+    unsettled = _damage.unsettled_snapshot(snapshot_dir, root_prov)
+    if unsettled is not None:
+        damaged = _unsettled_damage(backend, root_prov, unsettled, (devices or {}).get('instances'))
+        if damaged is not None:
+            return damaged
     try:
         plan, retries = with_conflict_retry(run.attempt, attempts=attempts, log=log,
                                             what='reshape of %s' % root_prov['name'], backoff=backoff)
     except Exception as exc:  # pylint: disable=broad-except
+        if run.snapshot and not run.applied and not isinstance(exc, ReshapeOutcomeUnknown):
+            run.mark_not_applied()
         raise failure(backend, root_prov, run, exc, log)
-    return run.outcome(plan, retries, observed)
+    result = run.outcome(plan, retries, observed)
+    if run.snapshot and not run.applied:
+        run.mark_not_applied()  # its POST /reshaper never applied (re-planned, then deferred or not needed)
+    if unsettled is not None and result['status'] == STATUS_NOOP:
+        result = _settled_now(result, root_prov, unsettled, run_id, check_mode)
+    return result
+
+
+def _unsettled_damage(backend, root_prov, unsettled, instances):
+    """The failed result of a pass that found the node damaged against ``unsettled`` (None: no damage)."""
+    path, doc = unsettled
+    checks, damaged, _state = _damage.check(backend, root_prov['uuid'], doc, instances=instances)
+    if _verify.passed(checks):
+        return None
+    result = _result(STATUS_FAILED, False, verification=checks, verified=False, snapshot=path)
+    result['damaged'] = damaged
+    result['corrections'] = _damage.corrections(damaged, backend)
+    result['msg'] = _damage.message(root_prov['name'], path, doc, checks, damaged, backend)
+    return result
+
+
+def _settled_now(result, root_prov, unsettled, run_id, check_mode):
+    """A pass with nothing to reshape on a node whose newest snapshot's pass never said the node was
+    verified: the node was checked against that snapshot and matched; said so, and the snapshot marked."""
+    path, doc = unsettled
+    result = dict(result, status=STATUS_VERIFIED, verified=True, snapshot=path)
+    result['msg'] = ('node %s has the layout and matches snapshot %s, whose pass never recorded the node as '
+                     'verified: checked against it, every consumer that pass wrote holds what it planned, with '
+                     'its project, user and type' % (root_prov['name'], path))
+    if not check_mode:
+        _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_VERIFIED, 'at': _snapshot.utc_stamp(),
+                                     'run_id': str(run_id or ''),
+                                     'was': _snapshot.outcome_status(doc)})
+        result['msg'] += '; the snapshot now says so'
+    return result
 
 
 class _NodePass(Progress):
@@ -505,7 +554,34 @@ class _NodePass(Progress):
             self.snapshot_dir, self.root_prov, state, foreign=self.foreign,
             layout_children=[c['name'] for c in plan['children']],
             created_children=self.created, plan=_plan_summary(plan, state), path=self.snapshot,
-            run_id=self.run_id)
+            run_id=self.run_id, outcome={'status': _snapshot.OUTCOME_PENDING})
+
+    def mark_snapshot(self, checks):
+        """Record in the snapshot how the pass ended after its POST /reshaper (damage.py reads it)."""
+        if not self.snapshot:
+            return
+        if _verify.passed(checks):
+            outcome = {'status': _snapshot.OUTCOME_VERIFIED, 'at': _snapshot.utc_stamp(), 'run_id': self.run_id}
+        elif self.settled:
+            # its answer was lost: what the re-read found may be another writer's (nova's), not
+            # Placement's doing; recorded, not held against the node by later passes
+            outcome = {'status': 'failed_unanswered', 'at': _snapshot.utc_stamp(), 'run_id': self.run_id,
+                       'failures': ['%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)]}
+        else:
+            outcome = {'status': _snapshot.OUTCOME_FAILED, 'at': _snapshot.utc_stamp(), 'run_id': self.run_id,
+                       'answer': self.answer, 'failures': ['%s: %s' % (c['check'], c['detail'])
+                                                           for c in _verify.failures(checks)]}
+        self.write_outcome(outcome)
+
+    def mark_not_applied(self):
+        """The pass failed and its POST /reshaper was never applied: nothing for a later pass to check."""
+        self.write_outcome({'status': 'not_applied', 'at': _snapshot.utc_stamp(), 'run_id': self.run_id})
+
+    def write_outcome(self, outcome):
+        try:
+            _snapshot.set_outcome(self.snapshot, outcome, self.snapshot_dir)
+        except _snapshot.SnapshotError as exc:
+            log_line(self.log, 'could not record the outcome in snapshot %s: %s' % (self.snapshot, exc.detail))
 
     def send(self, state, plan):
         """ONE POST /reshaper of the plan, settled when its answer is lost."""
@@ -584,6 +660,10 @@ class _NodePass(Progress):
         checks = _verify.verify_reshape(plan, self.before, after)
         result['verification'] = checks
         result['verified'] = _verify.passed(checks)
+        if self.applied:
+            self.mark_snapshot(checks)
+        if not result['verified'] and self.applied and not self.settled and plan['status'] != planner.STATUS_NOOP:
+            return self.placement_broke(result, plan, after, checks)
         what = planner.summary(plan, created=self.created)
         if plan['status'] == planner.STATUS_NOOP:
             what = 'node %s: %s; nothing to move, no POST /reshaper' % (
@@ -593,6 +673,34 @@ class _NodePass(Progress):
             _retries_text(retries, self.resent),
             'passed' if result['verified'] else 'FAILED: ' + '; '.join(
                 '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+        return result
+
+
+    def placement_broke(self, result, plan, after, checks):
+        """Placement answered the POST /reshaper (204) and holds
+        something else: said as Placement's, with its answer, what it holds and what it should, and the
+        correction (damage.py); the snapshot records it, so every later pass checks the node first."""
+        doc = {'state': self.before, 'plan': _plan_summary(plan, self.before)}
+        _dchecks, damaged = _verify.damage_checks(doc, after)
+        answer = self.answer or {}
+        said = 'Placement answered %s%s' % (answer.get('status') or 204, ' (request id %s)' % answer['request_id']
+                                            if answer.get('request_id') else '')
+        result['status'] = STATUS_FAILED
+        result['damaged'] = damaged
+        result['corrections'] = _damage.corrections(damaged, self.backend)
+        parts = ['%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)]
+        msg = ('node %s: verification FAILED after POST /reshaper: %s, but Placement does not hold what the body '
+               'it accepted says; this is Placement\'s fault, not the plan\'s (the body sent: %s). '
+               'Placement holds now: %s. Snapshot %s records this failure: every later pass checks the node against '
+               'it first and writes nothing while a consumer or a usage does not match it'
+               % (self.root_prov['name'], said,
+                  ', '.join(planner._writes_text(plan, False)),  # pylint: disable=protected-access
+                  '; '.join(parts),
+                  self.snapshot))
+        if result['corrections']:
+            msg += ('. A rerun does not correct this: give each damaged consumer what it should have, then run the '
+                    'pass again: %s' % ' ; '.join(result['corrections']))
+        result['msg'] = msg
         return result
 
 
@@ -737,10 +845,25 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
     else:
         checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline,
                                         planned_totals=planned_totals)
+    damaged = None
+    if baseline is not None:
+        # owners never change (a reshape keeps them): any consumer of the snapshot still on the node
+        present = [c for c in _tree.ProviderTree.of(baseline).consumers() if c in state['allocations']]
+        checks.append(_verify.consumers_keep_their_owner(baseline, state, present))
+        if _snapshot.unsettled(snap):
+            # the snapshot's pass never said the node was verified after its POST /reshaper (damage.py)
+            dchecks, damaged, _full = _damage.check(backend, root_uuid, snap, instances=(devices or {}).get('instances'))
+            checks.extend(c for c in dchecks if c['check'] == 'consumers_as_snapshot_or_plan')
     ok = _verify.passed(checks)
     result = _result(STATUS_VERIFIED, False, plan=plan, verification=checks, verified=ok,
                      snapshot=snap_path, warnings=list((plan or {}).get('warnings') or []))
+    if damaged:
+        result['damaged'] = damaged
+        result['corrections'] = _damage.corrections(damaged, backend)
     result['msg'] = '%s: verification %s' % (
         root_prov['name'], 'passed' if ok else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    if damaged:
+        result['msg'] += ('. Give each damaged consumer what it should have (snapshot %s), then verify again: %s'
+                          % (snap_path, ' ; '.join(result['corrections'])))
     return result

@@ -48,8 +48,9 @@ SETTLE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def send_reshape(backend, body):
+    """POST /reshaper; returns Placement's answer (``{"status", "request_id"}``; the embedded store's: None)."""
     try:
-        backend.reshape(body)
+        return backend.reshape(body)
     except Forbidden as exc:
         if 'role:service' in exc.detail:
             raise  # the REST backend already explains the policy
@@ -224,7 +225,8 @@ def send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
     allocation against that very inventory, so the node is read back before anything else.
     """
     try:
-        send_reshape(backend, body)
+        answer = send_reshape(backend, body)
+        progress.answer = answer if isinstance(answer, dict) else {'status': 204, 'request_id': None}
     except ServiceUnavailable as exc:
         # an error status (503 from Placement, 502/504 from a proxy, which may come after the
         # proxy forwarded it; a locked embedded store) or no answer at all (NoAnswer: reset, timed out)
@@ -310,3 +312,4 @@ class Progress(object):
         self.verdict = None             # settle_reshape's last verdict
         self.resent = 0                 # POST /reshaper sent again after it was not applied
         self.created_children = []      # [{"name", "uuid", "generation"}] created by this pass
+        self.answer = None              # Placement's answer to the applied POST /reshaper: {"status", "request_id"}
