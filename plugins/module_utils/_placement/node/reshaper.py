@@ -769,6 +769,9 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         log_line(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
     after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
     removable = [c['uuid'] for c in rplan['remove_children']]
+    if remove_children:
+        # the children an earlier run of this rollback removed before it was stopped: asked for, gone
+        removable += _removed_before(snap, after)
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
@@ -777,6 +780,19 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks))) + unverified
     return result
+
+
+def _removed_before(snap, after):
+    """The uuids of the snapshot's layout children, empty in it, that are no longer in the tree ``after``
+    (what ``remove_children`` removes: removed by an earlier, interrupted run of the same rollback)."""
+    managed = set(snap.get('layout_children') or [])
+    root_uuid = snap['root']['uuid']
+    gone = []
+    for uuid, prov in sorted(snap['state']['providers'].items()):
+        if uuid != root_uuid and uuid not in after['providers'] and prov.get('name') in managed \
+                and not prov.get('inventories'):
+            gone.append(uuid)
+    return gone
 
 
 def _refuse_snapshot(path, problems, unchanged=False):

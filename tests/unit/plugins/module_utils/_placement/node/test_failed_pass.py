@@ -171,3 +171,23 @@ def test_204_with_nothing_written_is_said_as_placements(embedded_backend, node):
     # nothing moved: the consumers hold what they held, so a rerun reshapes the node
     again = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
     assert again['status'] == 'reshaped' and again['verified'] is True
+
+
+def test_a_rollback_rerun_after_a_kill_with_remove_children_verifies(embedded_backend, node):
+    """Killed after its reverse reshape and the removal of one child: the rerun removes the other
+    and verifies the node right (the child the killed run removed is not 'gone' from the snapshot)."""
+    done = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert done['verified'] is True
+    # what the killed rollback did: the reverse reshape, then one of the two DELETEs
+    first = reshaper.rollback_node(embedded_backend, 'compute-01', snapshot_dir=node['snapdir'])
+    assert first['status'] == 'rolled_back' and first['verified'] is True
+    child = embedded_backend.list_providers(name='compute-01_pci_0000_84_00_0')[0]
+    embedded_backend.delete_provider(child['uuid'])
+    rerun = reshaper.rollback_node(embedded_backend, 'compute-01', snapshot_dir=node['snapdir'],
+                                   remove_children=True)
+    assert rerun['verified'] is True, rerun['msg']
+    assert 'FAILED' not in rerun['msg']
+    assert embedded_backend.list_providers(name='compute-01_pci_0000_85_00_0') == []
+    again = reshaper.rollback_node(embedded_backend, 'compute-01', snapshot_dir=node['snapdir'],
+                                   remove_children=True)
+    assert again['verified'] is True and again['status'] == 'noop', again['msg']
