@@ -775,6 +775,14 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
+    if result['verified'] and verified:
+        # the snapshot says its node was rolled back: a report of the run that reshaped it, written
+        # afterwards (a sliced roll's report job), does not call the node reshaped (fleet/report.py)
+        try:
+            _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_ROLLED_BACK, 'at': _snapshot.utc_stamp(),
+                                         'was': _snapshot.outcome_status(snap)}, snapshot_dir)
+        except _snapshot.SnapshotError as exc:
+            result['warnings'].append('the rollback could not be recorded in the snapshot: %s' % exc.detail)
     result['msg'] = '%s %s to %s; verification %s' % (
         'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(

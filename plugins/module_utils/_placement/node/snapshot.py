@@ -26,7 +26,9 @@ as run ``''`` (:func:`snapshot_run_id`).
 ended: ``{"status": "pending"}`` when written, just before its ``POST /reshaper``;
 ``{"status": "verified", "at"}`` once the node was verified after it; ``{"status": "failed",
 "at", "run_id", "failures": [text]}`` when the verification after its applied ``POST /reshaper``
-failed (Placement answered 204 and holds something else).  While the newest snapshot of a node is
+failed (Placement answered 204 and holds something else); ``{"status": "rolled_back", "at"}``
+once a rollback restored it and verified the node (the fleet report then does not call the node
+reshaped).  While the newest snapshot of a node is
 ``pending`` or ``failed`` (:func:`unsettled`), every pass checks the node against it first
 (verify.damage_checks); :func:`set_outcome` rewrites it (digest recomputed, ``.latest.json`` too
 when it is the same snapshot).  A snapshot without ``outcome`` (older) is taken as verified.
@@ -107,6 +109,7 @@ def latest_path(snapshot_dir, root_name):
 OUTCOME_PENDING = 'pending'
 OUTCOME_VERIFIED = 'verified'
 OUTCOME_FAILED = 'failed'
+OUTCOME_ROLLED_BACK = 'rolled_back'
 
 
 def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
@@ -158,13 +161,13 @@ def outcome_status(doc):
     """How the pass that wrote ``doc`` ended (``outcome.status``); ``verified`` for a snapshot without one."""
     outcome = (doc or {}).get('outcome')
     status = outcome.get('status') if isinstance(outcome, dict) else None
-    return status if status in (OUTCOME_PENDING, OUTCOME_FAILED) else OUTCOME_VERIFIED
+    return status if status in (OUTCOME_PENDING, OUTCOME_FAILED, OUTCOME_ROLLED_BACK) else OUTCOME_VERIFIED
 
 
 def unsettled(doc):
     """Whether the pass that wrote ``doc`` never said its node was verified after its POST /reshaper
     (killed after it, or verification failed): every later pass checks the node against it."""
-    return outcome_status(doc) != OUTCOME_VERIFIED
+    return outcome_status(doc) in (OUTCOME_PENDING, OUTCOME_FAILED)
 
 
 def set_outcome(path, outcome, snapshot_dir=None):
