@@ -280,25 +280,54 @@ def failure(backend, root_prov, progress, exc, log):
     message says so.  When the outcome is unknown, nothing is removed: the children
     may hold the moved inventory.
     """
+    lead = None         # what the pass left in Placement, said first (issue 46: a disk full mid-reshape)
+    changed = False
     if progress.applied:
         note = ('POST /reshaper WAS applied: %s is reshaped (snapshot %s), but what followed it failed; '
                 'a rerun completes it' % (root_prov['name'], progress.snapshot))
+        changed = True
     elif isinstance(exc, ReshapeOutcomeUnknown):
         note = None
     else:
         note = 'Nothing was reshaped'
         if progress.created_children:
             removed, left = remove_created_children(backend, root_prov['uuid'], progress.created_children, log)
-            note += '; ' + left_behind(removed, left)
+            if left:
+                lead = left_lead(left)
+                changed = True
+                if removed:
+                    note += '; ' + left_behind(removed, [])
+            else:
+                note += '; ' + left_behind(removed, left)
     if isinstance(exc, PlacementError):
-        if note:
+        if lead:
+            exc.detail = '%s. %s. What failed: %s' % (lead, note, exc.detail)
+        elif note:
             exc.detail = '%s. %s' % (exc.detail.rstrip('.'), note)
-            exc.args = (exc.detail,)
+        exc.args = (exc.detail,)
+        exc.changed = changed
         return exc
-    err = PlacementError('Unexpected error (%s) during the reshape of %s: %s. %s'
-                         % (type(exc).__name__, root_prov['name'], exc, note or ''), title='Unexpected error')
+    err = PlacementError('%sUnexpected error (%s) during the reshape of %s: %s. %s'
+                         % (lead + '. ' if lead else '', type(exc).__name__, root_prov['name'], exc, note or ''),
+                         title='Unexpected error')
+    err.changed = changed
     err.__cause__ = exc
     return err
+
+
+def left_lead(left):
+    """The sentence that leads a failure's message when children this pass created stay in Placement."""
+    return ('%d child provider(s) created by this run are LEFT in Placement, empty of allocations: %s; once they '
+            'hold nothing, delete each with `openstack resource provider delete <uuid>`, or leave them: a rerun '
+            'reuses them' % (len(left), '; '.join('%s (%s): %s' % (c['name'], c['uuid'], _short(c['why']))
+                                                   for c in left)))
+
+
+def _short(why):
+    """A removal's reason without the store's long advice repeated for every child (its first sentence)."""
+    text = str(why)
+    cut = text.find('. ')
+    return text[:cut] if cut > 0 else text.rstrip('.')
 
 
 class Progress(object):
