@@ -608,7 +608,7 @@ class _NodePass(Progress):
         status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
                   planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
         diff = plan['diff']
-        if self.prepared and plan['status'] == planner.STATUS_NOOP:
+        if self.prepared and plan['status'] == planner.STATUS_NOOP and (self.created or self.traits_written):
             # only children / traits were missing: they were created, nothing to reshape
             status = STATUS_RESHAPED
             diff = self.first_diff
@@ -626,6 +626,10 @@ class _NodePass(Progress):
             observed.update(state=self.before, foreign=self.foreign or {})
         if status in (STATUS_NOOP, STATUS_DEFERRED):
             result['msg'] = planner.summary(plan)
+            if status == STATUS_NOOP and self.prepared:
+                # another pass (a second controller) laid the node out while this one ran
+                result['msg'] += ('; it was put in the layout by another writer while this pass ran (this pass '
+                                  'wrote no provider, trait, inventory or allocation)')
             return result
         if not applied:
             return self.check_mode_outcome(result, plan, status)

@@ -65,3 +65,31 @@ def test_a_full_disk_with_nothing_left_is_unchanged(embedded_backend, node):
     assert _children(embedded_backend, node['root']) == []
     assert common.error_result(info.value).get('changed', False) is False
     assert 'were removed again' in info.value.detail
+
+
+class WinnerFirst(Wrapper):
+    """Another controller's reshape of the same node runs to its end right after this pass planned,
+    before this pass creates its first child."""
+
+    def __init__(self, inner, winner):
+        super(WinnerFirst, self).__init__(inner)
+        self.winner = winner
+        self.won = None
+
+    def create_provider(self, *args, **kwargs):
+        if self.won is None:
+            self.won = self.winner()
+        return self.inner.create_provider(*args, **kwargs)
+
+
+def test_the_loser_of_two_concurrent_reshapes_is_noop(embedded_backend, node, tmp_path):
+    def winner():
+        return reshaper.reshape_node(embedded_backend, 'compute-01', node['report'],
+                                     snapshot_dir=str(tmp_path / 'winner'))
+
+    backend = WinnerFirst(embedded_backend, winner)
+    loser = reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
+    assert backend.won['status'] == 'reshaped' and backend.won['verified'] is True
+    assert loser['children_created'] == [] and loser['traits_written'] == [] and loser['reshaper_applied'] is False
+    assert loser['status'] == 'noop', loser['msg']
+    assert loser['changed'] is False
