@@ -692,6 +692,7 @@ class _NodePass(Progress):
         result['status'] = STATUS_FAILED
         result['damaged'] = damaged
         result['corrections'] = _damage.corrections(damaged, self.backend)
+        result['moved'] = _landed(plan, after)
         parts = ['%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)]
         msg = ('node %s: verification FAILED after POST /reshaper: %s, but Placement does not hold what the body '
                'it accepted says; this is Placement\'s fault, not the plan\'s (the body sent: %s). '
@@ -706,6 +707,21 @@ class _NodePass(Progress):
                     'pass again: %s' % ' ; '.join(result['corrections']))
         result['msg'] = msg
         return result
+
+
+def _landed(plan, after):
+    """``moved`` as Placement holds it after a reshape it did not commit as sent: the consumers
+    holding exactly their planned allocations, their moved allocations and units."""
+    tree = _tree.ProviderTree.of(after)
+    landed = [c for c, body in sorted(plan['allocations'].items())
+              if tree.allocations(c) == allocation_rules.strip_allocations(body['allocations'])]
+    units = {}
+    records = 0
+    for consumer in landed:
+        for rc, rec in (plan['assignments'].get(consumer) or {}).items():
+            records += 1
+            units[rc] = units.get(rc, 0) + rec['amount']
+    return {'consumers': len(landed), 'allocations': records, 'units': units}
 
 
 def _retries_text(retries, resent):

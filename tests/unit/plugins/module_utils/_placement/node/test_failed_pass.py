@@ -73,6 +73,8 @@ def test_a_lost_allocation_is_never_hidden_by_the_rerun(embedded_backend, node):
     assert 'moved 5 VGPU' not in first['msg']
     assert snapshot.load_snapshot(first['snapshot'])['outcome']['status'] == 'failed'
     assert [d['consumer'] for d in first['damaged']] == [victim]
+    # the two others landed as planned (3 VGPU); the victim's move is not counted
+    assert first['moved']['consumers'] == 2 and first['moved']['units'] == {'VGPU': 3}
 
     again = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'],
                                   run_id='run-2')
@@ -168,6 +170,8 @@ def test_204_with_nothing_written_is_said_as_placements(embedded_backend, node):
     assert not first['msg'].startswith('node compute-01: created')
     assert 'moved 5 VGPU' not in first['msg']
     assert 'Placement answered 204' in first['msg'] and "this is Placement's fault" in first['msg']
+    # what Placement holds moved, not what the body asked: nothing
+    assert first['moved'] == {'consumers': 0, 'allocations': 0, 'units': {}}
     # nothing moved: the consumers hold what they held, so a rerun reshapes the node
     again = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
     assert again['status'] == 'reshaped' and again['verified'] is True
