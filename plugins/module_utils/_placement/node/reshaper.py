@@ -684,7 +684,7 @@ class _NodePass(Progress):
         """Placement answered the POST /reshaper (204) and holds
         something else: said as Placement's, with its answer, what it holds and what it should, and the
         correction (damage.py); the snapshot records it, so every later pass checks the node first."""
-        doc = {'state': self.before, 'plan': _plan_summary(plan, self.before)}
+        doc = {'state': self.before, 'plan': _plan_summary(plan, self.before), 'foreign': self.foreign or {}}
         _dchecks, damaged = _verify.damage_checks(doc, after)
         answer = self.answer or {}
         said = 'Placement answered %s%s' % (answer.get('status') or 204, ' (request id %s)' % answer['request_id']

@@ -394,6 +394,9 @@ def damage_checks(doc, now, instances=None):
     consumers = sorted(planned_allocs if planned_allocs is not None else planned_totals)
     known = None if instances is None else set(str(i).lower() for i in instances)
     names = _names(base, now)
+    for rp, info in (doc.get('foreign') or {}).items():
+        if isinstance(info, dict) and info.get('name'):
+            names.setdefault(rp, info['name'])  # a sharing pool outside the tree, by its name
     damaged = []
     for consumer in consumers:
         was_body = base.allocation_request(consumer) or {}

@@ -85,7 +85,7 @@ def test_a_lost_allocation_is_never_hidden_by_the_rerun(embedded_backend, node):
     [item] = again['damaged']
     assert item['consumer'] == victim
     assert node['pool'] not in item['has'] and item['should'][node['pool']] == {'resources': {'DISK_GB': 20}}
-    assert 'run-1' in again['msg'] and 'DISK_GB=20' in again['msg']
+    assert 'run-1' in again['msg'] and 'compute-01-pool{DISK_GB=20}' in again['msg']
     assert again['corrections'] and again['corrections'][0] in again['msg']
     # still failing while the damage is there
     third = reshaper.reshape_node(embedded_backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
