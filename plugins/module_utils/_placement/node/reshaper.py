@@ -679,10 +679,8 @@ class _NodePass(Progress):
                 '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
         return result
 
-
     def placement_broke(self, result, plan, after, checks):
-        """Placement answered the POST /reshaper (204) and holds
-        something else: said as Placement's, with its answer, what it holds and what it should, and the
+        """Placement answered the POST /reshaper (204) and holds something else: said as Placement's, with its answer, what it holds and what it should, and the
         correction (damage.py); the snapshot records it, so every later pass checks the node first."""
         doc = {'state': self.before, 'plan': _plan_summary(plan, self.before), 'foreign': self.foreign or {}}
         _dchecks, damaged = _verify.damage_checks(doc, after)

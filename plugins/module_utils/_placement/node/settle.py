@@ -317,10 +317,10 @@ def failure(backend, root_prov, progress, exc, log):
 
 def left_lead(left):
     """The sentence that leads a failure's message when children this pass created stay in Placement."""
+    named = '; '.join('%s (%s): %s' % (c['name'], c['uuid'], _short(c['why'])) for c in left)
     return ('%d child provider(s) created by this run are LEFT in Placement, empty of allocations: %s; once they '
             'hold nothing, delete each with `openstack resource provider delete <uuid>`, or leave them: a rerun '
-            'reuses them' % (len(left), '; '.join('%s (%s): %s' % (c['name'], c['uuid'], _short(c['why']))
-                                                   for c in left)))
+            'reuses them' % (len(left), named))
 
 
 def _short(why):
