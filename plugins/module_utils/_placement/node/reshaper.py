@@ -391,13 +391,16 @@ def _settled_now(result, root_prov, unsettled, run_id, check_mode):
     path, doc = unsettled
     result = dict(result, status=STATUS_VERIFIED, verified=True, snapshot=path)
     result['msg'] = ('node %s has the layout and matches snapshot %s, whose pass never recorded the node as '
-                     'verified: checked against it, every consumer that pass wrote holds what it planned, with '
-                     'its project, user and type' % (root_prov['name'], path))
+                     'verified: checked against it, every consumer that pass wrote holds what it held before it or '
+                     'what it planned, with its project, user and type' % (root_prov['name'], path))
     if not check_mode:
-        _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_VERIFIED, 'at': _snapshot.utc_stamp(),
-                                     'run_id': str(run_id or ''),
-                                     'was': _snapshot.outcome_status(doc)})
-        result['msg'] += '; the snapshot now says so'
+        try:
+            _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_VERIFIED, 'at': _snapshot.utc_stamp(),
+                                         'run_id': str(run_id or ''), 'was': _snapshot.outcome_status(doc)})
+            result['msg'] += '; the snapshot now says so'
+        except _snapshot.SnapshotError as exc:
+            result['warnings'] = list(result['warnings']) + [
+                'the snapshot could not record it (the next pass checks the node again): %s' % exc.detail]
     return result
 
 
