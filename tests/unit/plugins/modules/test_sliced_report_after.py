@@ -88,4 +88,3 @@ def test_a_stray_record_file_names_no_node(run, sliced):
     files = sorted(os.path.basename(item['file']) for item in res['bad_records'])
     assert files == sorted(['%s.bak.json' % first, 'compute-99.json'])
     assert all('stray record file' in item['problem'] for item in res['bad_records'])
-
