@@ -280,8 +280,12 @@ def format_error(exc):
 
 
 def error_result(exc):
-    """The extra keys a failed task returns for a PlacementError."""
-    return dict(msg=format_error(exc), error=exc.to_dict())
+    """The extra keys a failed task returns for a PlacementError (``changed`` when the failed pass
+    left something written: ``exc.changed``, set by node/settle.py's failure)."""
+    result = dict(msg=format_error(exc), error=exc.to_dict())
+    if getattr(exc, 'changed', False) is True:
+        result['changed'] = True
+    return result
 
 
 def run_module(module, action, creates_store=True, open_backend=True, placement=True):

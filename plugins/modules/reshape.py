@@ -407,6 +407,11 @@ status:
     - V(reshaped) (would be, in check mode), V(noop) (the node already has the layout, or
       already matches the snapshot), V(deferred) (migration in flight, nothing changed, not a
       failure), V(rolled_back) or V(verified).
+    - With O(state=reshaped), V(failed) when Placement answered the C(POST /reshaper) and then
+      did not hold what it accepted (the task fails; RV(damaged), RV(corrections)), or when the
+      node's newest snapshot is of such a pass (or of one stopped after its C(POST /reshaper)) and
+      the node does not match it (nothing is written); V(verified) when the node has the layout and
+      matches that snapshot (the snapshot then records it as verified).
   returned: always
   type: str
   sample: reshaped
@@ -475,6 +480,42 @@ snapshot:
   returned: always
   type: str
   sample: /var/lib/placement-upgrade/snapshots/compute-01.20260101T101500.123456Z.json
+damaged:
+  description:
+    - Each consumer the pass of the snapshot wrote that does not hold what it held before that pass
+      or what the pass planned, with the project, user and consumer type it had (see RV(status)).
+  returned: when the task found such consumers
+  type: list
+  elements: dict
+  contains:
+    consumer:
+      description: The consumer's uuid.
+      type: str
+    has:
+      description: Its allocations in Placement now, per provider uuid (C(resources) per class).
+      type: dict
+    should:
+      description: The allocations it should have (what it held before, or what the pass planned).
+      type: dict
+    owner_has:
+      description: Its C(project_id), C(user_id) and C(consumer_type) in Placement now.
+      type: dict
+    owner_should:
+      description: The C(project_id), C(user_id) and C(consumer_type) it had in the snapshot.
+      type: dict
+    problems:
+      description: What differs, in words.
+      type: list
+      elements: str
+corrections:
+  description:
+    - One command per RV(damaged) consumer that gives it what it should have
+      (M(placement.upgrade.allocation) run by C(ansible localhost); on the embedded store it names the
+      file, on a real Placement it needs the cloud in the environment, C(OS_CLOUD)). Run the reshape
+      again afterwards, which checks the node against the snapshot until it matches.
+  returned: when the task found damaged consumers
+  type: list
+  elements: str
 snapshot_verified:
   description:
     - With O(state=rolled_back), whether the snapshot carried a sha256 digest of its content (which

@@ -1080,8 +1080,9 @@ def run_fleet(workdir, nodes=20, serial=10, forks=10, rerun=True, log=None):
             want = fleet['expected'][node['name']]
             check = verified[node['name']]
             if want in ('reshaped', 'noop'):
+                # (verified: a rerun found the node a killed pass reshaped in the layout and matching its snapshot)
                 outcome = RESHAPED if check['in_layout'] and statuses.get(node['name']) in (
-                    'reshaped', 'noop') and check.get('planned') == reshaper.STATUS_NOOP else PARTIAL
+                    'reshaped', 'noop', 'verified') and check.get('planned') == reshaper.STATUS_NOOP else PARTIAL
                 if not check['verified']:
                     not_verified.append('%s (%s): %s' % (node['name'], node['kind'], check['msg'][:300]))
             else:
@@ -1205,7 +1206,7 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
     # reached) keeps its guests' totals, without the healing and the VCPU -> PCPU of a reshape
     # (its outcome is counted apart: a failed node is not a lost allocation)
     expected = _fleet_expected(dict(fleet, expected=dict(
-        (name, want if statuses.get(name) in ('reshaped', 'noop') else 'untouched')
+        (name, want if statuses.get(name) in ('reshaped', 'noop', 'verified') else 'untouched')
         for name, want in fleet['expected'].items())), before)
     counts = server.deadlock_counts() if hasattr(server, 'deadlock_counts') else {}
     figures['notes'].update({'placement_db_retries': counts.get('retries'), 'db_deadlocks': counts.get('deadlocks'),
@@ -1215,7 +1216,7 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
         want, check = fleet['expected'][node['name']], verified[node['name']]
         said = statuses.get(node['name'])
         same = _tree_view(trees[node['name']]) == _tree_view(before_trees[node['name']])
-        if want in ('reshaped', 'noop') and said in ('reshaped', 'noop'):
+        if want in ('reshaped', 'noop') and said in ('reshaped', 'noop', 'verified'):
             ok = check['in_layout'] and check.get('planned') == reshaper.STATUS_NOOP
             outcome = RESHAPED if ok else PARTIAL
             if not check['verified']:
@@ -1232,7 +1233,8 @@ def run_rolls(server, workdir, nodes=40, serial=10, forks=10, rolls=1, seed=7, l
                 figures['leftover_unnamed'] += len([c for c in left if c not in reasons.get(node['name'], '')])
                 details.append('node %s: empty child provider(s) left: %s' % (node['name'], ', '.join(left)))
         _count(figures['outcomes'], outcome)
-        if outcome == PARTIAL or said != want and not (want == 'noop' and said == 'reshaped'):
+        if outcome == PARTIAL or said != want and not (want == 'noop' and said == 'reshaped') \
+                and not (want in ('reshaped', 'noop') and said == 'verified'):
             details.append('node %s (%s): expected %s, roll said %s, plan now %s %s' % (
                 node['name'], node['kind'], want, said, check.get('planned'), check['msg'][:300]))
     failed = sorted(n for n, s in statuses.items() if s == 'failed')

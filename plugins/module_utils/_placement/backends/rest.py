@@ -688,6 +688,7 @@ class RestBackend(Backend):
             break
         if want is not None:
             want['status'] = resp.status_code
+            want['request_id'] = self._request_id(resp)
         if resp.status_code >= 400:
             raise self._http_error(resp, method, path)
         return self._decode(resp)
@@ -985,8 +986,11 @@ class RestBackend(Backend):
     def reshape(self, body):
         # No consumer naming a type: send it at 1.37, where Placement keeps each consumer's
         # type (1.38+ requires one and would relabel nova's untyped consumers).
+        # returns Placement's answer: {"status": 204, "request_id": its x-openstack-request-id}
         typed = names_consumer_type(body.get('allocations') if isinstance(body, dict) else None)
+        want = {}
         if typed or self.microversion_tuple < CONSUMER_TYPE_MICROVERSION:
-            self._call('POST', '/reshaper', body=body)
+            self._call('POST', '/reshaper', body=body, want=want)
         else:
-            self._call('POST', '/reshaper', body=body, microversion=KEEP_TYPE_MICROVERSION)
+            self._call('POST', '/reshaper', body=body, microversion=KEEP_TYPE_MICROVERSION, want=want)
+        return {'status': want.get('status'), 'request_id': want.get('request_id')}

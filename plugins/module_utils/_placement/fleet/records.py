@@ -123,6 +123,12 @@ def load_records(dest):
         if not isinstance(record, dict) or record_key(record) is None:
             problems.append('%s: not a node record (a mapping naming its node)' % path)
             continue
+        own = record_path(dest, record_key(record))
+        if os.path.basename(own) != name:
+            # a copy, a renamed or a hand-made file: the roll stores each node only under its own name
+            problems.append('%s: a stray record file: it names node %s, whose record the roll stores as %s; '
+                            'left out' % (path, record_key(record), own))
+            continue
         records.append(record)
     return records, problems
 

@@ -40,6 +40,7 @@ from .data import build_report, summary, summary_line
 from .labels import ReportError, _h, short_reason
 from .output import latest_link, link_latest, report_files, report_paths, write_files, write_report
 from .records import check_run, load_records, record_path, save_record
+from ..node import snapshot as _snapshot
 from .render import render_html, render_markdown, tree_svg
 from .trees import apply_plan, consumer_moves, normalize_tree, provider_tree
 
@@ -86,6 +87,7 @@ def _report(params, options, check_mode, log):
         log('unreadable node record skipped: %s' % problem)
         bad.append({'node': None, 'file': problem.split(': ', 1)[0], 'problem': problem})
     run_id = check_run(existing, params['run_id'], dest)
+    existing = _of_hosts(existing, params['hosts'], dest, bad, log)
     given = records.given_records(params['records'], bad)
     for item in bad:
         if item['file'] is None:
@@ -109,6 +111,9 @@ def _report(params, options, check_mode, log):
     by_node = dict((str(r.get('node') or r.get('provider')), r) for r in existing)
     for rec in collected:
         by_node[str(rec['node'])] = rec
+    if mode != 'plan':
+        for node, rec in list(by_node.items()):
+            by_node[node] = _rolled_back_since(rec, log)
     data = build_report(list(by_node.values()), hosts=params['hosts'], title=params['title'],
                         mode=mode, run_id=run_id, context=context)
     for problem in data['problems']:
@@ -136,6 +141,44 @@ def _report(params, options, check_mode, log):
     if params['return_report']:
         result['report'] = data
     return result
+
+
+def _of_hosts(existing, hosts, dest, bad, log):
+    """The stored records of the run's hosts; with ``hosts`` given, a stored record of a node that is not
+    one of them (a file left from elsewhere) is left out and named in ``bad``, never reported."""
+    if not hosts:
+        return existing
+    wanted = set(str(h) for h in hosts)
+    kept = []
+    for rec in existing:
+        node = str(rec.get('node') or rec.get('provider'))
+        if node in wanted:
+            kept.append(rec)
+            continue
+        problem = ('%s: a stray record file: node %s is not a host of this run (hosts: %d); left out'
+                   % (record_path(dest, node), node, len(wanted)))
+        log(problem)
+        bad.append({'node': node, 'file': record_path(dest, node), 'problem': problem})
+    return kept
+
+
+def _rolled_back_since(rec, log):
+    """A record the run stored as reshaped whose snapshot says a rollback restored it since: reported as
+    rolled back (a sliced roll's report is written after its slices, maybe after a rollback)."""
+    path = rec.get('snapshot') if isinstance(rec, dict) else None
+    if rec.get('status') != 'reshaped' or not path or not isinstance(path, str):
+        return rec
+    try:
+        doc = _snapshot.load_snapshot(path)
+    except _snapshot.SnapshotError:
+        return rec
+    if _snapshot.outcome_status(doc) != _snapshot.OUTCOME_ROLLED_BACK:
+        return rec
+    when = (doc.get('outcome') or {}).get('at') or 'an unknown time'
+    reason = ('rolled back after this run (at %s, from snapshot %s); it was %s by the run'
+              % (when, path, rec.get('status')))
+    log('%s: %s' % (rec.get('node') or rec.get('provider'), reason))
+    return dict(rec, status='rolled_back', reason=reason)
 
 
 def _store(params, options, check_mode, log):

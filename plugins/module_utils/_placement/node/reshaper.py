@@ -64,6 +64,7 @@ from .settle import (
     send_settled,
     settle_reshape,
 )
+from . import damage as _damage
 from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
@@ -73,7 +74,7 @@ from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
 # the pass's names, and those of settle.py its callers know it by (a lost answer's verdicts)
 __all__ = [
-    'STATUS_DEFERRED', 'STATUS_NOOP', 'STATUS_RESHAPED', 'STATUS_ROLLED_BACK', 'STATUS_VERIFIED',
+    'STATUS_DEFERRED', 'STATUS_FAILED', 'STATUS_NOOP', 'STATUS_RESHAPED', 'STATUS_ROLLED_BACK', 'STATUS_VERIFIED',
     'SETTLE_DELAYS', 'SETTLED_APPLIED', 'SETTLED_CHANGED', 'SETTLED_NOT_APPLIED', 'SETTLED_UNKNOWN',
     'ReshapeOutcomeUnknown', 'prepare_snapshot_dir', 'read_node', 'remove_created_children', 'reshape_node',
     'resolve_root', 'rollback_node', 'settle_reshape', 'verify_node', 'written_text',
@@ -84,6 +85,7 @@ STATUS_NOOP = 'noop'
 STATUS_DEFERRED = 'deferred'
 STATUS_ROLLED_BACK = 'rolled_back'
 STATUS_VERIFIED = 'verified'
+STATUS_FAILED = 'failed'
 
 
 def resolve_root(backend, ref):
@@ -246,6 +248,10 @@ def _plan_summary(plan, state=None):
     summary['planned_totals'] = dict(
         (c, allocation_rules.consumer_totals(allocation_rules.strip_allocations(body['allocations'])))
         for c, body in (plan.get('allocations') or {}).items())
+    # what each written consumer holds after this reshape, per provider: a later pass checks a node
+    # whose pass failed after its POST /reshaper against it (damage.py)
+    summary['planned_allocations'] = dict(
+        (c, allocation_rules.strip_allocations(body['allocations'])) for c, body in (plan.get('allocations') or {}).items())
     if state is not None:
         # what a rollback checks the snapshot against (snapshot.rollback_problems): the VCPU
         # units of the root each pinned guest has converted to PCPU, and the inventory the
@@ -348,12 +354,58 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
                     known=set(str(i).lower() for i in (devices or {}).get('instances') or ()))
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
+    # the newest snapshot's pass never said the node was verified after its POST /reshaper: check the
+    # node against it before anything else, and write nothing while it does not match (damage.py)
+    unsettled = _damage.unsettled_snapshot(snapshot_dir, root_prov)
+    if unsettled is not None:
+        damaged = _unsettled_damage(backend, root_prov, unsettled, (devices or {}).get('instances'))
+        if damaged is not None:
+            return damaged
     try:
         plan, retries = with_conflict_retry(run.attempt, attempts=attempts, log=log,
                                             what='reshape of %s' % root_prov['name'], backoff=backoff)
     except Exception as exc:  # pylint: disable=broad-except
+        if run.snapshot and not run.applied and not isinstance(exc, ReshapeOutcomeUnknown):
+            run.mark_not_applied()
         raise failure(backend, root_prov, run, exc, log)
-    return run.outcome(plan, retries, observed)
+    result = run.outcome(plan, retries, observed)
+    if run.snapshot and not run.applied:
+        run.mark_not_applied()  # its POST /reshaper never applied (re-planned, then deferred or not needed)
+    if unsettled is not None and result['status'] == STATUS_NOOP:
+        result = _settled_now(result, root_prov, unsettled, run_id, check_mode)
+    return result
+
+
+def _unsettled_damage(backend, root_prov, unsettled, instances):
+    """The failed result of a pass that found the node damaged against ``unsettled`` (None: no damage)."""
+    path, doc = unsettled
+    checks, damaged, _state = _damage.check(backend, root_prov['uuid'], doc, instances=instances)
+    if _verify.passed(checks):
+        return None
+    result = _result(STATUS_FAILED, False, verification=checks, verified=False, snapshot=path)
+    result['damaged'] = damaged
+    result['corrections'] = _damage.corrections(damaged, backend)
+    result['msg'] = _damage.message(root_prov['name'], path, doc, checks, damaged, backend)
+    return result
+
+
+def _settled_now(result, root_prov, unsettled, run_id, check_mode):
+    """A pass with nothing to reshape on a node whose newest snapshot's pass never said the node was
+    verified: the node was checked against that snapshot and matched; said so, and the snapshot marked."""
+    path, doc = unsettled
+    result = dict(result, status=STATUS_VERIFIED, verified=True, snapshot=path)
+    result['msg'] = ('node %s has the layout and matches snapshot %s, whose pass never recorded the node as '
+                     'verified: checked against it, every consumer that pass wrote holds what it held before it or '
+                     'what it planned, with its project, user and type' % (root_prov['name'], path))
+    if not check_mode:
+        try:
+            _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_VERIFIED, 'at': _snapshot.utc_stamp(),
+                                         'run_id': str(run_id or ''), 'was': _snapshot.outcome_status(doc)})
+            result['msg'] += '; the snapshot now says so'
+        except _snapshot.SnapshotError as exc:
+            result['warnings'] = list(result['warnings']) + [
+                'the snapshot could not record it (the next pass checks the node again): %s' % exc.detail]
+    return result
 
 
 class _NodePass(Progress):
@@ -509,7 +561,34 @@ class _NodePass(Progress):
             self.snapshot_dir, self.root_prov, state, foreign=self.foreign,
             layout_children=[c['name'] for c in plan['children']],
             created_children=self.created, plan=_plan_summary(plan, state), path=self.snapshot,
-            run_id=self.run_id)
+            run_id=self.run_id, outcome={'status': _snapshot.OUTCOME_PENDING})
+
+    def mark_snapshot(self, checks):
+        """Record in the snapshot how the pass ended after its POST /reshaper (damage.py reads it)."""
+        if not self.snapshot:
+            return
+        if _verify.passed(checks):
+            outcome = {'status': _snapshot.OUTCOME_VERIFIED, 'at': _snapshot.utc_stamp(), 'run_id': self.run_id}
+        elif self.settled:
+            # its answer was lost: what the re-read found may be another writer's (nova's), not
+            # Placement's doing; recorded, not held against the node by later passes
+            outcome = {'status': 'failed_unanswered', 'at': _snapshot.utc_stamp(), 'run_id': self.run_id,
+                       'failures': ['%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)]}
+        else:
+            outcome = {'status': _snapshot.OUTCOME_FAILED, 'at': _snapshot.utc_stamp(), 'run_id': self.run_id,
+                       'answer': self.answer, 'failures': ['%s: %s' % (c['check'], c['detail'])
+                                                           for c in _verify.failures(checks)]}
+        self.write_outcome(outcome)
+
+    def mark_not_applied(self):
+        """The pass failed and its POST /reshaper was never applied: nothing for a later pass to check."""
+        self.write_outcome({'status': 'not_applied', 'at': _snapshot.utc_stamp(), 'run_id': self.run_id})
+
+    def write_outcome(self, outcome):
+        try:
+            _snapshot.set_outcome(self.snapshot, outcome, self.snapshot_dir)
+        except _snapshot.SnapshotError as exc:
+            log_line(self.log, 'could not record the outcome in snapshot %s: %s' % (self.snapshot, exc.detail))
 
     def send(self, state, plan):
         """ONE POST /reshaper of the plan, settled when its answer is lost."""
@@ -540,7 +619,7 @@ class _NodePass(Progress):
         status = {planner.STATUS_PLANNED: STATUS_RESHAPED, planner.STATUS_NOOP: STATUS_NOOP,
                   planner.STATUS_DEFERRED: STATUS_DEFERRED}[plan['status']]
         diff = plan['diff']
-        if self.prepared and plan['status'] == planner.STATUS_NOOP:
+        if self.prepared and plan['status'] == planner.STATUS_NOOP and (self.created or self.traits_written):
             # only children / traits were missing: they were created, nothing to reshape
             status = STATUS_RESHAPED
             diff = self.first_diff
@@ -559,6 +638,10 @@ class _NodePass(Progress):
         if status in (STATUS_NOOP, STATUS_DEFERRED):
             result['msg'] = planner.summary(plan)
             result['journal'] = _journal.journal_of(self.before, self.before, self.journal_mode())
+            if status == STATUS_NOOP and self.prepared:
+                # another pass (a second controller) laid the node out while this one ran
+                result['msg'] += ('; it was put in the layout by another writer while this pass ran (this pass '
+                                  'wrote no provider, trait, inventory or allocation)')
             return result
         if not applied:
             return self.check_mode_outcome(result, plan, status)
@@ -603,6 +686,10 @@ class _NodePass(Progress):
                                                 traits=self.traits_written)
         result['verification'] = checks
         result['verified'] = _verify.passed(checks)
+        if self.applied:
+            self.mark_snapshot(checks)
+        if not result['verified'] and self.applied and not self.settled and plan['status'] != planner.STATUS_NOOP:
+            return self.placement_broke(result, plan, after, checks)
         what = planner.summary(plan, created=self.created)
         if plan['status'] == planner.STATUS_NOOP:
             what = 'node %s: %s; nothing to move, no POST /reshaper' % (
@@ -613,6 +700,48 @@ class _NodePass(Progress):
             'passed' if result['verified'] else 'FAILED: ' + '; '.join(
                 '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
         return result
+
+    def placement_broke(self, result, plan, after, checks):
+        """Placement answered the POST /reshaper (204) and holds something else: said as Placement's, with its answer, what it holds and what it should, and the
+        correction (damage.py); the snapshot records it, so every later pass checks the node first."""
+        doc = {'state': self.before, 'plan': _plan_summary(plan, self.before), 'foreign': self.foreign or {}}
+        _dchecks, damaged = _verify.damage_checks(doc, after)
+        answer = self.answer or {}
+        said = 'Placement answered %s%s' % (answer.get('status') or 204, ' (request id %s)' % answer['request_id']
+                                            if answer.get('request_id') else '')
+        result['status'] = STATUS_FAILED
+        result['damaged'] = damaged
+        result['corrections'] = _damage.corrections(damaged, self.backend)
+        result['moved'] = _landed(plan, after)
+        parts = ['%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)]
+        msg = ('node %s: verification FAILED after POST /reshaper: %s, but Placement does not hold what the body '
+               'it accepted says; this is Placement\'s fault, not the plan\'s (the body sent: %s). '
+               'Placement holds now: %s. Snapshot %s records this failure: every later pass checks the node against '
+               'it first and writes nothing while a consumer or a usage does not match it'
+               % (self.root_prov['name'], said,
+                  ', '.join(planner._writes_text(plan, False)),  # pylint: disable=protected-access
+                  '; '.join(parts),
+                  self.snapshot))
+        if result['corrections']:
+            msg += ('. A rerun does not correct this: give each damaged consumer what it should have, then run the '
+                    'pass again: %s' % ' ; '.join(result['corrections']))
+        result['msg'] = msg
+        return result
+
+
+def _landed(plan, after):
+    """``moved`` as Placement holds it after a reshape it did not commit as sent: the consumers
+    holding exactly their planned allocations, their moved allocations and units."""
+    tree = _tree.ProviderTree.of(after)
+    landed = [c for c, body in sorted(plan['allocations'].items())
+              if tree.allocations(c) == allocation_rules.strip_allocations(body['allocations'])]
+    units = {}
+    records = 0
+    for consumer in landed:
+        for rc, rec in (plan['assignments'].get(consumer) or {}).items():
+            records += 1
+            units[rc] = units.get(rc, 0) + rec['amount']
+    return {'consumers': len(landed), 'allocations': records, 'units': units}
 
 
 def _retries_text(retries, resent):
@@ -686,9 +815,20 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
                                             left=_left_behind(snap, after))
     removable = [c['uuid'] for c in rplan['remove_children']]
+    if remove_children:
+        # the children an earlier run of this rollback removed before it was stopped: asked for, gone
+        removable += _removed_before(snap, after)
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
+    if result['verified'] and verified:
+        # the snapshot says its node was rolled back: a report of the run that reshaped it, written
+        # afterwards (a sliced roll's report job), does not call the node reshaped (fleet/report.py)
+        try:
+            _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_ROLLED_BACK, 'at': _snapshot.utc_stamp(),
+                                         'was': _snapshot.outcome_status(snap)}, snapshot_dir)
+        except _snapshot.SnapshotError as exc:
+            result['warnings'].append('the rollback could not be recorded in the snapshot: %s' % exc.detail)
     result['msg'] = '%s %s to %s; verification %s' % (
         'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
@@ -703,6 +843,19 @@ def _left_behind(snap, after):
     return sorted(str(p.get('name')) for u, p in (after.get('providers') or {}).items()
                   if p.get('name') in created and not (snapped.get(u) or {}).get('inventories')
                   and not p.get('inventories'))
+
+
+def _removed_before(snap, after):
+    """The uuids of the snapshot's layout children, empty in it, that are no longer in the tree ``after``
+    (what ``remove_children`` removes: removed by an earlier, interrupted run of the same rollback)."""
+    managed = set(snap.get('layout_children') or [])
+    root_uuid = snap['root']['uuid']
+    gone = []
+    for uuid, prov in sorted(snap['state']['providers'].items()):
+        if uuid != root_uuid and uuid not in after['providers'] and prov.get('name') in managed \
+                and not prov.get('inventories'):
+            gone.append(uuid)
+    return gone
 
 
 def _refuse_snapshot(path, problems, unchanged=False):
@@ -771,10 +924,25 @@ def verify_node(backend, root, devices, layout_options=None, policy=planner.POLI
     else:
         checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline,
                                         planned_totals=planned_totals)
+    damaged = None
+    if baseline is not None:
+        # owners never change (a reshape keeps them): any consumer of the snapshot still on the node
+        present = [c for c in _tree.ProviderTree.of(baseline).consumers() if c in state['allocations']]
+        checks.append(_verify.consumers_keep_their_owner(baseline, state, present))
+        if _snapshot.unsettled(snap):
+            # the snapshot's pass never said the node was verified after its POST /reshaper (damage.py)
+            dchecks, damaged, _full = _damage.check(backend, root_uuid, snap, instances=(devices or {}).get('instances'))
+            checks.extend(c for c in dchecks if c['check'] == 'consumers_as_snapshot_or_plan')
     ok = _verify.passed(checks)
     result = _result(STATUS_VERIFIED, False, plan=plan, verification=checks, verified=ok,
                      snapshot=snap_path, warnings=list((plan or {}).get('warnings') or []))
+    if damaged:
+        result['damaged'] = damaged
+        result['corrections'] = _damage.corrections(damaged, backend)
     result['msg'] = '%s: verification %s' % (
         root_prov['name'], 'passed' if ok else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
+    if damaged:
+        result['msg'] += ('. Give each damaged consumer what it should have (snapshot %s), then verify again: %s'
+                          % (snap_path, ' ; '.join(result['corrections'])))
     return result

@@ -48,8 +48,9 @@ SETTLE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def send_reshape(backend, body):
+    """POST /reshaper; returns Placement's answer (``{"status", "request_id"}``; the embedded store's: None)."""
     try:
-        backend.reshape(body)
+        return backend.reshape(body)
     except Forbidden as exc:
         if 'role:service' in exc.detail:
             raise  # the REST backend already explains the policy
@@ -224,7 +225,8 @@ def send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
     allocation against that very inventory, so the node is read back before anything else.
     """
     try:
-        send_reshape(backend, body)
+        answer = send_reshape(backend, body)
+        progress.answer = answer if isinstance(answer, dict) else {'status': 204, 'request_id': None}
     except ServiceUnavailable as exc:
         # an error status (503 from Placement, 502/504 from a proxy, which may come after the
         # proxy forwarded it; a locked embedded store) or no answer at all (NoAnswer: reset, timed out)
@@ -280,9 +282,12 @@ def failure(backend, root_prov, progress, exc, log):
     message says so.  When the outcome is unknown, nothing is removed: the children
     may hold the moved inventory.
     """
+    lead = None         # what the pass left in Placement, said first (issue 46: a disk full mid-reshape)
+    changed = False
     if progress.applied:
         note = ('POST /reshaper WAS applied: %s is reshaped (snapshot %s), but what followed it failed; '
                 'a rerun completes it' % (root_prov['name'], progress.snapshot))
+        changed = True
     elif isinstance(exc, ReshapeOutcomeUnknown):
         note = None
     else:
@@ -290,22 +295,48 @@ def failure(backend, root_prov, progress, exc, log):
         behind, left = None, []
         if progress.created_children:
             removed, left = remove_created_children(backend, root_prov['uuid'], progress.created_children, log)
-            behind = left_behind(removed, left)
-            note += '; ' + behind
+            if left:
+                lead = left_lead(left)
+                changed = True
+                behind = left_behind(removed, []) if removed else None
+            else:
+                behind = left_behind(removed, left)
+            if behind:
+                note += '; ' + behind
         if isinstance(exc, PlacementError) and 'Nothing was changed' in (exc.detail or ''):
             # the error says it already (a plan refused): said once, and true of what is left
             if left:
                 exc.detail = exc.detail.replace('Nothing was changed', 'Nothing was reshaped')
             note = behind
     if isinstance(exc, PlacementError):
-        if note:
+        if lead:
+            exc.detail = '. '.join(p for p in (lead, note, 'What failed: %s' % exc.detail) if p)
+        elif note:
             exc.detail = '%s. %s' % (exc.detail.rstrip('.'), note)
-            exc.args = (exc.detail,)
+        exc.args = (exc.detail,)
+        exc.changed = changed
         return exc
-    err = PlacementError('Unexpected error (%s) during the reshape of %s: %s. %s'
-                         % (type(exc).__name__, root_prov['name'], exc, note or ''), title='Unexpected error')
+    err = PlacementError('%sUnexpected error (%s) during the reshape of %s: %s. %s'
+                         % (lead + '. ' if lead else '', type(exc).__name__, root_prov['name'], exc, note or ''),
+                         title='Unexpected error')
+    err.changed = changed
     err.__cause__ = exc
     return err
+
+
+def left_lead(left):
+    """The sentence that leads a failure's message when children this pass created stay in Placement."""
+    named = '; '.join('%s (%s): %s' % (c['name'], c['uuid'], _short(c['why'])) for c in left)
+    return ('%d child provider(s) created by this run are LEFT in Placement, empty of allocations: %s; once they '
+            'hold nothing, delete each with `openstack resource provider delete <uuid>`, or leave them: a rerun '
+            'reuses them' % (len(left), named))
+
+
+def _short(why):
+    """A removal's reason without the store's long advice repeated for every child (its first sentence)."""
+    text = str(why)
+    cut = text.find('. ')
+    return text[:cut] if cut > 0 else text.rstrip('.')
 
 
 class Progress(object):
@@ -319,3 +350,4 @@ class Progress(object):
         self.verdict = None             # settle_reshape's last verdict
         self.resent = 0                 # POST /reshaper sent again after it was not applied
         self.created_children = []      # [{"name", "uuid", "generation"}] created by this pass
+        self.answer = None              # Placement's answer to the applied POST /reshaper: {"status", "request_id"}

@@ -22,6 +22,17 @@ Content::
 ``run_id`` was added later without a format change: a snapshot without it reads
 as run ``''`` (:func:`snapshot_run_id`).
 
+``outcome`` (added later without a format change) says how the pass that wrote the snapshot
+ended: ``{"status": "pending"}`` when written, just before its ``POST /reshaper``;
+``{"status": "verified", "at"}`` once the node was verified after it; ``{"status": "failed",
+"at", "run_id", "failures": [text]}`` when the verification after its applied ``POST /reshaper``
+failed (Placement answered 204 and holds something else); ``{"status": "rolled_back", "at"}``
+once a rollback restored it and verified the node (the fleet report then does not call the node
+reshaped).  While the newest snapshot of a node is
+``pending`` or ``failed`` (:func:`unsettled`), every pass checks the node against it first
+(verify.damage_checks); :func:`set_outcome` rewrites it (digest recomputed, ``.latest.json`` too
+when it is the same snapshot).  A snapshot without ``outcome`` (older) is taken as verified.
+
 ``digest`` (``"sha256:<hex>"``, added later without a format change either) is the sha256
 of the document's canonical JSON (:func:`canonical_text`: every key but ``digest``,
 ``sort_keys``, no spaces).  :func:`load_snapshot` refuses a document whose content does
@@ -108,8 +119,14 @@ def remove_stamped_leftovers(snapshot_dir, root_name):
                             name_regex=r'%s\.%s\.json' % (re.escape(safe_name(root_name)), STAMP_PATTERN))
 
 
+OUTCOME_PENDING = 'pending'
+OUTCOME_VERIFIED = 'verified'
+OUTCOME_FAILED = 'failed'
+OUTCOME_ROLLED_BACK = 'rolled_back'
+
+
 def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
-                   created_children=None, plan=None, path=None, now=None, run_id=''):
+                   created_children=None, plan=None, path=None, now=None, run_id='', outcome=None):
     """Write a snapshot and ``<root>.latest.json``; return the timestamped path.
 
     ``path`` rewrites an earlier snapshot of the same run (a conflict retry
@@ -138,6 +155,8 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
         'plan': plan,
         'run_id': str(run_id or ''),
     }
+    if outcome is not None:
+        doc['outcome'] = outcome
     # the digest is of the content as it is read back (tuples as lists, keys as strings)
     doc = json.loads(json.dumps(doc))
     doc[DIGEST_KEY] = content_digest(doc)
@@ -150,6 +169,57 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
     except (OSError, IOError) as exc:
         raise SnapshotError('cannot write snapshot %s: %s' % (path, exc))
     return path
+
+
+def outcome_status(doc):
+    """How the pass that wrote ``doc`` ended (``outcome.status``); ``verified`` for a snapshot without one."""
+    outcome = (doc or {}).get('outcome')
+    status = outcome.get('status') if isinstance(outcome, dict) else None
+    return status if status in (OUTCOME_PENDING, OUTCOME_FAILED, OUTCOME_ROLLED_BACK) else OUTCOME_VERIFIED
+
+
+def unsettled(doc):
+    """Whether the pass that wrote ``doc`` never said its node was verified after its POST /reshaper
+    (killed after it, or verification failed): every later pass checks the node against it."""
+    return outcome_status(doc) in (OUTCOME_PENDING, OUTCOME_FAILED)
+
+
+def set_outcome(path, outcome, snapshot_dir=None):
+    """Rewrite the snapshot at ``path`` with ``outcome`` (its digest recomputed), and its twin in
+    ``snapshot_dir`` (default: ``path``'s folder) when that holds the same snapshot: the
+    timestamped file for ``<root>.latest.json``, ``<root>.latest.json`` for the timestamped file.
+    Returns the new document."""
+    doc = load_snapshot(path)
+    old_digest = doc.get(DIGEST_KEY)
+    folder = snapshot_dir or os.path.dirname(path) or '.'
+    twins = [latest_path(folder, doc['root']['name'])]
+    created = doc.get('created_at')
+    if isinstance(created, type(u'')):
+        try:
+            when = datetime.datetime.strptime(created, '%Y-%m-%dT%H:%M:%S.%fZ')
+            twins.append(os.path.join(folder, '%s.%s.json' % (safe_name(doc['root']['name']), utc_stamp(when))))
+        except ValueError:
+            pass
+    targets = [path]
+    for twin in twins:
+        if os.path.abspath(twin) == os.path.abspath(path) or not os.path.exists(twin) or old_digest is None:
+            continue
+        try:
+            if load_snapshot(twin).get(DIGEST_KEY) == old_digest:
+                targets.append(twin)
+        except SnapshotError:
+            continue
+    doc = dict((k, v) for k, v in doc.items() if k != DIGEST_KEY)
+    doc['outcome'] = outcome
+    doc = json.loads(json.dumps(doc))
+    doc[DIGEST_KEY] = content_digest(doc)
+    text = json.dumps(doc, indent=1, sort_keys=True)
+    try:
+        for target in targets:
+            atomic_write(target, text)
+    except (OSError, IOError) as exc:
+        raise SnapshotError('cannot write snapshot %s: %s' % (path, exc))
+    return doc
 
 
 def load_snapshot(path):
@@ -216,7 +286,7 @@ def check_document(doc):
     """The fields of a snapshot document that rollback, verify and the fleet report read."""
     _shapes.expect_fields(doc, 'snapshot', {'root': 'mapping!', 'state': 'mapping!', 'foreign': 'mapping?',
                                             'plan': 'mapping?', 'run_id': 'scalar?', 'created_at': 'text?',
-                                            DIGEST_KEY: 'text?'})
+                                            DIGEST_KEY: 'text?', 'outcome': 'mapping?'})
     _shapes.expect_fields(doc['root'], 'root', {'uuid': 'text!', 'name': 'text!'})
     check_state(doc['state'], 'state')
     for key in ('layout_children', 'created_children'):

@@ -367,6 +367,76 @@ def verify_rollback(snapshot, after, restored, removed=None):
     ]
 
 
+# -- a pass that failed after its POST /reshaper (issue 40) ---------------------------
+
+OWNER_FIELDS = ('project_id', 'user_id', 'consumer_type')
+
+
+def damage_checks(doc, now, instances=None):
+    """The node as read now (``now``: every consumer read in full) against the snapshot ``doc`` of a
+    pass that never said its node was verified (snapshot.unsettled): ``(checks, damaged)``.
+
+    Every consumer that pass wrote (its plan's ``planned_allocations``; a plan recorded before them:
+    ``planned_totals``, compared as totals) must hold either what it held in the snapshot (the
+    reshape did not commit) or what the plan gave it (it did), with the snapshot's project, user and
+    consumer type; usages must equal the allocations and fit the capacity.  A consumer holding
+    nothing at all is taken as deleted since, unless ``instances`` (the device report's guests) is
+    given and lists it, or is None (unknown): then it is damage.
+
+    ``damaged`` is ``[{"consumer", "has", "should", "owner_has", "owner_should", "problems"}]``
+    (allocations as ``{rp: {"resources": {RC: n}}}``, owners as ``{field: value}``).
+    """
+    base = _tree_of(doc['state'])
+    now = _tree_of(now)
+    plan = doc.get('plan') if isinstance(doc.get('plan'), dict) else {}
+    planned_allocs = plan.get('planned_allocations') if isinstance(plan.get('planned_allocations'), dict) else None
+    planned_totals = plan.get('planned_totals') if isinstance(plan.get('planned_totals'), dict) else {}
+    consumers = sorted(planned_allocs if planned_allocs is not None else planned_totals)
+    known = None if instances is None else set(str(i).lower() for i in instances)
+    names = _names(base, now)
+    for rp, info in (doc.get('foreign') or {}).items():
+        if isinstance(info, dict) and info.get('name'):
+            names.setdefault(rp, info['name'])  # a sharing pool outside the tree, by its name
+    damaged = []
+    for consumer in consumers:
+        was_body = base.allocation_request(consumer) or {}
+        was = base.allocations(consumer)
+        planned = allocation_rules.strip_allocations((planned_allocs or {}).get(consumer) or {}) \
+            if planned_allocs is not None else None
+        owner_should = dict((f, was_body[f]) for f in OWNER_FIELDS if was_body.get(f) is not None)
+        if not now.has_consumer(consumer):
+            if known is not None and str(consumer).lower() not in known:
+                continue  # deleted since: its guest is gone from the node
+            damaged.append({'consumer': consumer, 'has': {}, 'should': planned if planned is not None else was,
+                            'owner_has': {}, 'owner_should': owner_should,
+                            'problems': ['holds nothing in Placement (its guest is still on the node)'
+                                         if known is not None else 'holds nothing in Placement']})
+            continue
+        body = now.allocation_request(consumer) or {}
+        has = now.allocations(consumer)
+        problems = []
+        if planned is not None:
+            allocs_ok = has in (was, planned)
+        else:
+            totals = allocation_rules.consumer_totals(has)
+            allocs_ok = totals in (allocation_rules.consumer_totals(was), planned_totals.get(consumer))
+        should = was if (has == was or planned is None) else planned
+        if not allocs_ok:
+            problems.append('holds %s, should hold %s' % (_fmt_allocs(has, names), _fmt_allocs(should, names)))
+        owner_has = dict((f, body.get(f)) for f in OWNER_FIELDS)
+        for field in OWNER_FIELDS:
+            if field in owner_should and not now.is_partial(consumer) and body.get(field) != owner_should[field]:
+                problems.append('%s is %r, should be %r' % (field, body.get(field), owner_should[field]))
+        if problems:
+            damaged.append({'consumer': consumer, 'has': has, 'should': should, 'owner_has': owner_has,
+                            'owner_should': owner_should, 'problems': problems})
+    check = _check('consumers_as_snapshot_or_plan',
+                   ['consumer %s: %s' % (d['consumer'], '; '.join(d['problems'])) for d in damaged],
+                   '%d consumer(s) the pass wrote hold what they held before it or what it planned, with '
+                   'their project, user and type' % len(consumers))
+    return [check, usage_matches_allocations(now), usage_within_capacity(now, base)], damaged
+
+
 # -- formatting ---------------------------------------------------------------------
 
 def _fmt(totals):

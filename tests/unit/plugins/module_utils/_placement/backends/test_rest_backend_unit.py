@@ -112,12 +112,13 @@ def test_refuses_unparseable_root_document():
 def test_uses_min_of_server_max_and_1_39_on_every_call(server_max, expected):
     adapter = FakeAdapter(root=root_doc(server_max), script={
         ('GET', '/resource_providers'): [FakeResponse(200, {'resource_providers': []})],
-        ('POST', '/reshaper'): [FakeResponse(204)],
+        ('POST', '/reshaper'): [FakeResponse(204, headers={'x-openstack-request-id': 'req-204'})],
     })
     backend = RestBackend(adapter)
     assert backend.microversion == expected
     assert backend.list_providers() == []
-    assert backend.reshape({'inventories': {}, 'allocations': {}}) is None
+    # Placement's answer, with its request id (the evidence a failed verification cites: issue 46)
+    assert backend.reshape({'inventories': {}, 'allocations': {}}) == {'status': 204, 'request_id': 'req-204'}
     sent = [c for c in adapter.calls if c[1] != '/']
     # a reshape naming no consumer type goes at 1.37, where Placement keeps each consumer's type
     assert [c[2]['microversion'] for c in sent] == [expected, min(expected, '1.37')]
