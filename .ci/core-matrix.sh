@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Unit tests and `ansible-test sanity` on every ansible-core release the collection claims
-# (meta/runtime.yml requires_ansible ">=2.18.0"): 2.18 (Python 3.11), 2.20 (Python 3.12) and
-# 2.21 (Python 3.13) here, each in its own venv (.venv-core-<v>, built once from
+# (meta/runtime.yml requires_ansible ">=2.18.0"): 2.18 (Python 3.11), 2.20 (Python 3.12), 2.21
+# and 2.22 (Python 3.13; its release candidate until 2.22.0 is out) here, each in its own venv
+# (.venv-core-<v>, built once from
 # tests/core-matrix-requirements.txt with the Python that release's controller supports);
 # 2.19 is the project venv's and runs in the unit and sanity stages.
 # Usage: .ci/core-matrix.sh [versions...]
@@ -10,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 reqs=$root/tests/core-matrix-requirements.txt
 versions=("$@")
-[[ ${#versions[@]} -gt 0 ]] || versions=(2.18 2.20 2.21)
+[[ ${#versions[@]} -gt 0 ]] || versions=(2.18 2.20 2.21 2.22)
 cd "$root"
 
 # The controller Python of each release: 2.20 and later need 3.12+.
@@ -19,6 +20,15 @@ python_for() {
     2.17|2.18|2.19) echo 3.11 ;;
     2.20) echo 3.12 ;;
     *) echo 3.13 ;;
+  esac
+}
+
+# The pip requirement of a release: its newest, or its release candidate while it has no final
+# release (a specifier naming a pre-release lets pip take one; "==2.22.*" alone would not).
+core_requirement() {
+  case $1 in
+    2.22) echo "ansible-core>=2.22.0rc1,<2.23" ;;
+    *) echo "ansible-core==$1.*" ;;
   esac
 }
 
@@ -46,7 +56,7 @@ for v in "${versions[@]}"; do
     rm -rf "$venv"
     "$PYTHON" -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip 2>&1 | grep -v 'is ignored' || true
-    "$venv/bin/pip" install -q "ansible-core==$v.*" -r "$reqs" 2>&1 | { grep -v 'is ignored' || true; }; test "${PIPESTATUS[0]}" -eq 0
+    "$venv/bin/pip" install -q "$(core_requirement "$v")" -r "$reqs" 2>&1 | { grep -v 'is ignored' || true; }; test "${PIPESTATUS[0]}" -eq 0
     mkdir -p "$venv/collections/ansible_collections/placement"
     ln -sfn "$root" "$venv/collections/ansible_collections/placement/upgrade"
     purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
