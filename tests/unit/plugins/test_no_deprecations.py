@@ -95,8 +95,8 @@ def _deprecated_imports(path):
                 else:
                     bad = []
                 if bad:
-                    found.append('%s:%s from %s import %s' % (os.path.relpath(path, REPO), node.lineno,
-                                                                 node.module, ', '.join(bad)))
+                    where = '%s:%s' % (os.path.relpath(path, REPO), node.lineno)
+                    found.append('%s from %s import %s' % (where, node.module, ', '.join(bad)))
     return found
 
 
