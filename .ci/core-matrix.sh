@@ -67,5 +67,15 @@ for v in "${versions[@]}"; do
   echo "core-matrix: unit tests (tests/unit)"
   "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2 tests/unit
   echo "core-matrix: ansible-test sanity (Python $pyver)"
-  BIN=$venv/bin SANITY_PYTHON=$pyver "$root/.ci/sanity.sh"
+  # ansible-core 2.22.0rc1's ansible-test installs pylint's dill from a github.com archive (a URL
+  # in its requirements/sanity.pylint.txt), which pip cannot fetch from a package index: where
+  # the release pins such a URL, pylint is left out of that release's sanity, saying so (it runs
+  # on the others and in the sanity stage), and runs again once the release pins a package.
+  skip=()
+  pylint_reqs=$("$venv/bin/python" -c 'import ansible_test, os; print(os.path.join(os.path.dirname(ansible_test.__file__), "_data", "requirements", "sanity.pylint.txt"))')
+  if grep -Eq '@ https?://' "$pylint_reqs" 2>/dev/null; then
+    echo "core-matrix: ansible-core $v: pylint NOT run: its ansible-test installs $(grep -Eo '^[A-Za-z0-9_.-]+ @ https?://[^/]+' "$pylint_reqs" | head -1) (from $pylint_reqs), not from a package index"
+    skip=(--skip-test pylint)
+  fi
+  BIN=$venv/bin SANITY_PYTHON=$pyver "$root/.ci/sanity.sh" "${skip[@]}"
 done
