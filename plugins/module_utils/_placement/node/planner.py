@@ -333,42 +333,6 @@ def _inventories(work):
         work.names.setdefault(rp, info.get('name') or rp)
 
 
-#: Classes every guest holds: not a device, so a guest holding only these says nothing of its domain.
-_NOT_DEVICES = frozenset(('VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB'))
-
-
-def _no_domain_found(work, instances, touched_classes):
-    """The warning of a node whose guests hold device classes in Placement while discovery found no
-    guest domain definition on the host at all (``instances`` known and empty), or None.
-
-    Every such guest then looks like a move in flight or an orphan and the node is deferred: the
-    usual cause is a libvirt whose definitions are elsewhere (kolla-ansible's nova_libvirt container
-    keeps them in its ``nova_libvirt_qemu`` volume), so the warning says where to point discovery."""
-    if instances is None or len(instances):
-        return None
-    tree = work.tree
-    holders, classes = set(), set()
-    for consumer, body in sorted((tree.state.get('allocations') or {}).items()):
-        for rp, alloc in ((body or {}).get('allocations') or {}).items():
-            if rp not in tree.providers:
-                continue
-            held = set(rc for rc, n in ((alloc or {}).get('resources') or {}).items()
-                       if n and rc in touched_classes and rc not in _NOT_DEVICES)
-            if held:
-                holders.add(consumer)
-                classes |= held
-    if not holders:
-        return None
-    return ('Placement shows %d guest(s) holding %s on %s (%s) but no guest domain definition was found '
-            'on the host: discovery read none (domain_xml_glob matched no file and no live definition was '
-            'given), so each of them looks like a move in flight or an orphan. If libvirt keeps the '
-            'definitions elsewhere, point discovery there (rolling_reshape_domain_xml_glob, device_info\'s '
-            'domain_xml_glob); kolla-ansible keeps them in the nova_libvirt_qemu volume: %s (docker) or %s '
-            '(podman)'
-            % (len(holders), ', '.join(sorted(classes)), work.root['name'], ', '.join(sorted(holders)),
-               _discovery.KOLLA_DOMAIN_XML_GLOBS['docker'], _discovery.KOLLA_DOMAIN_XML_GLOBS['podman']))
-
-
 def _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, devices):
     """Step 4: a move in flight (inflight.py: every form nova uses) defers a node with
     something to change; a node already in the layout stays "already done".  None: go on."""
@@ -382,7 +346,7 @@ def _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, 
         tree.state, work.root['name'], tree.providers, foreign=work.foreign, touched=touched_classes,
         instances=instances, migrations=migrations, explained=explained,
         two_trees_ok=allow_foreign_allocations, root_uuid=work.root_uuid, orphans=orphans, devices=devices)
-    blind = _no_domain_found(work, instances, touched_classes)
+    blind = _inflight.no_domain_found(tree.state, work.root['name'], tree.providers, touched_classes, instances)
     if blind:
         work.warnings.append(blind)
     work.warnings.extend(remarks)
