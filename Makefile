@@ -111,7 +111,7 @@ check: venv
 sanity: venv
 	@$(STAGE) sanity .ci/sanity.sh
 
-# c2. unit tests and sanity again on ansible-core 2.18, 2.20 (Python 3.12), 2.21 (Python 3.13) (requires_ansible >=2.18), each in
+# c2. unit tests and sanity again on ansible-core 2.18, 2.20 (Python 3.12), 2.21 and 2.22 (Python 3.13) (requires_ansible >=2.18), each in
 # its own venv (.venv-core-<v>); the stages above are 2.19's
 core-matrix: venv
 	@$(STAGE) core-matrix .ci/core-matrix.sh

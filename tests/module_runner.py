@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run a module's main() in-process the way Ansible runs it in a fresh process.
 
-The one place that knows the in-process traps of ansible-core (2.18 to 2.21, the versions
+The one place that knows the in-process traps of ansible-core (2.18 to 2.22, the versions
 ``requires_ansible`` claims; ``.ci/core-matrix.sh`` runs the unit tests on each):
 * module args go through ``ansible.module_utils.testing.patch_module_args`` (2.19), or
   ``basic._ANSIBLE_ARGS`` before it (:func:`patch_module_args` here does either);
@@ -12,7 +12,12 @@ The one place that knows the in-process traps of ansible-core (2.18 to 2.21, the
   ``module.warn`` would go to the controller's Display instead of the result: run with
   ``ansible.module_utils._internal.is_controller`` off, as in a real module process;
 * the module ends with SystemExit; its JSON result is on stdout, and it must never print a
-  traceback.
+  traceback;
+* ansible-core 2.22 no longer masks a module's result in the module: it returns the secrets it
+  registered (``_ansible_new_secrets``, those new to the process-wide masker: the runner gives each
+  run a masker of its own, as a fresh module process has) and the controller masks what it shows.
+  The runner masks the result with them as the module did up to 2.21 (``in_process.mask_no_log_values``, checked
+  against ``remove_values()``'s output in test_in_process.py), so a result compares on every release.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +33,13 @@ from ansible.module_utils import basic
 from ansible.module_utils.common import parameters as module_parameters
 from ansible.module_utils.common import warnings as ansible_warnings
 from ansible.module_utils.common.text.converters import to_bytes
+from ansible_collections.placement.upgrade.plugins.plugin_utils.in_process import mask_no_log_values
+
+try:  # ansible-core 2.22+: secrets registered in a process-wide masker
+    from ansible.module_utils import secrets as ansible_secrets
+    from ansible.module_utils._internal._secrets import SecretMasker
+except ImportError:
+    ansible_secrets = SecretMasker = None
 
 try:  # ansible-core 2.19+
     from ansible.module_utils import _internal as ansible_internal
@@ -74,6 +86,9 @@ def run_module_main(main, args, capsys, check=False, diff=False):
     was_controller = getattr(ansible_internal, 'is_controller', None)
     if ansible_internal is not None:
         ansible_internal.is_controller = False
+    masker = getattr(ansible_secrets, '_secret_masker', None)
+    if masker is not None:
+        ansible_secrets._secret_masker = SecretMasker()  # pylint: disable=protected-access
     try:
         with patch_module_args(args):
             with pytest.raises(SystemExit) as info:
@@ -81,6 +96,12 @@ def run_module_main(main, args, capsys, check=False, diff=False):
     finally:
         if ansible_internal is not None:
             ansible_internal.is_controller = was_controller
+        if masker is not None:
+            ansible_secrets._secret_masker = masker  # pylint: disable=protected-access
     out = capsys.readouterr().out
     assert 'Traceback' not in out
-    return info.value.code, json.loads(out)
+    result = json.loads(out)
+    secrets = result.pop('_ansible_new_secrets', None)
+    if secrets:  # ansible-core 2.22+: masked by the controller (see above)
+        result = mask_no_log_values(result, secrets)
+    return info.value.code, result

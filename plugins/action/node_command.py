@@ -19,9 +19,9 @@ __metaclass__ = type
 
 import datetime
 import time
+from shlex import quote as shlex_quote
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.six.moves import shlex_quote
 from ansible.plugins.action import ActionBase
 
 #: What the probe writes to stderr when the command is not on the node.

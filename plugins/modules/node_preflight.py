@@ -129,6 +129,18 @@ nova_placement:
       description: The auth options holding a secret. Keep them out of logs (C(no_log)).
       type: dict
       returned: when a file was read
+    ca:
+      description:
+        - The CA nova-compute verifies Placement and Keystone with, read on the node, for the controller's
+          probe (not a file of the controller, which may hold another CA). C(cafile) is the option's value;
+          C(read) the files read and C(pem) their text (public certificates), or C(missing) why none was.
+        - Outside kolla-ansible the file at C(cafile). Under kolla-ansible (O(nova_conf) is the host's
+          C(/etc/kolla/<service>/nova.conf)) C(cafile) is a path in the container; one under C(/etc/nova/)
+          is read at C(/etc/kolla/<service>/<rest>) (where kolla copies it from), any other (the
+          container's system bundle) as the CA certificates kolla adds to it,
+          C(/etc/kolla/<service>/ca-certificates/*.crt).
+      type: dict
+      returned: when the options set C(cafile)
     missing:
       description: Why nothing was read (no nova.conf there, or none asked for).
       type: str

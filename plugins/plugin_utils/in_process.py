@@ -22,13 +22,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
 import os
 import sys
 import types
 
 from ansible import constants as C
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
@@ -104,7 +104,7 @@ class InProcessModule(object):
         if self._warnings:
             result['warnings'] = list(self._warnings)
         preserved = dict((k, v) for k, v in result.items() if v is None or isinstance(v, bool))
-        result = remove_values(result, self.no_log_values)
+        result = mask_no_log_values(result, self.no_log_values)
         result.update(preserved)
         return result
 
@@ -115,6 +115,48 @@ class InProcessModule(object):
         kwargs['failed'] = True
         kwargs['msg'] = msg
         raise ModuleExit(self._result(kwargs))
+
+
+#: What a value equal to a no_log value becomes (as AnsibleModule's result said it up to ansible-core 2.21).
+NO_LOG_PLACEHOLDER = 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+
+
+def mask_no_log_values(value, no_log_values):
+    """``value`` with every ``no_log`` value masked, as ``remove_values()`` masked a module's result.
+
+    A string (or number) equal to a no_log value becomes :data:`NO_LOG_PLACEHOLDER`, a no_log value
+    inside a string becomes ``********`` (a number containing one: the placeholder), containers are
+    copied with their values masked (their keys as they are), booleans and ``None`` stay.  ansible-core
+    2.22 deprecates ``remove_values()`` (a module's result is masked by the controller from the secrets
+    it registers); a run in process has no such step, so it masks here, the same on every release."""
+    secrets = sorted((str(s) for s in no_log_values if s), key=len, reverse=True)
+    if not secrets:
+        return value
+    return _mask(value, secrets, frozenset(secrets))
+
+
+def _mask(value, secrets, secret_set):
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, (str, bytes)):
+        text = value.decode('utf-8', 'surrogateescape') if isinstance(value, bytes) else str(value)
+        if text in secret_set:
+            return NO_LOG_PLACEHOLDER
+        for secret in secrets:
+            text = text.replace(secret, '*' * 8)
+        return text.encode('utf-8', 'surrogateescape') if isinstance(value, bytes) else text
+    if isinstance(value, dict):
+        return dict((key, _mask(item, secrets, secret_set)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_mask(item, secrets, secret_set) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return set(_mask(item, secrets, secret_set) for item in value)
+    if isinstance(value, (int, float)):
+        text = str(value)
+        return NO_LOG_PLACEHOLDER if any(secret in text for secret in secrets) else value
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value
+    raise TypeError('Value of unknown type: %s, %s' % (type(value), value))
 
 
 def _infinite_ints(spec, args):

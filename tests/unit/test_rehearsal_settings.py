@@ -49,6 +49,7 @@ ALLOWED = {
     'rolling_reshape_report_html_template': 'the rehearsal report on the controller',
     'rolling_reshape_report_markdown_template': 'the rehearsal report on the controller',
     'rolling_reshape_report_command': "how the report's commands start",
+    'rolling_reshape_publish_summary': "the run's set_stats artifacts, on the controller",
     'rolling_reshape_run_id': 'the name of the rehearsal report folder',
     'rolling_reshape_plan_only': 'a plan on the copy',
     'rolling_reshape_snapshot_file': 'rollback (tasks_from: rollback) only, not the roll',

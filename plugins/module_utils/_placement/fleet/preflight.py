@@ -164,6 +164,7 @@ def _probe_nova(conf, log, read=None):
         passed, detail = probe_reshape_permission(nova)
     finally:
         nova.close()
+        info.get('cleanup', lambda: None)()
     who = 'user %s, project %s, Placement at %s, from %s' % (out['user'], info['project'], info['endpoint'], where)
     if passed:
         out.update(passed=True, detail='nova-compute may reshape (%s)' % who)
@@ -192,8 +193,8 @@ def check_nova_credentials(backend, nodes, warn, log):
             unread.setdefault(conf['missing'], []).append(item)
             continue
         # the same options give the same answer wherever they were read (the path only names them)
-        key = json.dumps([conf.get('options'), conf.get('auth_section'), conf.get('auth'), conf.get('secrets')],
-                         sort_keys=True, default=str)
+        key = json.dumps([conf.get('options'), conf.get('auth_section'), conf.get('auth'), conf.get('secrets'),
+                          conf.get('ca')], sort_keys=True, default=str)
         groups.setdefault(key, []).append(item)
     failed, unchecked, probes = [], [], 0
     for reason, items in sorted(unread.items()):

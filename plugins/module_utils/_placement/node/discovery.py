@@ -47,7 +47,7 @@ import socket
 
 from . import novaconf as _novaconf
 from . import nvidia_vfio as _nvidia_vfio
-from .discover.domains import DEFAULT_DOMAIN_XML_GLOB, parse_domain_xml, read_domains
+from .discover.domains import DEFAULT_DOMAIN_XML_GLOB, KOLLA_DOMAIN_XML_GLOBS, parse_domain_xml, read_domains
 from .discover.gpus import discover_gpus
 from .discover.holders import assign_holders, ownership, ownership_warnings
 from .discover.mem_encryption import MEM_ENCRYPTION_MODELS, mem_encryption
@@ -59,7 +59,7 @@ from .discover.sysfs import DISCOVERY_CODE, DiscoveryError, Sysfs, normalize_add
 DEFAULT_NOVA_CONF = _novaconf.DEFAULT_NOVA_CONF
 
 __all__ = [
-    'DEFAULT_DOMAIN_XML_GLOB', 'DEFAULT_NOVA_CONF', 'DISCOVERY_CODE', 'DiscoveryError', 'MEM_ENCRYPTION_MODELS',
+    'DEFAULT_DOMAIN_XML_GLOB', 'KOLLA_DOMAIN_XML_GLOBS', 'DEFAULT_NOVA_CONF', 'DISCOVERY_CODE', 'DiscoveryError', 'MEM_ENCRYPTION_MODELS',
     'check_report', 'discover', 'mem_encryption', 'normalize_address', 'normalize_pci_filters', 'ownership',
     'ownership_warnings', 'parse_cpulist', 'parse_domain_xml',
 ]

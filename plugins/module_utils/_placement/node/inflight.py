@@ -37,6 +37,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from .discover import domains as _domains
 from ..backends.base import SHARING_TRAIT
 from ..nova.migrations import in_progress
 
@@ -329,6 +330,43 @@ def _nova_reports(scan):
         if scan.root_name in ends:
             scan.defer(str(mig['uuid']), 'nova reports %s in flight on this node: %s'
                        % (_describe_migration(mig), _what_to_do(mig)))
+
+
+#: Classes every guest holds: not a device, so a guest holding only these says nothing of its domain.
+_NOT_DEVICES = frozenset(('VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB'))
+#: Where kolla-ansible keeps the guests' definitions (discover/domains.py)
+_KOLLA_GLOBS = _domains.KOLLA_DOMAIN_XML_GLOBS
+
+
+def no_domain_found(state, root_name, tree_rps, touched, instances):
+    """The warning of a node whose guests hold device classes on its tree in Placement while
+    discovery found no guest domain definition on the host at all (``instances`` known and empty),
+    or None.
+
+    Every such guest then looks like a move in flight or an orphan and the node is deferred: the
+    usual cause is a libvirt whose definitions are elsewhere (kolla-ansible's nova_libvirt container
+    keeps them in its ``nova_libvirt_qemu`` volume), so the warning says where to point discovery.
+    ``touched``: the classes the reshape moves or rewrites (only those can defer the node)."""
+    if instances is None or len(instances):
+        return None
+    holders, classes = set(), set()
+    for consumer, body in sorted((state.get('allocations') or {}).items()):
+        held = set(rc for rc, n in _amounts((body or {}).get('allocations') or {},
+                                            list(tree_rps)).items()
+                   if n and rc in touched and rc not in _NOT_DEVICES)
+        if held:
+            holders.add(consumer)
+            classes |= held
+    if not holders:
+        return None
+    return ('Placement shows %d guest(s) holding %s on %s (%s) but no guest domain definition was found '
+            'on the host: discovery read none (domain_xml_glob matched no file and no live definition was '
+            'given), so each of them looks like a move in flight or an orphan. If libvirt keeps the '
+            'definitions elsewhere, point discovery there (rolling_reshape_domain_xml_glob, device_info\'s '
+            'domain_xml_glob); kolla-ansible keeps them in the nova_libvirt_qemu volume: %s (docker) or %s '
+            '(podman)'
+            % (len(holders), ', '.join(sorted(classes)), root_name, ', '.join(sorted(holders)),
+               _KOLLA_GLOBS['docker'], _KOLLA_GLOBS['podman']))
 
 
 def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,

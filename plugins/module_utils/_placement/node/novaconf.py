@@ -503,5 +503,60 @@ def placement_section(path=DEFAULT_NOVA_CONF, conf_dir=None, is_secret=None):
     secrets = dict((k, v) for k, v in auth.items() if is_secret(k))
     options = dict((k, v) for k, v in options.items() if not is_secret(k))
     auth = dict((k, v) for k, v in auth.items() if not is_secret(k))
-    return {'files': files, 'options': options, 'auth_section': auth_section, 'auth': auth,
-            'secrets': secrets}
+    found = {'files': files, 'options': options, 'auth_section': auth_section, 'auth': auth,
+             'secrets': secrets}
+    if options.get('cafile'):
+        found['ca'] = node_ca(options['cafile'], path)
+    return found
+
+
+#: kolla-ansible's nova.conf on the host: /etc/kolla/<service>/nova.conf (any prefix: a test's tree)
+_KOLLA_CONF_RE = re.compile(r'^(?P<service_dir>.*/etc/kolla/(?P<service>[^/]+))/[^/]+$')
+#: where kolla's config.json copies the service's config folder (/var/lib/kolla/config_files) to
+_KOLLA_NOVA_DIR = '/etc/nova/'
+
+
+def _read_text(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def node_ca(cafile, nova_conf):
+    """The CA nova-compute verifies Placement and Keystone with, read on the node:
+    ``{cafile, read: [paths], pem: text}``, or ``{cafile, missing: why}``.
+
+    nova.conf's ``cafile`` is a path where nova-compute runs.  Outside kolla that is the node
+    itself: the file at that path.  Under kolla-ansible (``nova_conf`` is the host's
+    ``/etc/kolla/<service>/nova.conf``) it is a path in the container: one under ``/etc/nova/`` is a
+    file config.json copied from the service's folder (``/etc/kolla/<service>/<rest>``); any other
+    (the container's system bundle, kolla's ``openstack_cacert``) holds the CA certificates kolla
+    adds to that bundle (``kolla_copy_ca_into_containers``: ``/etc/kolla/<service>/ca-certificates/
+    *.crt``).  The text (public certificates, no secret) is what the controller's probe verifies
+    with, not a file of the controller that may hold another CA."""
+    kolla = _KOLLA_CONF_RE.match(nova_conf or '')
+    if not kolla:
+        if os.path.isfile(cafile):
+            try:
+                return {'cafile': cafile, 'read': [cafile], 'pem': _read_text(cafile)}
+            except (IOError, OSError, UnicodeDecodeError) as exc:
+                return {'cafile': cafile, 'missing': '[placement] cafile %s cannot be read on the node: %s'
+                        % (cafile, exc)}
+        return {'cafile': cafile, 'missing': '[placement] cafile %s: no such file on the node' % cafile}
+    service_dir, service = kolla.group('service_dir'), kolla.group('service')
+    where = "[placement] cafile %s is a path in kolla's %s container" % (cafile, service)
+    if cafile.startswith(_KOLLA_NOVA_DIR):
+        paths = [os.path.join(service_dir, cafile[len(_KOLLA_NOVA_DIR):])]
+        looked = '%s, the file kolla copies to %s' % (paths[0], cafile)
+        paths = [p for p in paths if os.path.isfile(p)]
+    else:
+        folder = os.path.join(service_dir, 'ca-certificates')
+        looked = "%s/*.crt, the CA certificates kolla adds to the container's system bundle" % folder
+        paths = sorted(os.path.join(folder, n) for n in (os.listdir(folder) if os.path.isdir(folder) else [])
+                       if n.endswith('.crt') and os.path.isfile(os.path.join(folder, n)))
+    if not paths:
+        return {'cafile': cafile, 'missing': '%s: no CA of it on the node (looked for %s)' % (where, looked)}
+    try:
+        texts = [_read_text(p) for p in paths]
+    except (IOError, OSError, UnicodeDecodeError) as exc:
+        return {'cafile': cafile, 'missing': '%s: %s' % (where, exc)}
+    return {'cafile': cafile, 'read': paths, 'pem': ''.join(t if t.endswith('\n') else t + '\n' for t in texts)}

@@ -346,6 +346,9 @@ def _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, 
         tree.state, work.root['name'], tree.providers, foreign=work.foreign, touched=touched_classes,
         instances=instances, migrations=migrations, explained=explained,
         two_trees_ok=allow_foreign_allocations, root_uuid=work.root_uuid, orphans=orphans, devices=devices)
+    blind = _inflight.no_domain_found(tree.state, work.root['name'], tree.providers, touched_classes, instances)
+    if blind:
+        work.warnings.append(blind)
     work.warnings.extend(remarks)
     if not reasons:
         return None

@@ -22,6 +22,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import tempfile
+
 from .. import errors
 
 #: nova's defaults for the adapter options it registers (nova/conf/utils.py get_ksa_adapter_opts)
@@ -94,49 +97,104 @@ def _plugin(auth, secrets):
         raise errors.ConfigurationError('keystoneauth cannot load auth_type = %s: %s' % (auth_type, exc))
 
 
-def _session(options, plugin):
+def _nothing():
+    return None
+
+
+def _remover(path):
+    """A function that removes ``path`` (if it is still there)."""
+    def remove():
+        if os.path.exists(path):
+            os.unlink(path)
+    return remove
+
+
+def _here(option, path):
+    """``path`` of nova.conf's ``option``, refused unless it is a file of this machine (the controller)."""
+    if not os.path.isfile(path):
+        raise errors.ConfigurationError(
+            "[placement] %s %s is not a file on the controller, where nova-compute's credentials are probed "
+            "from: it is a path where nova-compute runs (under kolla-ansible, in its container)%s"
+            % (option, path, '' if option != 'cafile' else
+               "; placement.upgrade.node_preflight reads nova's CA on the node and gives it to the probe"))
+    return path
+
+
+def session_for(conf, plugin):
+    """``(session, cleanup)``: the keystoneauth session nova-compute would open with ``conf``'s options.
+
+    The CA: the text the node's pre-flight read where nova-compute gets it (``conf["ca"]``,
+    :func:`..node.novaconf.node_ca`), written to a private temporary file that ``cleanup()``
+    removes; without it, ``cafile`` must be a file of the controller.  A CA or client certificate
+    that cannot be had is a :class:`..errors.ConfigurationError` naming it, never an OSError."""
     from keystoneauth1 import session as ks_session
 
-    verify = True
+    options = dict(conf.get('options') or {})
+    ca = conf.get('ca') or {}
+    verify, cleanup = True, _nothing
     if _bool(options.get('insecure')):
         verify = False
+    elif ca.get('pem'):
+        handle, verify = tempfile.mkstemp(prefix='placement-upgrade-nova-ca-', suffix='.pem')
+        cleanup = _remover(verify)
+        with os.fdopen(handle, 'w') as out:
+            out.write(ca['pem'])
+    elif ca.get('missing'):
+        raise errors.ConfigurationError("nova-compute's CA for Placement could not be read on the node: %s"
+                                        % ca['missing'])
     elif options.get('cafile'):
-        verify = options['cafile']
+        verify = _here('cafile', options['cafile'])
     cert = None
     if options.get('certfile'):
-        cert = (options['certfile'], options['keyfile']) if options.get('keyfile') else options['certfile']
+        cert = _here('certfile', options['certfile'])
+        if options.get('keyfile'):
+            cert = (cert, _here('keyfile', options['keyfile']))
     try:
         timeout = float(options['timeout']) if options.get('timeout') else DEFAULT_TIMEOUT
     except ValueError:
         timeout = DEFAULT_TIMEOUT
-    return ks_session.Session(auth=plugin, verify=verify, cert=cert, timeout=timeout)
+    return ks_session.Session(auth=plugin, verify=verify, cert=cert, timeout=timeout), cleanup
 
 
 def connect(conf, log=None):
     """Connect as nova-compute would with ``conf`` (:func:`.node.novaconf.placement_section`).
 
     Returns ``(backend, info)``: an open :class:`..backends.rest.RestBackend` on the endpoint
-    nova would use, and ``{user, project, roles, auth_url, endpoint}`` (what the token says).
+    nova would use, and ``{user, project, roles, auth_url, endpoint}`` (what the token says),
+    with ``cleanup``: call it once done with the backend (it removes the CA file of the probe).
     Raises a PlacementError naming the step that failed (identity errors carry
-    :data:`..backends.rest.IDENTITY_CODE`); the caller says whose options they were.
+    :data:`..backends.rest.IDENTITY_CODE`; a TLS file that cannot be had, a ConfigurationError
+    naming it); the caller says whose options they were.
     """
-    from keystoneauth1 import adapter as ks_adapter
-    from keystoneauth1 import exceptions as ks_exc
-
-    from ..backends import rest
-
     options = dict(conf.get('options') or {})
     auth = dict(conf.get('auth') or {})
     if not conf.get('auth_section'):
         auth = dict(options, **auth)
     _auth_type, auth_url, plugin = _plugin(auth, conf.get('secrets') or {})
-    sess = _session(options, plugin)
-    info = {'auth_url': auth_url, 'user': None, 'project': None, 'roles': [], 'endpoint': None}
+    sess, cleanup = session_for(conf, plugin)
+    info = {'auth_url': auth_url, 'user': None, 'project': None, 'roles': [], 'endpoint': None,
+            'cleanup': cleanup}
+    try:
+        return _connect(sess, plugin, options, auth_url, info, log)
+    except BaseException:
+        cleanup()
+        raise
+
+
+def _connect(sess, plugin, options, auth_url, info, log):
+    from keystoneauth1 import adapter as ks_adapter
+    from keystoneauth1 import exceptions as ks_exc
+
+    from ..backends import rest
+
     try:
         sess.get_auth_headers()
         access = plugin.get_access(sess)
     except ks_exc.ClientException as exc:
         raise rest.identity_error(exc, auth_url, ks_exc)
+    except (IOError, OSError) as exc:  # requests: a CA bundle or certificate it cannot load
+        raise errors.ConfigurationError('nova-compute\'s TLS files for %s cannot be used: %s'
+                                        % (auth_url or 'the identity service', exc))
     info['user'] = getattr(access, 'username', None) or getattr(access, 'user_id', None)
     info['project'] = getattr(access, 'project_name', None) or getattr(access, 'project_id', None)
     info['roles'] = sorted(getattr(access, 'role_names', None) or [])

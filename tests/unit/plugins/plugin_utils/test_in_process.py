@@ -314,3 +314,22 @@ def test_main_file_runs_the_module_main_without_changing_the_module_file():
     # main() ran with the stand-in bound in a copy of its namespace: the module file still has its own
     assert compute_service_module.new_module is common.new_module
     assert rp_info_module.new_module is common.new_module
+
+
+def test_no_log_values_are_masked_in_a_result_as_remove_values_masked_them():
+    # what ansible-core's remove_values() gave for the same input (up to 2.21; 2.22 deprecates it)
+    result = {'password': 'Sekrit', 'msg': 'login as admin with Sekrit failed', 'port': 4242,
+              'number': 42, 'nested': [{'token': 'Sekrit'}, ('Sekrit-and-more', b'b Sekrit')],
+              'changed': False, 'none': None, 'Sekrit': 'key kept'}
+    got = in_process.mask_no_log_values(result, {'Sekrit', '42', ''})
+    assert got == {'password': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER', 'msg': 'login as admin with ******** failed',
+                   'port': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER', 'number': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER',
+                   'nested': [{'token': 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'}, ['********-and-more', b'b ********']],
+                   'changed': False, 'none': None, 'Sekrit': 'key kept'}
+    assert result['password'] == 'Sekrit'                                # a copy: the result given is unchanged
+    assert in_process.mask_no_log_values({'a': 'b'}, set()) == {'a': 'b'}
+    # the longer secret first: its own mask, not a mask of its prefix
+    assert in_process.mask_no_log_values('pw pw-long', {'pw', 'pw-long'}) == '******** ********'
+    # a value of a type no module result holds is refused, as remove_values() refused it
+    with pytest.raises(TypeError):
+        in_process.mask_no_log_values({'x': object()}, {'Sekrit'})

@@ -26,6 +26,16 @@ from .sysfs import DiscoveryError
 
 DEFAULT_DOMAIN_XML_GLOB = '/etc/libvirt/qemu/*.xml'
 
+#: Where kolla-ansible keeps the guests' domain XML on the host: its ``nova_libvirt`` container
+#: mounts the named volume ``nova_libvirt_qemu`` at /etc/libvirt/qemu, and the container engine
+#: stores a named volume's files in ``<volumes>/<name>/_data`` (docker's default data root
+#: /var/lib/docker; podman's, run as root, /var/lib/containers/storage).  The node's
+#: ``rolling_reshape_domain_xml_glob`` (device_info's ``domain_xml_glob``) for a kolla node.
+KOLLA_DOMAIN_XML_GLOBS = {
+    'docker': '/var/lib/docker/volumes/nova_libvirt_qemu/_data/*.xml',
+    'podman': '/var/lib/containers/storage/volumes/nova_libvirt_qemu/_data/*.xml',
+}
+
 
 def _can_list(path):
     return os.access(path, os.R_OK | os.X_OK)
