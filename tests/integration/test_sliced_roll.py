@@ -271,6 +271,20 @@ def test_sliced_roll_on_mariadb_placement(tmp_path, placement_mariadb, make_plac
     assert summary['context']['backend'] != 'embedded' and single['context']['backend'] == 'embedded'
 
 
+
+def _marker_of_a_gated_preflight(report_dir, run_id):
+    """The marker the pre-flight job writes in the run's record folder (roles/rolling_reshape/tasks/
+    preflight_marker.yml), written here for the tests whose fleet holds a node the pre-flight's plan
+    would stop at (the gate working): they test the slices' failure budget past that gate.  The slices
+    refuse to move anything without it (tests/integration/test_sliced_reference.py)."""
+    folder = os.path.join(report_dir, run_id)
+    os.makedirs(folder, mode=0o700)
+    with open(os.path.join(folder, 'preflight.json'), 'w') as handle:
+        json.dump({'run_id': run_id, 'plan': {'run_id': run_id + '-plan', 'digest': 'sha256:' + '0' * 64,
+                                              'summary': 'summary.json'},
+                   'written_by': 'the test, standing in for a pre-flight its plan stopped'}, handle)
+
+
 def test_a_failure_in_one_slice_stops_the_others_within_one_batch(tmp_path):
     """compute-02 (the first node of slice 2 of 4: compute-02, -06, -10) cannot be mapped and fails
     with the strict policy; with max_fail 0 every slice stops at its next batch: none claims a node
@@ -284,6 +298,7 @@ def test_a_failure_in_one_slice_stops_the_others_within_one_batch(tmp_path):
                  'rolling_reshape_fleet_max_fail': 0}
     # (no pre-flight: its plan would stop at compute-02, the gate working; the slices are given a run id)
     run_id = 'fail-%d' % int(time.time())
+    _marker_of_a_gated_preflight(report_dir, run_id)
     passed = dict(extravars, preflight_run_id=run_id)
     started = []
     for number in range(1, SLICES + 1):
@@ -338,6 +353,7 @@ def test_a_budget_of_one_lets_a_slice_past_the_first_failure_and_stops_it_at_the
     hosts = sorted(fleet['expected'])
     report_dir = str(tmp_path / 'reports')
     run_id = 'budget1-%d' % int(time.time())
+    _marker_of_a_gated_preflight(report_dir, run_id)
     passed = {'rolling_reshape_serial': '1', 'rolling_reshape_report_dir': report_dir,
               'rolling_reshape_snapshot_dir': str(tmp_path / 'snapshots'),
               'rolling_reshape_fleet_max_fail': 1, 'preflight_run_id': run_id}
@@ -387,6 +403,7 @@ def test_a_slice_within_the_budget_rolls_all_its_nodes_and_its_job_fails_at_the_
     hosts = sorted(fleet['expected'])
     report_dir = str(tmp_path / 'reports')
     run_id = 'budget2-%d' % int(time.time())
+    _marker_of_a_gated_preflight(report_dir, run_id)
     passed = {'rolling_reshape_serial': '1', 'rolling_reshape_report_dir': report_dir,
               'rolling_reshape_snapshot_dir': str(tmp_path / 'snapshots'),
               'rolling_reshape_fleet_max_fail': 2, 'preflight_run_id': run_id}
@@ -425,6 +442,7 @@ def test_a_failure_whose_record_is_not_stored_stops_the_slice_whatever_the_budge
     fleet = simfleet.build(str(tmp_path / 'fleet'), nodes=4, unmapped=['compute-02'])
     report_dir = str(tmp_path / 'reports')
     run_id = 'unstored-%d' % int(time.time())
+    _marker_of_a_gated_preflight(report_dir, run_id)
     job = Job(str(tmp_path), 'slice1', 'sliced_roll.yml', fleet['inventory'], {
         'rolling_reshape_serial': '1', 'rolling_reshape_report_dir': report_dir, 'rolling_reshape_report': False,
         'rolling_reshape_snapshot_dir': str(tmp_path / 'snapshots'), 'rolling_reshape_fleet_max_fail': 2,
