@@ -48,7 +48,7 @@ fi
 for dir in tests:sanity extensions:awx; do
   sub=$(awk -F/ -v d="${dir%%:*}" '$1 == d && $2 != "" {print $2}' "$work/entries.txt" | sort -u)
   if [[ $sub != "${dir##*:}" ]]; then
-    echo "build-check: ${dir%%:*}/ in the tarball holds $(echo $sub), expected only ${dir##*:}" >&2
+    echo "build-check: ${dir%%:*}/ in the tarball holds: ${sub//$'\n'/ }; expected only ${dir##*:}" >&2
     exit 1
   fi
 done

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write (or, with --check, compare) docs/docsite/rst/<guide>.rst from the guides docs/<guide>.md.
 
 antsibull-docs takes a collection's extra docs only as RST under docs/docsite/rst/, listed in
@@ -15,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import subprocess
 import sys
 import tempfile
 from pathlib import Path

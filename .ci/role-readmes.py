@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write (or, with --check, compare) roles/<role>/README.md from roles/<role>/meta/argument_specs.yml.
 
 The README of a role is generated from its argument specification, the one source of its options,
@@ -118,7 +117,7 @@ def render(role: str) -> str:
         out += [_md(main["short_description"], role, "main"), ""]
     out += ["Entry points: " + ", ".join(f"`{name}`" for name in specs) + ". Use the role by its full name,"
             f" for example `ansible.builtin.include_role: {{name: {COLLECTION}.{role}}}`"
-            + (f" (`tasks_from: <entry point>` for another entry point than `main`)" if len(specs) > 1 else "")
+            + (" (`tasks_from: <entry point>` for another entry point than `main`)" if len(specs) > 1 else "")
             + ".", ""]
     playbooks = _playbooks_using(role)
     if playbooks:
