@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 PUB=${PUB:-$root/.venv-publish}
 "$root/.ci/tool-venv.sh" "$PUB" "$root/.ci/requirements-publish.txt"
 sign=$PUB/bin/ansible-sign
-command -v gpg >/dev/null || { echo "sign-check: gpg (GnuPG) is missing: apt-get install gnupg" >&2; exit 1; }
+command -v gpg >/dev/null || { echo "sign-check: gpg (GnuPG) is missing: make deps installs it (gnupg, bindep.txt)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/placement-upgrade-sign.XXXXXX")
 cleanup() {
