@@ -3,7 +3,7 @@
 #                   make demo DEMO_ARGS="--check" passes arguments to tools/demo.py
 #   make test       make deps, then every test, in order, stopping at the first failing stage:
 #                   unit -> nova-oracle -> twin-per-kind -> sanity -> core-matrix -> lint -> docs-lint
-#                   -> molecule
+#                   -> publish -> molecule
 #   make deps       the system packages the tests need (bindep.txt, profile test): says which
 #                   are missing and installs them with apt-get as root (make test runs it first)
 # Each stage is also a target of its own; see docs/development.md.
@@ -17,10 +17,11 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 COLLECTIONS := $(CURDIR)/$(VENV)/collections
 STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
-TEST_STAGES := unit nova-oracle twin-per-kind sanity core-matrix lint docs-lint molecule
+TEST_STAGES := unit nova-oracle twin-per-kind sanity core-matrix lint docs-lint publish molecule
 
 .PHONY: docs venv deps demo test unit sanity core-matrix lint ansible-lint changelog-lint build-check ee-check \
-	docs-lint molecule nova-oracle upgrade-twin twin-per-kind clean
+	docs-lint molecule nova-oracle upgrade-twin twin-per-kind clean role-readmes publish galaxy-import \
+	docsite docsite-test sign-check
 
 venv: $(STAMP)
 
@@ -137,6 +138,35 @@ docs-lint: venv
 	@ANSIBLE_COLLECTIONS_PATH=$(COLLECTIONS) $(STAGE) docs-lint \
 		$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
 	@$(STAGE) module-docs-fresh .ci/module-docs.sh --check
+	@$(STAGE) role-readmes-fresh $(BIN)/python .ci/role-readmes.py --check
+
+# regenerate roles/*/README.md from the roles' meta/argument_specs.yml
+role-readmes: venv
+	$(BIN)/python .ci/role-readmes.py
+
+# d2. publishing (issue 43): Galaxy's own importer on the built tarball (own venv .venv-importer),
+#     the docsite built with antsibull-docs + Sphinx and opened in headless Chromium, and AWX
+#     content signing with ansible-sign (own venv .venv-publish); both venvs built on first run
+publish: galaxy-import docsite-test sign-check
+
+galaxy-import: venv
+	@$(STAGE) galaxy-import .ci/galaxy-import.sh
+
+# regenerate docs/docsite/rst/ (the docsite's extra docs) from the guides docs/*.md
+.PHONY: docsite-guides
+docsite-guides: venv
+	.ci/tool-venv.sh .venv-publish .ci/requirements-publish.txt
+	.venv-publish/bin/python .ci/docsite-guides.py
+
+# the collection's HTML docs in build/docsite/html (open build/docsite/html/index.html)
+docsite: venv
+	@$(STAGE) docsite .ci/docsite.sh
+
+docsite-test: docsite
+	@$(STAGE) docsite-test $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider tests/docsite
+
+sign-check: venv
+	@$(STAGE) sign-check .ci/sign-check.sh
 
 # regenerate docs/modules/ from the plugins' documentation
 docs: venv
@@ -147,7 +177,7 @@ molecule: venv
 	@$(STAGE) molecule .ci/molecule.sh
 
 clean:
-	rm -rf $(VENV) .venv-nova .venv-core-* tests/output .pytest_cache .hypothesis out
+	rm -rf $(VENV) .venv-nova .venv-core-* .venv-importer .venv-publish tests/output .pytest_cache .hypothesis out build/docsite
 
 # Reliability figures (issue 12, a-c), the full run documented in docs/reliability.md (~40 min):
 # concurrent writers, injected faults (REST proxy + server kills, embedded SIGKILLs) and the

@@ -10,7 +10,7 @@ DOCUMENTATION = r'''
 name: rolling_progress
 type: aggregate
 short_description: Progress of a rolling reshape, batch by batch, with an estimate of the time left
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - For every play that rolls through its hosts in batches (C(serial)), prints when a batch

@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: batches
 short_description: A play's C(serial) from what an operator or an AWX survey gives
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Turns a batch size given as a number, a percentage, a list of them, or a STRING holding one

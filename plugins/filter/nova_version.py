@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: nova_version
 short_description: The version of nova-compute from what C(nova-compute --version) printed
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Reads the version of nova-compute from the output of C(nova-compute --version) (or of the

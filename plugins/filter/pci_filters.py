@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: pci_filters
 short_description: The device_info module's C(pci_filters) from what an operator or an AWX survey gives
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Turns the PCI devices to report, given as a list of C({vendor_id, product_id}) dicts or as a

@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: compute_nodes
 short_description: Compute nodes from nova's hypervisors or Placement's roots, grouped by what their trees need
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Lists the compute nodes of a cloud as inventory hosts, from nova's hypervisors

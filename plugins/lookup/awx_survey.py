@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 name: awx_survey
 short_description: The AWX survey spec this collection ships, wherever the collection is installed
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Returns the survey spec of the rolling reshape (C(extensions/awx/rolling_reshape_survey.json)

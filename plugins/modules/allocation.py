@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: allocation
 short_description: Set a consumer's complete OpenStack Placement allocations, atomically
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Makes a consumer's (an instance's, a migration's) allocations exactly the ones given, on

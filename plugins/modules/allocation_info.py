@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: allocation_info
 short_description: Read OpenStack Placement allocations by consumer, provider or provider tree
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Returns the allocations of one consumer, or of every consumer holding resources on a

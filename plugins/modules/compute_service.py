@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 module: compute_service
 short_description: Disable or enable a host's nova-compute in nova, and wait until it is down or up
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Reads nova's record of a compute service (C(GET /os-services), compute microversion 2.53),

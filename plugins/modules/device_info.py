@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: device_info
 short_description: Discover the GPUs, mdevs, SR-IOV functions, PCI devices and NUMA cells of a compute node
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Runs on a compute node and reads sysfs and the libvirt domain definitions to report

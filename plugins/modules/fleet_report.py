@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: fleet_report
 short_description: Write the report of a rolling reshape (Markdown, HTML with provider-tree pictures, JSON)
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Stores what the roll recorded for some nodes, then renders the report of the whole run from
@@ -306,7 +306,7 @@ summary:
                        inventories_changed: 30, traits_changed: 8}}
     context: {playbook: placement.upgrade.rolling_reshape, backend: rest, cloud: overcloud,
               endpoint: "https://placement.example.com/", placement_microversion: "1.39",
-              collection_version: 0.1.0}
+              collection_version: 1.0.0}
 summary_line:
   description:
     - One line with the fleet totals.

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: fleet_slice
 short_description: Claim a batch of nodes for one slice of a sliced roll, within the fleet's failure budget
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - "Several controllers rolling one fleet at once (AWX job slices, C(playbooks/sliced_roll.yml)) agree

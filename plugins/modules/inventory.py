@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: inventory
 short_description: Set or remove the inventory of an OpenStack Placement resource provider
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Sets one resource class (O(resource_class)) or several (O(inventories)) on a resource

@@ -14,7 +14,7 @@ DOCUMENTATION = r'''
 ---
 module: node_command
 short_description: Run a command on a node through the connection, without a module process
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Runs one command (a list of arguments, no shell expansion) on the node through the task's

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: node_preflight
 short_description: Read what the pre-flight checks of a compute node need, on the node
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Runs on a compute node, before the roll, and reads two things for

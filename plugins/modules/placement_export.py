@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: placement_export
 short_description: Copy compute nodes' provider trees and their consumers from Placement into an embedded store
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Reads the provider trees of the chosen compute nodes from the Placement the task talks to

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: placement_preflight
 short_description: Check that a rolling reshape can start, before any node is touched
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Runs the checks a rolling reshape needs once, before the first node, and fails with every

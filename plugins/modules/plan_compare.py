@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: plan_compare
 short_description: Compare a rehearsal of the rolling reshape with the plan against production
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - "Reads two report folders written by the P(placement.upgrade.rolling_reshape#role) role (the

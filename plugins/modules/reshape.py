@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: reshape
 short_description: Reshape a compute node's Placement tree into per-device child providers
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Moves inventory such as C(VGPU) from a compute node's root resource provider to one child

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: resource_provider
 short_description: Create, update or delete an OpenStack Placement resource provider
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Makes a resource provider exist (or not) in OpenStack Placement, or in the embedded

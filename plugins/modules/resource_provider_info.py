@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: resource_provider_info
 short_description: Read OpenStack Placement resource providers, their inventories, usages, traits and aggregates
-version_added: 0.1.0
+version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
   - Returns resource providers found by name, by UUID, as a whole provider tree, or all of

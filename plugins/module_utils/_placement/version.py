@@ -10,4 +10,4 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-COLLECTION_VERSION = '0.1.0'
+COLLECTION_VERSION = '1.0.0'
