@@ -106,8 +106,8 @@ options:
   nova_credentials:
     description:
       - Also read nova-compute's own C([placement]) options from O(nova_conf) (plus C(nova.conf.d), and the
-        section C(auth_section) names): the keystoneauth auth, session and adapter options nova 34 connects
-        to Placement with, its secret (C(password), C(application_credential_secret), ...) included.
+        section C(auth_section) names), that is the keystoneauth auth, session and adapter options nova 34
+        connects to Placement with, its secret (C(password), C(application_credential_secret), ...) included.
       - The action plugin, on the controller, then probes them as nova-compute would (a token from Keystone,
         the Placement endpoint nova would use, a C(POST /reshaper) that changes nothing) and fails the task
         when nova-compute could not reshape (RV(nova_credentials)). Nodes whose options are the same are
@@ -366,7 +366,7 @@ nova_credentials:
   description:
     - What the probe of nova-compute's own C([placement]) credentials found (the action plugin's, on the
       controller), with O(nova_credentials=true). C(passed) is V(null) when nothing could be probed (no
-      nova.conf, no C(auth_type): a warning says why).
+      nova.conf, no C(auth_type), and a warning says why).
   returned: when O(nova_credentials=true) and discovery succeeded
   type: dict
   contains:
