@@ -10,7 +10,7 @@ actions run their module in process only with the controller's own Python).  The
 (playbooks/rolling_reshape.yml, its defaults: every pre-flight check on) and its plan must run
 device_info once per node and nothing else on the node: the pre-flight's checks of the node ride on
 that run (nova-compute's own credentials, the mdevs' persistence).  The nova-compute steps, when they
-are asked for, run their commands on the node besides (tests/integration/test_nova_compute_supervised.py).
+are asked for, run their commands on the node besides (shell lines, no module: the last test here).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -99,3 +99,63 @@ def test_a_roll_runs_device_info_and_nothing_else_on_each_node(tmp_path):
     rc, out = playbook(fleet, 'rolling_reshape.yml', extra={'rolling_reshape_serial': 2}, inventories=[inventory])
     assert rc == 0, out
     assert module_runs(logs) == only_discovery, out
+
+
+@pytest.mark.real
+def test_with_nova_compute_steps_the_node_runs_only_discovery_and_the_service_commands(
+        tmp_path, placement_server, rest_backend, unique_name):
+    """nova-compute's steps asked for (kolla-ansible's recipe of docs/operator-guide.md: its unit stopped
+    and started through the service manager, stood in here as in test_nova_compute_supervised.py): on
+    the node, device_info is still the one module run; the stop, the start and the reads of the version
+    and the unit's state are commands (node_command's shell lines, no module shipped)."""
+    import standin_units
+    import test_nova_compute_supervised as supervised
+    from test_fleet_playbook import BIN, _env, summary
+    import subprocess
+    import json
+
+    fleet, node, _provider = supervised.one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    inventory, logs = node_interpreters(fleet, str(tmp_path / 'nodes'))
+    with supervised_side(tmp_path) as (side, nova):
+        state_dir = side['start'](supervised.KOLLA_UNIT, 1)
+        out_dir = fleet['out_dir']
+        playbook_path = os.path.join(out_dir, 'systemd_host_roll.yml')
+        with open(playbook_path, 'w') as handle:
+            handle.write(supervised.SYSTEMD_HOST)
+        extra = dict(supervised.nova_steps(nova), **supervised.KOLLA)
+        extra.update({'rolling_reshape_snapshot_dir': os.path.join(out_dir, 'snapshots'),
+                      'rolling_reshape_report_dir': os.path.join(out_dir, 'reports')})
+        env = _env(out_dir)
+        env['PATH'] = side['bin'] + os.pathsep + env.get('PATH', '')
+        proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', fleet['inventory'], '-i', inventory,
+                               playbook_path, '-e', json.dumps(extra)], env=env, cwd=out_dir,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                              check=False, timeout=600)
+    assert proc.returncode == 0, proc.stdout
+    assert [n['status'] for n in summary(fleet)['nodes']] == ['reshaped']
+    # one module run on the node: discovery; nova-compute's steps ran there as commands (node_command
+    # sends a shell line, no module): the unit was stopped and started again
+    assert module_runs(logs) == {node: ['AnsiballZ_device_info.py']}, proc.stdout
+    assert [e.split()[0] for e in standin_units.events(state_dir)] == ['start', 'unit-stop', 'unit-start']
+
+
+class supervised_side(object):
+    """test_nova_compute_supervised.py's node side and nova stand-in, outside of pytest's fixtures."""
+
+    def __init__(self, tmp_path):
+        self.tmp_path = tmp_path
+
+    def __enter__(self):
+        import test_nova_compute_supervised as supervised
+        self._side = supervised.node_side.__wrapped__(self.tmp_path)
+        side = next(self._side)
+        self._nova = supervised.NovaServices(side['dir'])
+        return side, self._nova
+
+    def __exit__(self, *exc):
+        self._nova.close()
+        try:
+            next(self._side)
+        except StopIteration:
+            pass
+        return False
