@@ -136,12 +136,12 @@ def run_one(kind, nodes, serial, base, keep, profile=False, forks=None):
     first_pass = None
     if os.path.exists(summary_path):
         with open(summary_path) as handle:
-            summary_nodes = json.load(handle)['nodes']
-        statuses = dict((n['node'], n['status']) for n in summary_nodes)
-        # when the first node's pass began (its discovery), from ansible-playbook's start: the
-        # pre-flight's time, before which nothing moves
-        starts = [float(n['started']) for n in summary_nodes if n.get('started') is not None]
-        first_pass = (min(starts) - started) if starts else None
+            summary = json.load(handle)
+        statuses = dict((n['node'], n['status']) for n in summary['nodes'])
+        # when the first node's pass began (its discovery; the report's started), from
+        # ansible-playbook's start: the pre-flight's time, before which nothing moves
+        if summary.get('started') is not None:
+            first_pass = float(summary['started']) - started
     task_times = []
     if profile and os.path.exists(times_path):
         with open(times_path) as handle:
