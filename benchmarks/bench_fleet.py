@@ -25,8 +25,9 @@ Placement seeded flat) and rolled in the same run, one after the other:
 Both use forks = S (``--forks F``: F for every run), and the controller's Python keeps its bytecode
 (__pycache__), as an installed ansible-core and collection do.  Printed per (N, S): seconds per node of
 each, their ratio, the roll's total time, the seconds from ansible-playbook's start to the first node's
-pass (its discovery: the pre-flight before it, when nothing moves; from the report's ``started``), the peak RSS of the ansible-playbook process (the controller: facts of every host
-live there), and whether both ended with the same status per node (they must).
+pass (its discovery: the pre-flight before it, when nothing moves; from the report's ``started``),
+the peak RSS of the ansible-playbook process (the controller: facts of every host live there), and
+whether both ended with the same status per node (they must).
 
 A measurement tool, not a test: nothing here passes or fails on timing.  The fleet build (not
 counted) takes about 1 s per 20 nodes.
