@@ -22,10 +22,12 @@ Placement seeded flat) and rolled in the same run, one after the other:
   on the node over SSH: the nodes' interpreter is a wrapper script around this Python, so the
   device_info action ships its module (``--no-remote`` leaves this one out).
 
-Both use forks = S, and the controller's Python keeps its bytecode (__pycache__), as an
-installed ansible-core and collection do.  Printed per (N, S): seconds per node of each, their ratio, the roll's
-total time, the peak RSS of the ansible-playbook process (the controller: facts of every host
-live there), and whether both ended with the same status per node (they must).
+Both use forks = S (``--forks F``: F for every run), and the controller's Python keeps its bytecode
+(__pycache__), as an installed ansible-core and collection do.  Printed per (N, S): seconds per node of
+each, their ratio, the roll's total time, the seconds from ansible-playbook's start to the first node's
+pass (its discovery: the pre-flight before it, when nothing moves; from the report's ``started``),
+the peak RSS of the ansible-playbook process (the controller: facts of every host live there), and
+whether both ended with the same status per node (they must).
 
 A measurement tool, not a test: nothing here passes or fails on timing.  The fleet build (not
 counted) takes about 1 s per 20 nodes.
@@ -79,7 +81,7 @@ def _callbacks(kind, profile):
     return 'callbacks_enabled = %s' % ', '.join(names) if names else ''
 
 
-def run_one(kind, nodes, serial, base, keep, profile=False):
+def run_one(kind, nodes, serial, base, keep, profile=False, forks=None):
     out = os.path.join(base, '%s-%d-s%d' % (kind, nodes, serial))
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -96,7 +98,7 @@ def run_one(kind, nodes, serial, base, keep, profile=False):
     run_id = 'bench-%s-%d-%d' % (kind, nodes, serial)
     with open(os.path.join(out, 'ansible.cfg'), 'w') as handle:
         handle.write(CFG.format(
-            forks=max(serial, 1),
+            forks=max(forks or serial, 1),
             callbacks=_callbacks(kind, profile),
             library=os.path.join(_HERE, 'floor', 'library'), callbacks_dir=os.path.join(_HERE, 'callbacks')))
     env = dict(os.environ)
@@ -132,16 +134,22 @@ def run_one(kind, nodes, serial, base, keep, profile=False):
     peak_rss_mb = usage.ru_maxrss / 1024.0  # Linux: KB
     summary_path = os.path.join(out, 'reports', run_id, 'summary.json')
     statuses = {}
+    first_pass = None
     if os.path.exists(summary_path):
         with open(summary_path) as handle:
-            statuses = dict((n['node'], n['status']) for n in json.load(handle)['nodes'])
+            summary = json.load(handle)
+        statuses = dict((n['node'], n['status']) for n in summary['nodes'])
+        # when the first node's pass began (its discovery; the report's started), from
+        # ansible-playbook's start: the pre-flight's time, before which nothing moves
+        if summary.get('started') is not None:
+            first_pass = float(summary['started']) - started
     task_times = []
     if profile and os.path.exists(times_path):
         with open(times_path) as handle:
             task_times = json.load(handle)
     result = dict(kind=kind, nodes=nodes, serial=serial, rc=proc.returncode, seconds=seconds,
                   per_node=seconds / nodes, peak_rss_mb=peak_rss_mb, statuses=statuses,
-                  out=out, task_times=task_times)
+                  out=out, task_times=task_times, first_pass=first_pass)
     if not keep:
         shutil.rmtree(out, ignore_errors=True)
     return result
@@ -156,24 +164,27 @@ def main(argv=None):
     parser.add_argument('--json', help='also write the figures to this file')
     parser.add_argument('--profile', action='store_true',
                         help='also print where the time goes: seconds per task (summed over the nodes)')
+    parser.add_argument('--forks', type=int,
+                        help='ansible forks (default: the batch size, as an operator sets forks >= serial)')
     parser.add_argument('--no-remote', action='store_true',
                         help='leave out the roll with discovery run as a module (as on remote nodes)')
     args = parser.parse_args(argv)
     kinds = ['roll'] if args.no_remote else ['roll', 'remote']
     rows = []
-    print('%6s %6s | %12s | %-8s %10s %6s | %10s %12s %12s | %s' % (
-        'nodes', 'serial', 'floor s/node', 'kind', 's/node', 'ratio', 'total', 'floor RSS MB',
+    print('%6s %6s | %12s | %-8s %10s %6s | %10s %10s %12s %12s | %s' % (
+        'nodes', 'serial', 'floor s/node', 'kind', 's/node', 'ratio', 'total', '1st node s', 'floor RSS MB',
         'RSS MB', 'same outcome'))
     for nodes in [int(n) for n in args.nodes.split(',')]:
         for serial in [int(s) for s in args.serial.split(',')]:
-            floor = run_one('floor', nodes, serial, args.out, args.keep, args.profile)
+            floor = run_one('floor', nodes, serial, args.out, args.keep, args.profile, args.forks)
             row = dict(floor=floor)
             for kind in kinds:
-                roll = run_one(kind, nodes, serial, args.out, args.keep, args.profile)
+                roll = run_one(kind, nodes, serial, args.out, args.keep, args.profile, args.forks)
                 same = floor['statuses'] == roll['statuses'] and len(roll['statuses']) == nodes
-                print('%6d %6d | %12.3f | %-8s %10.3f %6.2f | %8.1f m %12s %12s | %s%s' % (
+                print('%6d %6d | %12.3f | %-8s %10.3f %6.2f | %8.1f m %10s %12s %12s | %s%s' % (
                     nodes, serial, floor['per_node'], kind, roll['per_node'], roll['per_node'] / floor['per_node'],
                     roll['seconds'] / 60.0,
+                    '-' if roll['first_pass'] is None else '%.1f' % roll['first_pass'],
                     '%.0f' % floor['peak_rss_mb'], '%.0f' % roll['peak_rss_mb'],
                     'yes' if same else 'NO', '' if floor['rc'] == roll['rc'] == 0 else
                     ' (rc floor %d, %s %d: see --keep output)' % (floor['rc'], kind, roll['rc'])))

@@ -103,6 +103,43 @@ options:
       - Without either, no memory encryption providers are planned (a warning says so when the
         kernel enables AMD SEV).
     type: path
+  nova_credentials:
+    description:
+      - Also read nova-compute's own C([placement]) options from O(nova_conf) (plus C(nova.conf.d), and the
+        section C(auth_section) names), that is the keystoneauth auth, session and adapter options nova 34
+        connects to Placement with, its secret (C(password), C(application_credential_secret), ...) included.
+      - The action plugin, on the controller, then probes them as nova-compute would (a token from Keystone,
+        the Placement endpoint nova would use, a C(POST /reshaper) that changes nothing) and fails the task
+        when nova-compute could not reshape (RV(nova_credentials)). Nodes whose options are the same are
+        probed once per run. nova's options and secret never reach the task's result (the action removes
+        them before anything prints or registers it).
+      - No file, or no C(auth_type), is a warning, not a failure. Never with O(replay_from).
+    type: bool
+    default: false
+  check_mdevs:
+    description:
+      - Also check that every mdev a guest holds is defined persistently (in O(mdevctl_dir), what
+        C(mdevctl list --defined) lists) and that mdevctl is installed, from what discovery read
+        (RV(mdev_persistence)). A problem is a warning (also listed in RV(devices.warnings)), or fails the
+        task with O(fail_on_transient_mdevs=true). Never with O(replay_from).
+    type: bool
+    default: false
+  mdevctl_dir:
+    description: Where mdevctl keeps the persistent mdev definitions (with O(check_mdevs=true)).
+    type: path
+    default: /etc/mdevctl.d
+  mdevctl:
+    description:
+      - The mdevctl command (with O(check_mdevs=true)), a name looked up in C(PATH) and in C(/usr/local/sbin),
+        C(/usr/sbin), C(/sbin), or a path. It is looked up, not run.
+    type: str
+    default: mdevctl
+  fail_on_transient_mdevs:
+    description:
+      - With O(check_mdevs=true), fail the task (nothing is changed) when a held mdev is not defined
+        persistently or mdevctl is missing, instead of warning.
+    type: bool
+    default: false
   record_to:
     description:
       - Also write the result (RV(devices) and RV(ownership)) as JSON to this file where the module
@@ -325,6 +362,87 @@ ownership:
     7a52a3cd-b39f-5ffc-940a-28d4c1fad8da:
       "0000:84:00.0": 1
       "0000:85:00.0": 1
+nova_credentials:
+  description:
+    - What the probe of nova-compute's own C([placement]) credentials found (the action plugin's, on the
+      controller), with O(nova_credentials=true). C(passed) is V(null) when nothing could be probed (no
+      nova.conf, no C(auth_type), and a warning says why).
+  returned: when O(nova_credentials=true) and discovery succeeded
+  type: dict
+  contains:
+    passed:
+      description: Whether nova-compute may reshape with its own credentials; V(null) when not checked.
+      type: bool
+      returned: always
+    detail:
+      description: What was found, in a sentence.
+      type: str
+      returned: always
+    user:
+      description: The user (or application credential) the options name.
+      type: str
+      returned: always
+    roles:
+      description: The roles of the token Keystone gave.
+      type: list
+      elements: str
+      returned: always
+    endpoint:
+      description: The Placement endpoint nova-compute would use.
+      type: str
+      returned: always
+    probed_for:
+      description: The node whose probe, with the same options earlier in the run, is reused; V(null) when probed for this one.
+      type: str
+      returned: always
+  sample:
+    passed: true
+    detail: "nova-compute may reshape (user nova, project service, Placement at https://placement.internal,
+      from [placement] of /etc/nova/nova.conf)"
+    user: nova
+    roles: [service, member]
+    endpoint: https://placement.internal
+    probed_for: null
+mdev_persistence:
+  description:
+    - The persistence of the mdevs the node's guests hold, with O(check_mdevs=true).
+  returned: when O(check_mdevs=true) and discovery succeeded
+  type: dict
+  contains:
+    mdev_node:
+      description: Whether the node has mdev parents, or guests naming mdevs.
+      type: bool
+      returned: always
+    mdevctl:
+      description: The mdevctl found, or V(null).
+      type: str
+      returned: always
+    mdevctl_dir:
+      description: Where the definitions were read.
+      type: str
+      returned: always
+    held:
+      description: How many mdevs the guests name.
+      type: int
+      returned: always
+    not_persistent:
+      description:
+        - Each mdev a guest holds that is not defined persistently, with C(uuid), C(parent), C(type),
+          C(instance), C(instance_name), C(active) (it exists now) and C(defined_on) (the parents it is
+          defined on instead).
+      type: list
+      elements: dict
+      returned: always
+    unreadable:
+      description: Definition files that could not be read, with why.
+      type: list
+      elements: str
+      returned: always
+    problems:
+      description: The problems found, in sentences (each also a warning, or the failure's message).
+      type: list
+      elements: str
+      returned: always
 leftovers_removed:
   description:
     - The temporary files an interrupted earlier write of O(record_to) left in its directory
@@ -341,6 +459,8 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import recording
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import mdev_persistence
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.secrets import is_secret_name
 
 
 def _virsh_domains(module):
@@ -385,6 +505,11 @@ def argument_spec(args=None):
         hostname=dict(type='str'),
         nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
         domain_capabilities=dict(type='path'),
+        nova_credentials=dict(type='bool', default=False),
+        check_mdevs=dict(type='bool', default=False),
+        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
+        mdevctl=dict(type='str', default='mdevctl'),
+        fail_on_transient_mdevs=dict(type='bool', default=False),
         record_to=dict(type='path'),
         replay_from=dict(type='path'),
     )
@@ -421,14 +546,51 @@ def execute(module):
     except Exception as exc:  # pylint: disable=broad-except
         # never a traceback: say what broke, and where, for a bug report
         module.fail_json(msg=unexpected_error(exc))
-    _warn(module, report)
     result = dict(devices=report, ownership=discovery.ownership(report))
+    if params['check_mdevs']:
+        result['mdev_persistence'] = _mdevs(module, report)
+    _warn(module, report)
     if params['record_to']:
         try:
             recording.record(params['record_to'], result)
         except PlacementError as exc:
             module.fail_json(msg=str(exc), path=getattr(exc, 'path', None))
+    if params['nova_credentials']:
+        # for the action plugin, on the controller, to probe; it removes it from the result
+        result['nova_placement'] = _nova_placement(module, params['nova_conf'])
     module.exit_json(changed=False, **result)
+
+
+def _mdevs(module, report):
+    """The persistence of the mdevs of ``report`` (what discovery read, nothing read again): warned
+    and added to the report's warnings, or the task's failure with fail_on_transient_mdevs."""
+    params = module.params
+    node = report.get('hostname') or params['hostname']
+    try:
+        found = mdev_persistence.check(report, params['mdevctl_dir'], params['mdevctl'])
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg=unexpected_error(exc))
+    found['problems'] = mdev_persistence.problems(node, found)
+    if found['problems'] and params['fail_on_transient_mdevs']:
+        module.fail_json(msg='mdev_persistence: %s (fail_on_transient_mdevs is true; nothing was changed)'
+                         % '; '.join(found['problems']), mdev_persistence=found)
+    report['warnings'] = list(report.get('warnings') or []) + found['problems']
+    return found
+
+
+def _nova_placement(module, path):
+    """nova-compute's [placement] options of ``path`` (its secret apart), or ``{missing: why}``."""
+    if not path:
+        return {'missing': 'no nova.conf to read (nova_conf is empty)'}
+    try:
+        found = novaconf.placement_section(path, is_secret=is_secret_name)
+    except PlacementError as exc:
+        return {'missing': exc.detail}
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg=unexpected_error(exc))
+    if found is None:
+        return {'missing': 'no nova.conf at %s' % path}
+    return found
 
 
 def main():

@@ -14,9 +14,12 @@ short_description: Read what the pre-flight checks of a compute node need, on th
 version_added: 1.0.0
 author: placement.upgrade contributors (@placement-upgrade)
 description:
-  - Runs on a compute node, before the roll, and reads two things for
-    M(placement.upgrade.placement_preflight) to check (its O(placement.upgrade.placement_preflight#module:nodes)
-    option); the P(placement.upgrade.preflight#role) role runs it on every node of the play.
+  - Runs on a compute node and reads two things for M(placement.upgrade.placement_preflight) to check
+    (its O(placement.upgrade.placement_preflight#module:nodes) option), for a pre-flight of your own.
+  - The rolling reshape does not run it (it would be a second module run on every node); the same two
+    checks ride on each node's discovery there, judged before the node's reshape
+    (M(placement.upgrade.device_info) options O(placement.upgrade.device_info#module:nova_credentials) and
+    O(placement.upgrade.device_info#module:check_mdevs)).
   - nova-compute's own C([placement]) options from the node's nova.conf (plus C(nova.conf.d), and the
     section C(auth_section) names), that is the keystoneauth auth, session and adapter options nova 34
     connects to Placement with. Options holding a secret (C(password), C(application_credential_secret), a

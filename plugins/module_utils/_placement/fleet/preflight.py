@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
 import shutil
@@ -228,6 +229,51 @@ def check_nova_credentials(backend, nodes, warn, log):
     if unchecked:
         detail += '; %d node(s) not checked (see the warnings)' % (len(read) - passed_nodes)
     return True, detail, results
+
+
+def nova_options_key(conf):
+    """The name of a node's nova [placement] options among the run's probes: a SHA-256 of what
+    keystoneauth reads (the options, auth_section, the auth options, the secret), never of the paths."""
+    text = json.dumps([conf.get('options'), conf.get('auth_section'), conf.get('auth'), conf.get('secrets')],
+                      sort_keys=True, default=str)
+    return 'nova-placement-probe:' + hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def check_node_nova(node, conf, log=None, cache=None):
+    """``{passed, detail, user, roles, endpoint, probed_for}`` of one node's nova [placement] options
+    (:func:`..node.novaconf.placement_section`'s answer, or ``{missing: why}``), judged before that node's
+    reshape.  ``passed`` is None when they could not be probed (a warning, not a failure).
+
+    ``cache``: ``get(key) -> str or None`` and ``put(key, str)`` (the run's shared memory file,
+    backends/tokens.py): options a node probed before in the run, with success, are not probed again
+    (the same options give the same answer wherever they were read); a failure is probed again."""
+    out = {'passed': None, 'detail': '', 'user': None, 'roles': [], 'endpoint': None, 'probed_for': None}
+    if conf.get('missing'):
+        out['detail'] = "nova-compute's own Placement credentials: %s: not checked: %s" % (node, conf['missing'])
+        return out
+    key = nova_options_key(conf)
+    if cache is not None:
+        try:
+            seen = json.loads(cache.get(key) or 'null')
+        except ValueError:
+            seen = None
+        if isinstance(seen, dict) and seen.get('passed') is True:
+            out.update(seen)
+            out['probed_for'] = seen.get('node')
+            out.pop('node', None)
+            out['detail'] = '%s: %s; the same [placement] options as %s, probed earlier in this run' % (
+                node, seen.get('detail'), seen.get('node'))
+            return out
+    found = _probe_nova(conf, log)
+    out.update((k, found[k]) for k in ('passed', 'user', 'roles', 'endpoint'))
+    out['detail'] = '%s: %s' % (node, found['detail'])
+    if found['passed'] is None:
+        out['detail'] = "nova-compute's own Placement credentials: %s: %s" % (node, found['detail'])
+    elif found['passed'] and cache is not None:
+        kept = dict((k, found[k]) for k in ('passed', 'detail', 'user', 'roles', 'endpoint'))
+        kept['node'] = node
+        cache.put(key, json.dumps(kept))
+    return out
 
 
 def check_mdevs(nodes, fail, warn):

@@ -214,7 +214,10 @@ def test_documentation_matches_argument_spec(monkeypatch):
     returned = yaml.safe_load(device_info.RETURN)
     # started: added by the action plugin (tests/integration/test_in_process_action.py sees it);
     # leftovers_removed: by the module's exit, when record_to's write removed any (tests/unit/plugins/modules/test_leftovers.py)
-    assert set(returned) == {'devices', 'ownership', 'started', 'leftovers_removed'}
+    # nova_credentials: by the action plugin, from the module's nova_placement, which it removes
+    # (tests/unit/plugins/action/test_device_info_checks.py)
+    assert set(returned) == {'devices', 'ownership', 'started', 'leftovers_removed', 'nova_credentials',
+                             'mdev_persistence'}
     assert set(returned['devices']['contains']) == {'hostname', 'sysfs_root', 'gpus', 'sriov_pfs', 'pci_devices',
                                                     'numa_cells', 'instances', 'nova_conf', 'mem_encryption',
                                                     'warnings'}
@@ -232,3 +235,59 @@ def test_each_discovery_warning_is_a_task_warning(capsys, host, tmp_path):
     assert warned(out) == out['devices']['warnings']
     rc, out = _run(capsys, {'replay_from': str(tmp_path / 'rec.json'), 'hostname': 'compute-01'})
     assert rc == 0 and warned(out) == out['devices']['warnings'] and len(warned(out)) == 2
+
+
+def _defined(tmp_path, host):
+    """The fake host's mdevs defined persistently, and a stand-in mdevctl (as tools/simfleet.py gives a node)."""
+    import simfleet
+    return simfleet.write_mdevctl(str(tmp_path), host)
+
+
+def _held(host, out):
+    return sorted((m['uuid'], g['address'], m['type']) for g in out['devices']['gpus'] for m in g['mdevs']
+                  if m['instance_uuid'])
+
+
+def test_mdevs_persistence_checked_from_what_discovery_read(capsys, host, tmp_path):
+    """Issue 45: the pre-flight's mdev check in the node's one module run (no second discovery)."""
+    store = _defined(tmp_path, host)
+    args = _args(host, check_mdevs=True, mdevctl_dir=store['mdevctl_dir'], mdevctl=store['mdevctl'])
+    rc, out = _run(capsys, args)
+    assert rc == 0, out
+    found = out['mdev_persistence']
+    assert (found['mdev_node'], found['mdevctl'], found['held'], found['problems']) == (True, store['mdevctl'], len(_held(host, out)), [])
+    assert not [w for w in out['devices']['warnings'] if 'persistently' in w]
+    # one held mdev not defined: a warning in the report (the node's record) and in the task's warnings
+    uuid, parent, mdev_type = _held(host, out)[0]
+    os.unlink(os.path.join(store['mdevctl_dir'], parent, uuid))
+    rc, out = _run(capsys, args)
+    assert rc == 0, out
+    text = out['mdev_persistence']['problems']
+    assert len(text) == 1 and text[0].startswith('compute-01: 1 mdev(s) held by guests are not defined persistently')
+    assert text[0].endswith('Define them on compute-01: mdevctl define --auto --uuid %s --parent %s --type %s'
+                            % (uuid, parent, mdev_type))
+    assert out['devices']['warnings'][-1] == text[0]
+    assert text[0] in [w['event']['msg'] if isinstance(w, dict) else w for w in out['warnings']]
+    # made a failure: the task fails, saying why and that nothing was changed
+    rc, out = _run(capsys, dict(args, fail_on_transient_mdevs=True))
+    assert rc == 1 and out['failed'] is True
+    assert out['msg'] == 'mdev_persistence: %s (fail_on_transient_mdevs is true; nothing was changed)' % text[0]
+    # off (the module's default): nothing checked
+    rc, out = _run(capsys, _args(host, mdevctl_dir=store['mdevctl_dir'], fail_on_transient_mdevs=True))
+    assert rc == 0 and 'mdev_persistence' not in out
+
+
+def test_nova_placement_options_read_for_the_action_only_when_asked(capsys, host, tmp_path):
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(u'[placement]\nauth_type = password\nauth_url = http://k/v3\nusername = nova\n'
+                    u'password = s3cret\nregion_name = RegionOne\n')
+    rc, out = _run(capsys, _args(host, nova_conf=str(conf)))
+    assert rc == 0 and 'nova_placement' not in out
+    rc, out = _run(capsys, _args(host, nova_conf=str(conf), nova_credentials=True))
+    assert rc == 0, out
+    read = out['nova_placement']
+    assert read['files'] == [str(conf)] and read['secrets'] == {'password': 's3cret'}
+    assert read['options'] == {'auth_type': 'password', 'auth_url': 'http://k/v3', 'username': 'nova',
+                               'region_name': 'RegionOne'}
+    rc, out = _run(capsys, _args(host, nova_conf=str(tmp_path / 'none.conf'), nova_credentials=True))
+    assert rc == 0 and out['nova_placement'] == {'missing': 'no nova.conf at %s' % (tmp_path / 'none.conf')}
