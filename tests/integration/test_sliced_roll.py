@@ -205,6 +205,10 @@ def _check_sliced_roll(tmp, fleet, prefix, single, serial):
     plan = _summary(report_dir, run_id + '-plan')
     assert plan['mode'] == 'plan' and len(plan['nodes']) == len(fleet['expected']) and plan['would_stop'] == []
     assert not os.path.isdir(os.path.join(report_dir, run_id + '-plan', 'claims'))
+    # its next steps are the workflow's playbooks with its run id, never the single roll's (issue 40)
+    assert not any('placement.upgrade.rolling_reshape' in step for step in plan['next_steps']), plan['next_steps']
+    assert any(step.endswith('placement.upgrade.sliced_roll -e preflight_run_id=%s' % run_id)
+               for step in plan['next_steps']), plan['next_steps']
     # the canary: the first node by name the plan would reshape, rolled by its own job
     assert canary == sorted(n for n, s in fleet['expected'].items() if s == 'reshaped')[0]
     # one report, of the whole fleet, with the outcome of the single controller's roll
