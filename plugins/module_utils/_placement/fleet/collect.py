@@ -216,6 +216,8 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     before, after = state, state
     if status == 'planned' and state is not None:
         after = apply_plan(state, result.get('plan'))
+    elif status == 'rolled_back' and isinstance(result.get('tree_before'), dict) and state is not None:
+        before = result['tree_before']   # what the rollback read and changed (its snapshot is the "after")
     elif out['snapshot'] and (applied or run_snapshot):
         snap_before, _doc = _snapshot_before(out['snapshot'], node, out, warnings)
         if snap_before is not None:

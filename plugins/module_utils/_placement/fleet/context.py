@@ -338,6 +338,11 @@ def next_steps(nodes, mode, context=None):
             's' if len(touched) > 1 else '', 'them' if len(touched) > 1 else 'it',
             rollback_command(touched, inventory)))
     for entry in nodes:
+        if entry.get('left') and mode != 'plan':
+            steps.append('The rollback left the empty child providers %s behind on %s; to remove them, roll it '
+                         'back again with remove_children: %s -e rolling_reshape_remove_children=true' % (
+                             ', '.join(entry['left']), entry['node'], rollback_command([entry['node']], inventory)))
+    for entry in nodes:
         why = no_rollback_reason(entry, mode)
         if why:
             steps.append('No rollback for %s: %s' % (entry['node'], why))

@@ -127,6 +127,8 @@ def _node_entry(record, names, mode='apply'):
                     'children': list(written.get('children') or [])},
         'written_text': written_text(written),
         'journal_mode': (journal or {}).get('mode') or '',
+        'left': (sorted(str(n) for n in ((journal.get('providers') or {}).get('left') or ()))
+                 if journal is not None and journal.get('mode') == _journal.MODE_RESTORED else []),
         'journal_lines': _journal.journal_lines(journal) if journal is not None else [],
         'figures': _figures_of(journal, moved, created),
     }

@@ -685,6 +685,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
     result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
                                             left=_left_behind(snap, after))
+    result['tree_before'] = read['state']   # what Placement held: the report's "before" (not the snapshot)
     removable = [c['uuid'] for c in rplan['remove_children']]
     checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks

@@ -283,3 +283,37 @@ def test_every_figure_of_the_report_is_the_journals_in_its_modes_words(embedded_
     assert '| child providers left behind (empty) | 2 |' in markdown
     assert 'created' not in ' '.join(data['nodes'][0]['journal_lines']) and data['nodes'][0]['created'] == []
     assert '(new)' not in markdown and 'Restored by this rollback' in markdown
+
+
+def test_the_rollback_report_draws_the_tree_it_changed_and_how_to_remove_what_it_left(embedded_backend, tmp_path):
+    """The rollback's "before" is what Placement held when the rollback read it (the reshaped tree), not
+    the snapshot (then before == after); the children it left empty are "left behind", and the next
+    step is the rollback again with remove_children, which removes exactly them."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.trees import normalize_tree
+    backend = embedded_backend
+    report_, root = _gpu_node(backend, tmp_path)
+    snaps = str(tmp_path / 'snaps')
+    reshaper.reshape_node(backend, 'compute-01', report_, snapshot_dir=snaps)
+    rolled = _read(backend, root)
+    back = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps)
+    restored = _read(backend, root)
+    data, summary, _line, markdown = _report_of(backend, 'compute-01', back)
+    node = data['nodes'][0]
+    assert node['before'] == normalize_tree(rolled) and node['after'] == normalize_tree(restored)
+    assert node['before'] != node['after'] and node['changed_tree']
+    children = sorted(p['name'] for u, p in rolled['providers'].items() if u != root)
+    assert len(children) == 2 and node['left'] == children
+    assert all(not restored['providers'][u].get('inventories') for u in restored['providers'] if u != root)
+    step = ('The rollback left the empty child providers %s behind on compute-01; to remove them, roll it back '
+            'again with remove_children: ansible-playbook -i INVENTORY placement.upgrade.rollback '
+            '-e rollback_nodes=compute-01 -e rolling_reshape_remove_children=true' % ', '.join(children))
+    assert summary['next_steps'] == [step], summary['next_steps']
+    assert step in markdown.replace('`', '')
+    # a repeated rollback (nothing restored) still names them, and the rollback with remove_children
+    # (what the command runs) removes them: nothing left, no step
+    twice = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps)
+    assert _report_of(backend, 'compute-01', twice)[1]['next_steps'] == [step]
+    gone = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps, remove_children=True)
+    assert gone['verified'], gone['msg']
+    assert set(_read(backend, root)['providers']) == {root}
+    assert _report_of(backend, 'compute-01', gone)[1]['next_steps'] == []
