@@ -281,7 +281,10 @@ def format_error(exc):
 
 def error_result(exc):
     """The extra keys a failed task returns for a PlacementError."""
-    return dict(msg=format_error(exc), error=exc.to_dict())
+    failed = dict(msg=format_error(exc), error=exc.to_dict())
+    if isinstance(getattr(exc, 'journal', None), dict):
+        failed['journal'] = exc.journal   # what the failed pass wrote (node/reshaper.py)
+    return failed
 
 
 def run_module(module, action, creates_store=True, open_backend=True, placement=True):

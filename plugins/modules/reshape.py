@@ -494,7 +494,10 @@ journal:
     - What the task wrote, would write (check mode) or restored (a rollback), the writes of its pass,
       from the tree its writes were computed on and the tree read back after them. Every figure of
       the run's report, summary and progress line comes from it.
-  returned: when O(state=reshaped) or O(state=rolled_back) and the task does not fail
+    - A reshape that fails after it wrote something (children, traits, an applied POST /reshaper whose
+      follow-up failed) returns the journal of what it did write, read back after the failure.
+  returned: when O(state=reshaped) or O(state=rolled_back) and the task does not fail; also when a
+    O(state=reshaped) task fails after writing
   type: dict
   contains:
     mode:

@@ -352,7 +352,9 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         plan, retries = with_conflict_retry(run.attempt, attempts=attempts, log=log,
                                             what='reshape of %s' % root_prov['name'], backoff=backoff)
     except Exception as exc:  # pylint: disable=broad-except
-        raise failure(backend, root_prov, run, exc, log)
+        err = failure(backend, root_prov, run, exc, log)
+        err.journal = run.failed_journal()   # what the failed pass wrote (None: nothing, or not read)
+        raise err
     return run.outcome(plan, retries, observed)
 
 
@@ -528,6 +530,20 @@ class _NodePass(Progress):
     def journal_mode(self):
         """The words of this pass's journal: ``would`` in check mode, else ``did``."""
         return _journal.MODE_WOULD if self.check_mode else _journal.MODE_DID
+
+    def failed_journal(self):
+        """The journal of what this pass wrote before it failed: the node read again after the failure
+        (and its clean-up) against the read the pass planned from; None in check mode, when the pass
+        wrote nothing, or when the node cannot be read now."""
+        if self.check_mode or self.before is None or not (self.applied or self.created_children
+                                                          or self.traits_written):
+            return None
+        try:
+            after = provider_tree_state(self.backend, self.root_uuid, known=self.before)
+        except Exception:  # pylint: disable=broad-except
+            return None
+        return _journal.journal_of(self.before, after, _journal.MODE_DID, created=self.created,
+                                   traits=self.traits_written)
 
     def outcome(self, plan, retries, observed):
         """The module's result of the pass: deferred, noop, check mode, or reshaped and verified."""

@@ -317,3 +317,40 @@ def test_the_rollback_report_draws_the_tree_it_changed_and_how_to_remove_what_it
     assert gone['verified'], gone['msg']
     assert set(_read(backend, root)['providers']) == {root}
     assert _report_of(backend, 'compute-01', gone)[1]['next_steps'] == []
+
+
+def test_a_pass_failing_after_its_writes_has_their_journal_and_the_report_its_figures(
+        embedded_backend, tmp_path, monkeypatch):
+    """The root's traits fail after POST /reshaper was applied: the error carries the journal of what
+    the pass wrote (Placement's diff), the failed task returns it, and the failed node's figures in
+    the report are the journal's, not counted from the trees."""
+    import pytest
+    from ansible_collections.placement.upgrade.plugins.module_utils import common
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ServiceUnavailable
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records as stored
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+
+    def traits_fail(*args, **kwargs):
+        raise ServiceUnavailable('Placement at http://placement answered 503 to PUT /traits')
+
+    backend = embedded_backend
+    report_, root = _gpu_node(backend, tmp_path)
+    snaps = str(tmp_path / 'snaps')
+    start = _read(backend, root)
+    monkeypatch.setattr(reshaper, '_set_root_traits', traits_fail)
+    with pytest.raises(ServiceUnavailable) as info:
+        reshaper.reshape_node(backend, 'compute-01', report_, snapshot_dir=snaps, run_id='r1')
+    after = _read(backend, root)
+    failed = common.error_result(info.value)
+    figures = _assert_journal_is_the_diff(failed, start, after, 'did')
+    assert figures['allocations_moved'] > 0 and figures['providers_created'] == 2
+    record = stored.node_record('compute-01', 'compute-01', failed)
+    record.update(status='failed', reason=failed['msg'])
+    rec, _w = report.collect_record(backend, record, snapshot_dir=snaps, run_id='r1')
+    data = report.build_report([rec])
+    node = data['nodes'][0]
+    assert node['status'] == 'failed' and node['journal_mode'] == 'did'
+    assert node['figures'] == figures and report.summary(data)['totals']['figures'] == figures
+    # a failure before anything was written has no journal
+    monkeypatch.undo()
+    assert 'journal' not in common.error_result(ServiceUnavailable('down'))
