@@ -84,3 +84,29 @@ def assert_journal_is_the_diff(result, before, after, mode, left=0):
     want = dict(placement_diff(before, after), providers_left=left)
     assert figures == want, (figures, want, journal)
     return figures
+
+
+def placement_states(db, fleet):
+    """``{provider name: its whole tree}`` of every node of a fleet (tools/simfleet.py) in the embedded
+    store ``db`` (the fleet's, or a rehearsal's copy of it), read by the test."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.reshaper import resolve_root
+    backend = EmbeddedBackend(db)
+    try:
+        return dict((node['provider'], read_whole(backend, resolve_root(backend, node['provider'])['uuid']))
+                    for node in fleet['nodes'])
+    finally:
+        backend.close()
+
+
+def assert_figures_are_placements_diff(summary, before, after):
+    """Every node's figures (and the totals) in a report's summary are the diff of Placement's state
+    before and after the run (issue 40 section 3), read by the test."""
+    totals = {}
+    for node in summary['nodes']:
+        want = dict(placement_diff(before[node['provider']], after[node['provider']]), providers_left=0)
+        assert node['figures'] == want, (node['node'], node['figures'], want)
+        for key, value in want.items():
+            totals[key] = totals.get(key, 0) + value
+    assert summary['totals']['figures'] == totals, (summary['totals']['figures'], totals)
+    assert any(totals.values()), totals
