@@ -320,8 +320,8 @@ def next_steps(nodes, mode, context=None):
             's are' if len(deferred) > 1 else ' is', _rerun(deferred, inventory, copy)))
     unreached = [e['node'] for e in nodes if e['status'] == 'unreached']
     if unreached and sliced is not None:
-        steps.append('The pre-flight did not plan %s; run it again: %s' % (', '.join(unreached),
-                                                                            _preflight_again(inventory)))
+        steps.append('The pre-flight did not plan %s; run it again: %s' % (
+            ', '.join(unreached), _preflight_again(inventory)))
     elif unreached:
         steps.append('The roll did not reach %s; once the cause of the stop is fixed, run %s: %s' % (
             ', '.join(unreached), 'them' if len(unreached) > 1 else 'it', _rerun(unreached, inventory, copy)))

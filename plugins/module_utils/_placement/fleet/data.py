@@ -159,10 +159,10 @@ def _reconcile_consumer_warnings(nodes):
             found = _SUSPECTED.match(text)
             other = deferred.get(found.group(1).lower()) if found else None
             if other is not None:
+                where = 'this node' if other == entry['node'] else other
                 text = ('consumer %s holds %s on this node; %s is deferred for the same consumer, a move in flight '
                         '(its reason is in its section of the report): these allocations are that move\'s, so none '
-                        'is to be deleted; this run changed none of them' % (found.group(1), found.group(2),
-                                                   'this node' if other == entry['node'] else other))
+                        'is to be deleted; this run changed none of them' % (found.group(1), found.group(2), where))
             warnings.append(text)
         entry['warnings'] = warnings
 
