@@ -281,10 +281,13 @@ def format_error(exc):
 
 def error_result(exc):
     """The extra keys a failed task returns for a PlacementError (``changed`` when the failed pass
-    left something written: ``exc.changed``, set by node/settle.py's failure)."""
+    left something written: ``exc.changed``, set by node/settle.py's failure; ``journal``: what the
+    failed pass wrote, node/reshaper.py)."""
     result = dict(msg=format_error(exc), error=exc.to_dict())
     if getattr(exc, 'changed', False) is True:
         result['changed'] = True
+    if isinstance(getattr(exc, 'journal', None), dict):
+        result['journal'] = exc.journal
     return result
 
 

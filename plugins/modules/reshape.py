@@ -535,7 +535,10 @@ journal:
     - What the task wrote, would write (check mode) or restored (a rollback), the writes of its pass,
       from the tree its writes were computed on and the tree read back after them. Every figure of
       the run's report, summary and progress line comes from it.
-  returned: when O(state=reshaped) or O(state=rolled_back) and the task does not fail
+    - A reshape that fails after it wrote something (children, traits, an applied POST /reshaper whose
+      follow-up failed) returns the journal of what it did write, read back after the failure.
+  returned: when O(state=reshaped) or O(state=rolled_back) and the task does not fail; also when a
+    O(state=reshaped) task fails after writing
   type: dict
   contains:
     mode:
@@ -700,6 +703,18 @@ tree:
       parent_provider_uuid: null
       root_provider_uuid: 4a8a4f5c-9b35-4c55-8a35-53f35b1d8a0e
       inventories: {VCPU: {total: 64, reserved: 0, min_unit: 1, max_unit: 64, step_size: 1, allocation_ratio: 4.0}}
+tree_before:
+  description:
+    - The node's tree as the rollback read it before writing (what Placement held, the reshaped tree),
+      in the shape of a snapshot's C(state) (C(providers) by UUID, C(allocations) by consumer).
+    - The rollback's report draws it as the tree before (its snapshot is the tree after), so the picture
+      shows what the rollback changed.
+  returned: when O(state=rolled_back), not in check mode
+  type: dict
+  sample:
+    providers:
+      4a8a4f5c-9b35-4c55-8a35-53f35b1d8a0e: {name: compute-01, parent_provider_uuid: null, inventories: {}}
+    allocations: {}
 stored:
   description: The node record stored for the report of the run (O(record)).
   returned: when O(record) is given and the reshape did not fail

@@ -37,6 +37,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare, export
 
 import simfleet
+from journal_support import assert_figures_are_placements_diff, placement_states
 from test_fleet_playbook import REPO, playbook, statuses, trees
 
 pytestmark = [pytest.mark.slow, pytest.mark.real]
@@ -292,6 +293,7 @@ def test_a_rehearsal_replays_recorded_discovery_without_the_nodes(tmp_path):
     rc, out = playbook(fleet, 'plan.yml', extra=dict(plan_dirs, rolling_reshape_serial='100%'))
     assert rc == 0, out
 
+    production = placement_states(fleet['embedded_db'], fleet)
     # the nodes are gone: the rehearsal reads the recordings on the controller
     hosts = os.path.join(fleet['out_dir'], 'hosts')
     shutil.move(hosts, hosts + '.gone')
@@ -309,6 +311,10 @@ def test_a_rehearsal_replays_recorded_discovery_without_the_nodes(tmp_path):
         text = handle.read()
     reshaped = [n for n, s in sorted(fleet['expected'].items()) if s == 'reshaped']
     assert reshaped and summary['context']['playbook'] == 'placement.upgrade.rehearse'
+    # every figure of the rehearsal's report is the diff of production (unchanged) and its copy (issue 40)
+    assert placement_states(fleet['embedded_db'], fleet) == production
+    assert_figures_are_placements_diff(summary, production,
+                                       placement_states(os.path.join(rehearsal, 'placement.db'), fleet))
     assert ('Nothing to roll back in production for %s: this run was a rehearsal on the copy %s: production was not '
             'changed' % (', '.join(reshaped), os.path.join(rehearsal, 'placement.db'))) in ' '.join(summary['next_steps'])
     for where in (' '.join(summary['next_steps']), text):

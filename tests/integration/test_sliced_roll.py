@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 import simfleet
+from journal_support import assert_figures_are_placements_diff, placement_states
 from test_fleet_playbook import BIN, REPO, playbook
 
 pytestmark = pytest.mark.slow
@@ -194,6 +195,7 @@ def _check_sliced_roll(tmp, fleet, prefix, single, serial):
     report_dir = str(tmp / 'reports')
     extravars = {'rolling_reshape_serial': serial, 'rolling_reshape_report_dir': report_dir,
                  'rolling_reshape_snapshot_dir': str(tmp / 'snapshots')}
+    states = placement_states(fleet['embedded_db'], fleet) if fleet.get('embedded_db') else None
     jobs = workflow(fleet, tmp, extravars)
     run_id = jobs['run_id']
     assert run_id and not run_id.endswith('-plan'), jobs['preflight'].artifacts()
@@ -205,11 +207,20 @@ def _check_sliced_roll(tmp, fleet, prefix, single, serial):
     plan = _summary(report_dir, run_id + '-plan')
     assert plan['mode'] == 'plan' and len(plan['nodes']) == len(fleet['expected']) and plan['would_stop'] == []
     assert not os.path.isdir(os.path.join(report_dir, run_id + '-plan', 'claims'))
+    # its next steps are the workflow's playbooks with its run id, never the single roll's (issue 40)
+    assert not any('placement.upgrade.rolling_reshape' in step for step in plan['next_steps']), plan['next_steps']
+    assert any(step.endswith('placement.upgrade.sliced_roll -e preflight_run_id=%s' % run_id)
+               for step in plan['next_steps']), plan['next_steps']
     # the canary: the first node by name the plan would reshape, rolled by its own job
     assert canary == sorted(n for n, s in fleet['expected'].items() if s == 'reshaped')[0]
     # one report, of the whole fleet, with the outcome of the single controller's roll
     summary = _summary(report_dir, run_id)
     assert summary['run_id'] == run_id
+    if states is not None:
+        # the pre-flight's plan changed nothing; the slices' report says what they wrote
+        after = placement_states(fleet['embedded_db'], fleet)
+        assert set(plan['totals']['figures'].values()) != {0} and plan['totals']['words'] == 'would'
+        assert_figures_are_placements_diff(summary, states, after)
     assert dict((n['node'], n['status']) for n in summary['nodes']) == fleet['expected']
     assert outcome(summary, prefix) == outcome(single, prefix)
     # every node taken by one job: the canary by the canary's, each other node by its AWX slice's

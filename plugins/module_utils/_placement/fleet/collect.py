@@ -186,7 +186,7 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     if result.get('retries') and mode != 'plan':
         # (the task warned it too: run_module)
         out['warnings'] = _unique(out['warnings'] + [retries_warning(result['retries'], result.get('resent', 0))])
-    if isinstance(result.get('journal'), dict) and (applied or status in ('planned', 'noop', 'deferred')):
+    if isinstance(result.get('journal'), dict) and (applied or status in ('planned', 'noop', 'deferred', 'failed')):
         out['journal'] = result['journal']   # what the pass wrote (would write, restored): every figure
     written = written_of(result)
     if written is not None and mode != 'plan':
@@ -216,6 +216,8 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     before, after = state, state
     if status == 'planned' and state is not None:
         after = apply_plan(state, result.get('plan'))
+    elif status == 'rolled_back' and isinstance(result.get('tree_before'), dict) and state is not None:
+        before = result['tree_before']   # what the rollback read and changed (its snapshot is the "after")
     elif out['snapshot'] and (applied or run_snapshot):
         snap_before, _doc = _snapshot_before(out['snapshot'], node, out, warnings)
         if snap_before is not None:

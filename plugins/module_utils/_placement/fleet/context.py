@@ -27,7 +27,7 @@ from .labels import short_reason
 
 #: the keys of the ``context`` a caller (the role) may give; anything else is dropped
 CALLER_CONTEXT_KEYS = ('awx_job_id', 'awx_job_template', 'playbook', 'check_mode', 'plan', 'inventory', 'limit',
-                       'ansible_playbook')
+                       'ansible_playbook', 'preflight_run_id')
 #: the keys the module adds from what it knows (never credentials)
 BACKEND_CONTEXT_KEYS = ('backend', 'embedded_db', 'cloud', 'endpoint', 'placement_microversion',
                         'collection_version')
@@ -236,12 +236,61 @@ def _rerun(nodes, inventory, copy):
     return rerun_command(nodes, inventory)
 
 
+#: the context's ``playbook`` of the sliced roll's pre-flight (playbooks/sliced_preflight.yml)
+SLICED_PREFLIGHT_PLAYBOOK = 'placement.upgrade.sliced_preflight'
+
+
+def _yes(value):
+    return value in (True, 'true', 'True', 'yes', 1)
+
+
+def _sliced_run(context):
+    """The workflow's run id when ``context`` is the sliced pre-flight's, else None."""
+    context = context or {}
+    if context.get('playbook') == SLICED_PREFLIGHT_PLAYBOOK:
+        return str(context.get('preflight_run_id') or 'RUN_ID')
+    return None
+
+
+def _sliced_command(playbook, inventory, run_id):
+    return '%s %s placement.upgrade.%s -e preflight_run_id=%s' % (
+        _program(inventory), _inventory_options(inventory), playbook, shlex.quote(run_id))
+
+
+def _preflight_again(inventory):
+    return '%s %s %s --check' % (_program(inventory), _inventory_options(inventory), SLICED_PREFLIGHT_PLAYBOOK)
+
+
+def _plan_roll_steps(nodes, context, inventory, sliced):
+    """A plan's (check mode's) steps to the roll itself: nothing was changed, so the next step is the
+    roll, the same command without --check (or rolling_reshape_plan_only); for the sliced pre-flight
+    the workflow's slices and its report job.  None when the plan found nothing to do."""
+    if all(e['status'] == 'noop' for e in nodes):
+        return []
+    check = _yes((context or {}).get('check_mode'))
+    if sliced is not None:
+        return ['Nothing was changed (the sliced roll\'s pre-flight%s). To roll, run the workflow\'s slices '
+                '(the canary\'s job first), each: %s' % (', check mode' if check else '',
+                                                         _sliced_command('sliced_roll', inventory, sliced)),
+                'Then write the one report of every slice: %s' % _sliced_command('sliced_report', inventory, sliced)]
+    command = '%s %s placement.upgrade.rolling_reshape' % (_program(inventory), _inventory_options(inventory))
+    limit = (context or {}).get('limit')
+    if isinstance(limit, str) and limit.strip():
+        command += ' --limit %s' % shlex.quote(limit.strip())
+    if check:
+        return ['Nothing was changed (check mode). To roll, run the same command without --check: %s' % command]
+    return ['Nothing was changed (a plan: rolling_reshape_plan_only). To roll, run the same command without '
+            'rolling_reshape_plan_only: %s' % command]
+
+
 def next_steps(nodes, mode, context=None):
     """What the operator does next, one line each (the fix/rerun, rerun and rollback commands).
     After a rehearsal (:func:`rehearsal_copy`) no command of the roll or the rollback is given: they
-    would act on production."""
+    would act on production.  A plan's (check mode's) last step is the roll itself (:func:`_plan_roll_steps`);
+    the sliced pre-flight's name the sliced playbooks."""
     inventory = inventory_arg(context)
     copy = rehearsal_copy(context)
+    sliced = _sliced_run(context) if mode == 'plan' and not copy else None
     steps = []
     for entry in nodes:
         if entry['status'] != 'failed':
@@ -255,17 +304,29 @@ def next_steps(nodes, mode, context=None):
         reason = short_reason(entry['reason']) or 'no reason recorded'
         if entry['reason'] and reason != entry['reason']:
             reason += ' (the whole reason is in its section of the report)'
+        if sliced is not None:
+            steps.append('%s: %s. Fix the reason, then run the pre-flight again (it plans the whole fleet): %s' % (
+                what, reason, _preflight_again(inventory)))
+            continue
         steps.append('%s: %s. Fix the reason, then rerun with --limit %s: %s' % (
             what, reason, entry['node'], _rerun([entry['node']], inventory, copy)))
     deferred = [e['node'] for e in nodes if e['status'] == 'deferred']
-    if deferred:
+    if deferred and sliced is not None:
+        steps.append('The roll would defer %s (%s reason%s above) unless cleared before the slices run' % (
+            ', '.join(deferred), 'their' if len(deferred) > 1 else 'its', 's' if len(deferred) > 1 else ''))
+    elif deferred:
         steps.append('Rerun the deferred node%s after %s reason%s cleared: %s' % (
             's' if len(deferred) > 1 else '', 'their' if len(deferred) > 1 else 'its',
             's are' if len(deferred) > 1 else ' is', _rerun(deferred, inventory, copy)))
     unreached = [e['node'] for e in nodes if e['status'] == 'unreached']
-    if unreached:
+    if unreached and sliced is not None:
+        steps.append('The pre-flight did not plan %s; run it again: %s' % (
+            ', '.join(unreached), _preflight_again(inventory)))
+    elif unreached:
         steps.append('The roll did not reach %s; once the cause of the stop is fixed, run %s: %s' % (
             ', '.join(unreached), 'them' if len(unreached) > 1 else 'it', _rerun(unreached, inventory, copy)))
+    if mode == 'plan' and not copy and not any(e['status'] == 'failed' for e in nodes):
+        steps.extend(_plan_roll_steps(nodes, context, inventory, sliced))
     changed = [e['node'] for e in nodes if mode != 'plan' and e['touched']]
     if copy:
         if changed:
@@ -276,6 +337,11 @@ def next_steps(nodes, mode, context=None):
         steps.append('To undo this run on the node%s it reshaped (only if needed), roll %s back: %s' % (
             's' if len(touched) > 1 else '', 'them' if len(touched) > 1 else 'it',
             rollback_command(touched, inventory)))
+    for entry in nodes:
+        if entry.get('left') and mode != 'plan':
+            steps.append('The rollback left the empty child providers %s behind on %s; to remove them, roll it '
+                         'back again with remove_children: %s -e rolling_reshape_remove_children=true' % (
+                             ', '.join(entry['left']), entry['node'], rollback_command([entry['node']], inventory)))
     for entry in nodes:
         why = no_rollback_reason(entry, mode)
         if why:

@@ -23,6 +23,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 import time
 
 from .. import journal as _journal
@@ -127,9 +128,43 @@ def _node_entry(record, names, mode='apply'):
                     'children': list(written.get('children') or [])},
         'written_text': written_text(written),
         'journal_mode': (journal or {}).get('mode') or '',
+        'left': (sorted(str(n) for n in ((journal.get('providers') or {}).get('left') or ()))
+                 if journal is not None and journal.get('mode') == _journal.MODE_RESTORED else []),
         'journal_lines': _journal.journal_lines(journal) if journal is not None else [],
         'figures': _figures_of(journal, moved, created),
     }
+
+
+_UUID = re.compile(r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}')
+#: a pass's remark on a consumer no guest domain is (node/inflight.py ``_no_domain`` / ``_orphan``)
+_SUSPECTED = re.compile(r'^consumer (%s) holds (.+?) on this node(?: but no guest domain on the host is this '
+                        r'consumer|, and nova has no instance and no migration in flight)' % _UUID.pattern)
+
+
+def _reconcile_consumer_warnings(nodes):
+    """A node's warning that calls a consumer a possible orphan (with ``--delete``) while the report
+    defers a node (this one or another) for that same consumer as a move in flight: the warning says
+    so instead, never offering a delete for it.  (The source of an evacuation reads the instance only
+    partially, so it cannot see the destination's tree that defers the destination.)"""
+    deferred = {}
+    for entry in nodes:
+        if entry['status'] == 'deferred':
+            for uuid in _UUID.findall(entry['reason'] or ''):
+                deferred.setdefault(uuid.lower(), entry['node'])
+    if not deferred:
+        return
+    for entry in nodes:
+        warnings = []
+        for text in entry['warnings']:
+            found = _SUSPECTED.match(text)
+            other = deferred.get(found.group(1).lower()) if found else None
+            if other is not None:
+                where = 'this node' if other == entry['node'] else other
+                text = ('consumer %s holds %s on this node; %s is deferred for the same consumer, a move in flight '
+                        '(its reason is in its section of the report): these allocations are that move\'s, so none '
+                        'is to be deleted; this run changed none of them' % (found.group(1), found.group(2), where))
+            warnings.append(text)
+        entry['warnings'] = warnings
 
 
 def _figures_of(journal, moved, created):
@@ -249,6 +284,7 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
             context['placement_microversion'] = ', '.join(seen)
     inventory = inventory_arg(context)
     copy = rehearsal_copy(context)
+    _reconcile_consumer_warnings(nodes)
     for entry in nodes:
         entry['outcome'] = _outcome(entry, mode, inventory)
         entry['rollback'] = (rollback_command([entry['node']], inventory)

@@ -367,7 +367,9 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     except Exception as exc:  # pylint: disable=broad-except
         if run.snapshot and not run.applied and not isinstance(exc, ReshapeOutcomeUnknown):
             run.mark_not_applied()
-        raise failure(backend, root_prov, run, exc, log)
+        err = failure(backend, root_prov, run, exc, log)
+        err.journal = run.failed_journal()   # what the failed pass wrote (None: nothing, or not read)
+        raise err
     result = run.outcome(plan, retries, observed)
     if run.snapshot and not run.applied:
         run.mark_not_applied()  # its POST /reshaper never applied (re-planned, then deferred or not needed)
@@ -608,6 +610,20 @@ class _NodePass(Progress):
         """The words of this pass's journal: ``would`` in check mode, else ``did``."""
         return _journal.MODE_WOULD if self.check_mode else _journal.MODE_DID
 
+    def failed_journal(self):
+        """The journal of what this pass wrote before it failed: the node read again after the failure
+        (and its clean-up) against the read the pass planned from; None in check mode, when the pass
+        wrote nothing, or when the node cannot be read now."""
+        if self.check_mode or self.before is None or not (self.applied or self.created_children
+                                                          or self.traits_written):
+            return None
+        try:
+            after = provider_tree_state(self.backend, self.root_uuid, known=self.before)
+        except Exception:  # pylint: disable=broad-except
+            return None
+        return _journal.journal_of(self.before, after, _journal.MODE_DID, created=self.created,
+                                   traits=self.traits_written)
+
     def outcome(self, plan, retries, observed):
         """The module's result of the pass: deferred, noop, check mode, or reshaped and verified."""
         if plan['status'] == planner.STATUS_NOOP and self.overtaken and self.sent_plan:
@@ -814,6 +830,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
     result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
                                             left=_left_behind(snap, after))
+    result['tree_before'] = read['state']   # what Placement held: the report's "before" (not the snapshot)
     removable = [c['uuid'] for c in rplan['remove_children']]
     if remove_children:
         # the children an earlier run of this rollback removed before it was stopped: asked for, gone

@@ -11,86 +11,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
-
+from journal_support import assert_journal_is_the_diff as _assert_journal_is_the_diff
+from journal_support import placement_diff as _placement_diff
+from journal_support import read_whole as _read
 from test_reshaper_support import make_provider, put, report_for
 
 import fakehost  # noqa: E402  (tools/ is on sys.path once test_reshaper_support is imported)
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import journal as _journal
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery, reshaper
-
-
-def _read(backend, root):
-    """The whole tree as Placement has it now (no ``known``: every consumer read in full)."""
-    return copy.deepcopy(provider_tree_state(backend, root))
-
-
-def _placement_diff(before, after):
-    """The figures of a journal, counted from two reads of Placement (independently of journal.py)."""
-    def flat(state):
-        out = {}
-        for consumer, body in state['allocations'].items():
-            for rp, entry in body['allocations'].items():
-                for rc, n in entry['resources'].items():
-                    out.setdefault((consumer, rc), {})[rp] = n
-        return out
-
-    old, new = flat(before), flat(after)
-    kinds = {}
-    for key in set(old) | set(new):
-        was, will = old.get(key, {}), new.get(key, {})
-        if was == will:
-            continue
-        if sum(was.values()) == sum(will.values()):
-            kinds[key] = 'moved'
-        else:
-            kinds[key] = 'created' if sum(will.values()) > sum(was.values()) else 'removed'
-    converted = 0
-    for (consumer, rc), kind in list(kinds.items()):
-        if kind != 'removed' or new.get((consumer, rc)):
-            continue
-        for (other_consumer, other_rc), other_kind in list(kinds.items()):
-            if (other_consumer == consumer and other_kind == 'created' and not old.get((consumer, other_rc))
-                    and new[(consumer, other_rc)] == old[(consumer, rc)]):
-                kinds[(consumer, rc)] = kinds[(consumer, other_rc)] = 'converted'
-                converted += 1
-                break
-    names_before = dict((u, p['name']) for u, p in before['providers'].items())
-    names_after = dict((u, p['name']) for u, p in after['providers'].items())
-    both = set(names_before) & set(names_after)
-
-    def totals(prov):
-        return dict((rc, inv['total']) for rc, inv in (prov.get('inventories') or {}).items())
-
-    inventories = 0
-    for uuid in set(names_before) | set(names_after):
-        then = totals(before['providers'].get(uuid, {}))
-        now = totals(after['providers'].get(uuid, {}))
-        inventories += sum(1 for rc in set(then) | set(now) if then.get(rc) != now.get(rc))
-    return {
-        'consumers_moved': len(set(c for (c, _rc), k in kinds.items() if k == 'moved')),
-        'allocations_moved': sum(1 for k in kinds.values() if k == 'moved'),
-        'allocations_created': sum(1 for k in kinds.values() if k == 'created'),
-        'allocations_removed': sum(1 for k in kinds.values() if k == 'removed'),
-        'allocations_converted': converted,
-        'providers_created': len(set(names_after) - set(names_before)),
-        'providers_removed': len(set(names_before) - set(names_after)),
-        'inventories_changed': inventories,
-        'traits_changed': sum(1 for u in both if set(before['providers'][u].get('traits') or ())
-                              != set(after['providers'][u].get('traits') or ())),
-    }
-
-
-def _assert_journal_is_the_diff(result, before, after, mode, left=0):
-    journal = result['journal']
-    assert journal['mode'] == mode, journal
-    figures = journal['figures']
-    assert figures == _journal.figures(journal)
-    want = dict(_placement_diff(before, after), providers_left=left)
-    assert figures == want, (figures, want, journal)
-    return figures
 
 
 def _gpu_node(backend, tmp_path):
@@ -283,3 +212,74 @@ def test_every_figure_of_the_report_is_the_journals_in_its_modes_words(embedded_
     assert '| child providers left behind (empty) | 2 |' in markdown
     assert 'created' not in ' '.join(data['nodes'][0]['journal_lines']) and data['nodes'][0]['created'] == []
     assert '(new)' not in markdown and 'Restored by this rollback' in markdown
+
+
+def test_the_rollback_report_draws_the_tree_it_changed_and_how_to_remove_what_it_left(embedded_backend, tmp_path):
+    """The rollback's "before" is what Placement held when the rollback read it (the reshaped tree), not
+    the snapshot (then before == after); the children it left empty are "left behind", and the next
+    step is the rollback again with remove_children, which removes exactly them."""
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.trees import normalize_tree
+    backend = embedded_backend
+    report_, root = _gpu_node(backend, tmp_path)
+    snaps = str(tmp_path / 'snaps')
+    reshaper.reshape_node(backend, 'compute-01', report_, snapshot_dir=snaps)
+    rolled = _read(backend, root)
+    back = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps)
+    restored = _read(backend, root)
+    data, summary, _line, markdown = _report_of(backend, 'compute-01', back)
+    node = data['nodes'][0]
+    assert node['before'] == normalize_tree(rolled) and node['after'] == normalize_tree(restored)
+    assert node['before'] != node['after'] and node['changed_tree']
+    children = sorted(p['name'] for u, p in rolled['providers'].items() if u != root)
+    assert len(children) == 2 and node['left'] == children
+    assert all(not restored['providers'][u].get('inventories') for u in restored['providers'] if u != root)
+    step = ('The rollback left the empty child providers %s behind on compute-01; to remove them, roll it back '
+            'again with remove_children: ansible-playbook -i INVENTORY placement.upgrade.rollback '
+            '-e rollback_nodes=compute-01 -e rolling_reshape_remove_children=true' % ', '.join(children))
+    assert summary['next_steps'] == [step], summary['next_steps']
+    assert step in markdown.replace('`', '')
+    # a repeated rollback (nothing restored) still names them, and the rollback with remove_children
+    # (what the command runs) removes them: nothing left, no step
+    twice = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps)
+    assert _report_of(backend, 'compute-01', twice)[1]['next_steps'] == [step]
+    gone = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=snaps, remove_children=True)
+    assert gone['verified'], gone['msg']
+    assert set(_read(backend, root)['providers']) == {root}
+    assert _report_of(backend, 'compute-01', gone)[1]['next_steps'] == []
+
+
+def test_a_pass_failing_after_its_writes_has_their_journal_and_the_report_its_figures(
+        embedded_backend, tmp_path, monkeypatch):
+    """The root's traits fail after POST /reshaper was applied: the error carries the journal of what
+    the pass wrote (Placement's diff), the failed task returns it, and the failed node's figures in
+    the report are the journal's, not counted from the trees."""
+    import pytest
+    from ansible_collections.placement.upgrade.plugins.module_utils import common
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ServiceUnavailable
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records as stored
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
+
+    def traits_fail(*args, **kwargs):
+        raise ServiceUnavailable('Placement at http://placement answered 503 to PUT /traits')
+
+    backend = embedded_backend
+    report_, root = _gpu_node(backend, tmp_path)
+    snaps = str(tmp_path / 'snaps')
+    start = _read(backend, root)
+    monkeypatch.setattr(reshaper, '_set_root_traits', traits_fail)
+    with pytest.raises(ServiceUnavailable) as info:
+        reshaper.reshape_node(backend, 'compute-01', report_, snapshot_dir=snaps, run_id='r1')
+    after = _read(backend, root)
+    failed = common.error_result(info.value)
+    figures = _assert_journal_is_the_diff(failed, start, after, 'did')
+    assert figures['allocations_moved'] > 0 and figures['providers_created'] == 2
+    record = stored.node_record('compute-01', 'compute-01', failed)
+    record.update(status='failed', reason=failed['msg'])
+    rec, _w = report.collect_record(backend, record, snapshot_dir=snaps, run_id='r1')
+    data = report.build_report([rec])
+    node = data['nodes'][0]
+    assert node['status'] == 'failed' and node['journal_mode'] == 'did'
+    assert node['figures'] == figures and report.summary(data)['totals']['figures'] == figures
+    # a failure before anything was written has no journal
+    monkeypatch.undo()
+    assert 'journal' not in common.error_result(ServiceUnavailable('down'))

@@ -49,3 +49,54 @@ def test_without_a_program_the_commands_say_ansible_playbook():
     # a value that is not text is dropped as any other key
     ctx, dropped = report.run_context({'ansible_playbook': ['x']})
     assert 'ansible_playbook' not in ctx and dropped == ['ansible_playbook']
+
+
+# -- a plan's next step is the roll itself (issue 40 section 3) ------------------------------
+
+def _plan_records():
+    return [
+        {'node': 'n1', 'status': 'planned'},
+        {'node': 'n2', 'status': 'deferred', 'reason': 'migration in flight'},
+        {'node': 'n3', 'status': 'noop'},
+    ]
+
+
+def test_a_check_mode_plan_names_the_roll_itself():
+    ctx, _d = report.run_context({'inventory': ['inv.yml'], 'check_mode': True, 'plan': True, 'limit': 'n*'})
+    data = report.build_report(_plan_records(), hosts=['n1', 'n2', 'n3'], mode='plan', context=ctx)
+    roll = [s for s in data['next_steps'] if s.startswith('Nothing was changed')]
+    assert roll == ['Nothing was changed (check mode). To roll, run the same command without --check: '
+                    "ansible-playbook -i inv.yml placement.upgrade.rolling_reshape --limit 'n*'"], data['next_steps']
+    assert report.summary(data)['next_steps'] == data['next_steps']
+    # a plan without check mode (rolling_reshape_plan_only): the roll is the command without it
+    ctx, _d = report.run_context({'inventory': ['inv.yml'], 'check_mode': 'False', 'plan': 'True'})
+    data = report.build_report(_plan_records(), mode='plan', context=ctx)
+    assert ('Nothing was changed (a plan: rolling_reshape_plan_only). To roll, run the same command without '
+            'rolling_reshape_plan_only: ansible-playbook -i inv.yml placement.upgrade.rolling_reshape') \
+        in data['next_steps']
+    # nothing to roll: no roll step; an applied roll has none either
+    data = report.build_report([{'node': 'n3', 'status': 'noop'}], mode='plan', context=ctx)
+    assert data['next_steps'] == []
+    assert not any(s.startswith('Nothing was changed') for s in report.build_report(_records())['next_steps'])
+
+
+def test_the_sliced_preflight_names_the_sliced_playbooks():
+    ctx, _d = report.run_context({'inventory': 'inv.yml', 'check_mode': True, 'plan': True,
+                                  'playbook': 'placement.upgrade.sliced_preflight', 'preflight_run_id': 'R1'})
+    records = _plan_records() + [{'node': 'n5', 'status': 'failed', 'reason': 'strict ownership'}]
+    data = report.build_report(records, mode='plan', context=ctx)
+    steps = data['next_steps']
+    assert not any('placement.upgrade.rolling_reshape' in s for s in steps), steps
+    assert steps[0] == ('n5 would stop a real roll: strict ownership. Fix the reason, then run the pre-flight '
+                        'again (it plans the whole fleet): ansible-playbook -i inv.yml '
+                        'placement.upgrade.sliced_preflight --check')
+    # the gate failed: the pre-flight again, not the slices
+    assert not any('sliced_roll' in s for s in steps), steps
+    assert any(s.startswith('The roll would defer n2') for s in steps), steps
+    steps = report.build_report(_plan_records(), mode='plan', context=ctx)['next_steps']
+    assert not any('placement.upgrade.rolling_reshape' in s for s in steps), steps
+    assert ('Nothing was changed (the sliced roll\'s pre-flight, check mode). To roll, run the workflow\'s '
+            'slices (the canary\'s job first), each: ansible-playbook -i inv.yml placement.upgrade.sliced_roll '
+            '-e preflight_run_id=R1') in steps
+    assert ('Then write the one report of every slice: ansible-playbook -i inv.yml placement.upgrade.sliced_report '
+            '-e preflight_run_id=R1') in steps
