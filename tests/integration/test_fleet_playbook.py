@@ -211,7 +211,7 @@ def test_canary_roll_rerun_and_rollback(tmp_path):
     assert report['totals']['words'] == 'restored' and report['totals']['providers_created'] == 0
     assert report['totals']['figures']['providers_removed'] == children, report['totals']
     assert report['totals']['figures']['providers_left'] == 0, report['totals']
-    assert 'Rollback finished: 1 nodes: ' in out and 'Roll finished' not in out, out
+    assert 'Rollback finished: 1 node: ' in out and 'Roll finished' not in out, out
     assert 'moved back' in out and 'reshape (one POST /reshaper' not in out, out
 
 

@@ -351,7 +351,10 @@ def test_recording_uses_the_discovery_options_and_defaults_of_the_role():
     assert 'vars' not in play
     recording = [t for t in play['tasks'] if 'placement.upgrade.device_info' in t][0]
     discovery = [t for t in role_tasks if 'placement.upgrade.device_info' in t][0]
-    role_args = dict((k, v) for k, v in discovery['placement.upgrade.device_info'].items() if k != 'replay_from')
+    # the pre-flight's checks that ride on the role's discovery (issue 45: nova's credentials, the mdevs'
+    # persistence) are off in a replay, so a recording for one does not run them
+    checks = {'replay_from', 'nova_credentials', 'check_mdevs', 'mdevctl_dir', 'mdevctl', 'fail_on_transient_mdevs'}
+    role_args = dict((k, v) for k, v in discovery['placement.upgrade.device_info'].items() if k not in checks)
     args = recording['placement.upgrade.device_info']
     assert sorted(args) == sorted(role_args)
     used = {}

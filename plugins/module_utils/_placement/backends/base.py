@@ -238,8 +238,10 @@ class Backend(object):
         """POST /reshaper: ``{"inventories": {rp: {"resource_provider_generation",
         "inventories"}}, "allocations": {consumer: allocation request}}``.
 
-        One transaction, Placement's union semantics; returns None (204).
-        Forbidden (403) when the credentials may not reshape.
+        One transaction, Placement's union semantics; returns Placement's answer
+        ``{"status": 204, "request_id": id}`` (the REST backend's ``x-openstack-request-id``;
+        None on the embedded store, which has no request ids).  Forbidden (403) when the
+        credentials may not reshape.
         """
         raise NotImplementedError
 

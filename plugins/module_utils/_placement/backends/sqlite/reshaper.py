@@ -73,3 +73,4 @@ class ReshaperMixin(object):
         schemas.check_reshaper_body(body, require_type=typed)
         with self.writer('reshape') as conn:
             _reshape(conn, body)
+        return {'status': 204, 'request_id': None}
