@@ -282,7 +282,6 @@ def test_sliced_roll_on_mariadb_placement(tmp_path, placement_mariadb, make_plac
     assert summary['context']['backend'] != 'embedded' and single['context']['backend'] == 'embedded'
 
 
-
 def _marker_of_a_gated_preflight(report_dir, run_id):
     """The marker the pre-flight job writes in the run's record folder (roles/rolling_reshape/tasks/
     preflight_marker.yml), written here for the tests whose fleet holds a node the pre-flight's plan
