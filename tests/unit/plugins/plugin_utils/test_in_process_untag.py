@@ -10,7 +10,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible._internal._datatag._tags import Origin
+try:
+    from ansible._internal._datatag._tags import Origin
+except ImportError:     # ansible-core 2.18: no data tagging, templated values arrive plain
+    Origin = None
 
 from ansible_collections.placement.upgrade.plugins.modules import fleet_slice
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
@@ -19,6 +22,9 @@ from module_runner import run_module_main
 
 
 def _tagged(value):
+    """``value`` tagged as ansible-core 2.19+ templates it (as it is on 2.18, which tags nothing)."""
+    if Origin is None:
+        return value
     return Origin(path='/srv/inventory/group_vars/all.yml', line_num=3).tag(value)
 
 
