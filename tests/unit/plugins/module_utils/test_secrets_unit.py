@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import syslog as _syslog
 import json
 import socket
 
@@ -105,9 +106,11 @@ def test_spec_declares_the_given_keys_no_log_on_secrets_only():
 def syslog_lines(monkeypatch):
     """What AnsibleModule writes to syslog (its invocation log): journald off, syslog captured."""
     lines = []
-    monkeypatch.setattr(basic, 'has_journal', False)
-    monkeypatch.setattr(basic.syslog, 'syslog', lambda *args: lines.append(args[-1]))
-    monkeypatch.setattr(basic.syslog, 'openlog', lambda *args, **kwargs: None)
+    monkeypatch.setattr(basic, 'has_journal', False, raising=False)
+    # the standard library's syslog module, which AnsibleModule logs through (ansible-core 2.22 no longer
+    # exposes it as basic.syslog)
+    monkeypatch.setattr(_syslog, 'syslog', lambda *args: lines.append(args[-1]))
+    monkeypatch.setattr(_syslog, 'openlog', lambda *args, **kwargs: None)
     return lines
 
 
