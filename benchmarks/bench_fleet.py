@@ -81,7 +81,15 @@ def _callbacks(kind, profile):
     return 'callbacks_enabled = %s' % ', '.join(names) if names else ''
 
 
-def run_one(kind, nodes, serial, base, keep, profile=False, forks=None):
+def _first_snapshot(snapshot_dir):
+    """True once a node's snapshot is in the folder: written right before that node's POST /reshaper."""
+    try:
+        return any(name.endswith('.json') and not name.endswith('.latest.json') for name in os.listdir(snapshot_dir))
+    except OSError:
+        return False
+
+
+def run_one(kind, nodes, serial, base, keep, profile=False, forks=None, first_move=False):
     out = os.path.join(base, '%s-%d-s%d' % (kind, nodes, serial))
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -126,7 +134,18 @@ def run_one(kind, nodes, serial, base, keep, profile=False, forks=None):
     cmd = [_ansible_playbook(), '-i', fleet['inventory'], playbook, '-e', json.dumps(extra)]
     started = time.time()
     with open(os.path.join(out, 'ansible-output.txt'), 'w') as log:
-        proc = subprocess.Popen(cmd, env=env, cwd=out, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, env=env, cwd=out, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=first_move)
+        first_move_s = None
+        if first_move:
+            # the time before the first node moves: until its snapshot file exists (the roll writes
+            # it right before the node's POST /reshaper); then the roll is stopped, nothing else timed
+            snapshot_dir = os.path.join(out, 'snapshots')
+            while proc.poll() is None and not _first_snapshot(snapshot_dir):
+                time.sleep(0.02)
+            if proc.poll() is None:
+                first_move_s = time.time() - started
+                os.killpg(proc.pid, 15)
         # the peak RSS of ansible-playbook itself (its workers are its children, not counted)
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, 'waitstatus_to_exitcode') else status >> 8
@@ -149,7 +168,7 @@ def run_one(kind, nodes, serial, base, keep, profile=False, forks=None):
             task_times = json.load(handle)
     result = dict(kind=kind, nodes=nodes, serial=serial, rc=proc.returncode, seconds=seconds,
                   per_node=seconds / nodes, peak_rss_mb=peak_rss_mb, statuses=statuses,
-                  out=out, task_times=task_times, first_pass=first_pass)
+                  out=out, task_times=task_times, first_pass=first_pass, first_move=first_move_s)
     if not keep:
         shutil.rmtree(out, ignore_errors=True)
     return result
@@ -168,9 +187,15 @@ def main(argv=None):
                         help='ansible forks (default: the batch size, as an operator sets forks >= serial)')
     parser.add_argument('--no-remote', action='store_true',
                         help='leave out the roll with discovery run as a module (as on remote nodes)')
+    parser.add_argument('--first-move', action='store_true',
+                        help='only the time from ansible-playbook\'s start to the first node\'s snapshot (written '
+                             'right before its POST /reshaper), for each kind: the roll is stopped there and no '
+                             'floor is run')
     args = parser.parse_args(argv)
     kinds = ['roll'] if args.no_remote else ['roll', 'remote']
     rows = []
+    if args.first_move:
+        return _first_moves(args, kinds)
     print('%6s %6s | %12s | %-8s %10s %6s | %10s %10s %12s %12s | %s' % (
         'nodes', 'serial', 'floor s/node', 'kind', 's/node', 'ratio', 'total', '1st node s', 'floor RSS MB',
         'RSS MB', 'same outcome'))
@@ -196,6 +221,25 @@ def main(argv=None):
                     print('        %-6s %8.2f s %5d x  %s' % (item['kind'], seconds, runs, name[:90]))
             sys.stdout.flush()
             rows.append(row)
+    if args.json:
+        with open(args.json, 'w') as handle:
+            json.dump(rows, handle, indent=1, sort_keys=True)
+    return 0
+
+
+def _first_moves(args, kinds):
+    print('%6s %6s %5s | %-8s | %s' % ('nodes', 'serial', 'forks', 'kind', 's before the first node moves'))
+    rows = []
+    for nodes in [int(n) for n in args.nodes.split(',')]:
+        for serial in [int(s) for s in args.serial.split(',')]:
+            for kind in kinds:
+                roll = run_one(kind, nodes, serial, args.out, args.keep, forks=args.forks, first_move=True)
+                print('%6d %6d %5d | %-8s | %s' % (
+                    nodes, serial, max(args.forks or serial, 1), kind,
+                    '%.1f' % roll['first_move'] if roll['first_move'] is not None
+                    else 'no node moved (rc %d: see --keep output)' % roll['rc']))
+                sys.stdout.flush()
+                rows.append(roll)
     if args.json:
         with open(args.json, 'w') as handle:
             json.dump(rows, handle, indent=1, sort_keys=True)
