@@ -29,6 +29,10 @@ pass (its discovery: the pre-flight before it, when nothing moves; from the repo
 the peak RSS of the ansible-playbook process (the controller: facts of every host live there), and
 whether both ended with the same status per node (they must).
 
+``--first-move``: only the time from ansible-playbook's start to the first node's snapshot file (the
+roll writes it right before that node's POST /reshaper: nothing has moved before it), per kind; the roll
+is stopped there and no floor runs (issue 45: the time before the first node moves at 1,000 nodes).
+
 A measurement tool, not a test: nothing here passes or fails on timing.  The fleet build (not
 counted) takes about 1 s per 20 nodes.
 """
