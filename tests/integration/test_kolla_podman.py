@@ -423,3 +423,26 @@ def test_the_roles_start_alone_restarts_the_old_release_and_fails_the_node(tmp_p
     assert container['Id'] == kolla['old_id'] and container['ImageName'] == IMAGE % OLD
     assert container['State']['Running'] is True
     assert kolla['nova'].records[kolla['provider']]['status'] == 'disabled'
+
+
+def test_a_missing_new_image_fails_the_node_before_the_old_container_is_removed(tmp_path, podman, kolla_node):
+    """The hook's first task: the new image not on the node (not pulled before the roll) fails the node
+    after its verified reshape, the old container stopped but kept; `podman start nova_compute` brings
+    the old release back, as the guide says."""
+    kolla = kolla_node
+    fleet, node = kolla['fleet'], kolla['node']
+    hook = str(tmp_path / 'kolla_nova_compute_new_image.yml')
+    with open(hook, 'w') as handle:
+        handle.write(HOOK)
+    missing = 'localhost/kolla/nova-compute:35.0.0'
+    rc, out = roll(kolla, podman, dict(RECIPE, rolling_reshape_post_tasks=hook, nova_compute_image_full=missing))
+    assert rc != 0, out
+    assert statuses(fleet) == {node: 'failed'}
+    assert "Check that the new release's nova-compute image is on the node" in summary(fleet)['nodes'][0]['reason']
+    verified_at(kolla)
+    container = podman.inspect('container', 'nova_compute')
+    assert container['Id'] == kolla['old_id'] and container['State']['Running'] is False
+    assert "Remove the old release's nova_compute container" not in out, out
+    assert kolla['nova'].records[kolla['provider']]['status'] == 'disabled'
+    podman.ok('start', 'nova_compute')
+    assert podman.ok('exec', 'nova_compute', 'nova-compute', '--version').strip() == OLD
