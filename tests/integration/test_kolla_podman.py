@@ -150,7 +150,7 @@ class Podman(object):
 def _when(stamp):
     """podman's event time (RFC 3339, nanoseconds, Z) as a naive UTC datetime."""
     day, clock = stamp.rstrip('Z').split('T')
-    clock, _, fraction = clock.partition('.')
+    clock, fraction = (clock.split('.', 1) + [''])[:2]
     return datetime.datetime.strptime('%sT%s.%s' % (day, clock, (fraction + '000000')[:6]), '%Y-%m-%dT%H:%M:%S.%f')
 
 
@@ -160,7 +160,7 @@ def _rootfs_members():
     for name in PROGRAMS:
         members.append(('usr/bin/' + name, os.path.realpath(shutil.which(name))))
     libs = set()
-    for _, path in list(members):
+    for path in [source for unused, source in members]:
         out = subprocess.run(['ldd', path], stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout
         libs.update(re.findall(r'(/\S+\.so[.\d]*)', out))
     for lib in sorted(libs):
@@ -387,11 +387,11 @@ def test_the_new_release_is_created_after_the_verified_reshape_and_started(tmp_p
     # new one created and started only after the verified reshape, nothing started in between
     verified = verified_at(kolla)
     events = podman.events('nova_compute')
-    old = [(when, status) for when, status, cid, _ in events if cid == kolla['old_id']]
-    new = [(when, status) for when, status, cid, image in events if cid == container['Id']]
+    old = [(e[0], e[1]) for e in events if e[2] == kolla['old_id']]
+    new = [(e[0], e[1]) for e in events if e[2] == container['Id']]
     # (the old one's end is its `died` event: `podman stop` adds a `stop` only when conmon's cleanup
     # did not see the exit first)
-    assert [s for _, s in old if s in ('start', 'died', 'remove')] == ['start', 'died', 'remove'], events
+    assert [s for w, s in old if s in ('start', 'died', 'remove')] == ['start', 'died', 'remove'], events
     stopped = [w for w, s in old if s == 'died'][0]
     removed = [w for w, s in old if s == 'remove'][0]
     created = [w for w, s in new if s == 'create'][0]
@@ -400,7 +400,7 @@ def test_the_new_release_is_created_after_the_verified_reshape_and_started(tmp_p
     assert len(starts) == 1 and created < starts[0], new
     print('from the verified reshape: the old container removed after %.2f s, the new one created after %.2f s, '
           'started after %.2f s' % tuple((w - verified).total_seconds() for w in (removed, created, starts[0])))
-    assert not [w for w, s, _, _ in events if s == 'start' and stopped < w < verified], events
+    assert not [e for e in events if e[1] == 'start' and stopped < e[0] < verified], events
     record = kolla['nova'].records[kolla['provider']]
     assert (record['status'], record['forced_down']) == ('enabled', False)
 
