@@ -156,12 +156,17 @@ class NovaServices(object):
                                   'status': 'enabled', 'disabled_reason': None, 'forced_down': False}
         return self.records[host]
 
-    def shown(self, record):
-        now = datetime.datetime.utcnow()
+    def running(self):
+        """Whether the node's nova-compute runs (and has made its first report) now."""
         running = standin_units.child_pid(self.state_dir) is not None
         if running and self.first_report_after:
             started = os.path.getmtime(os.path.join(self.state_dir, 'child.pid'))
             running = time.time() - started >= self.first_report_after
+        return running
+
+    def shown(self, record):
+        now = datetime.datetime.utcnow()
+        running = self.running()
         if running:
             # a running nova-compute reports every report_interval; here: whenever nova is asked
             self.last_report = now.strftime('%Y-%m-%dT%H:%M:%S.%f')
