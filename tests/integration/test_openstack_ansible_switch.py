@@ -279,7 +279,8 @@ def prepare(osa_node, play):
            '---\nnova_bin: "{{ osa_nova_root }}/openstack/venvs/nova-{{ venv_tag }}/bin"\n')
     root = osa_node['root']
     inventory = os.path.join(tmp, 'osa-inventory.yml')
-    _write(inventory, yaml.safe_dump({'all': {'children': {'nova_compute': {'hosts': {'compute1': {
+    # (an openstack-ansible inventory has the cinder_volume group; none of its hosts here)
+    _write(inventory, yaml.safe_dump({'all': {'children': {'cinder_volume': {'hosts': {}}, 'nova_compute': {'hosts': {'compute1': {
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable,
         'install_method': 'source', 'venv_tag': NEW_TAG, 'management_address': '127.0.0.1',
         'osa_nova_root': root,
