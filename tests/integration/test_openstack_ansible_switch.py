@@ -396,7 +396,7 @@ def test_the_new_release_is_switched_to_between_the_verified_reshape_and_the_sta
     # reloaded naming the new venv's program, then started, running it on the new config directory
     (version, program, conf), cmdline = running(osa_node)
     events = timed_events(osa_node['dir'])
-    kinds = [text.split()[0] for _, text in events]
+    kinds = [text.split()[0] for when, text in events]
     assert kinds == ['start', 'run', 'unit-stop', 'daemon-reload', 'unit-start', 'run'], events
     stopped, reloaded, started = (events[kinds.index(k)][0] for k in ('unit-stop', 'daemon-reload', 'unit-start'))
     new_program = os.path.join(osa_node['root'], 'openstack', 'venvs', 'nova-%s' % NEW_TAG, 'bin', 'nova-compute')
