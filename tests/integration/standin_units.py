@@ -18,6 +18,15 @@ no container engine here), for tests/integration/test_nova_compute_supervised.py
         script on PATH that runs this.
     python standin_units.py nova-compute-cli DIR --version
         the program the unit's ExecStart names (prints the version).
+    python standin_units.py venv-nova-compute ROOT VERSION PROGRAM [--version]
+        the nova-compute of an openstack-ansible venv (ROOT/openstack/venvs/nova-<tag>/bin/nova-compute
+        is a script running this, PROGRAM its own path): ``--version`` prints VERSION; otherwise it
+        runs as nova-compute does, reading ROOT/etc/nova/nova.conf (through os_nova's /etc/nova
+        link to the release's config directory): the unit's event log gets ``run VERSION PROGRAM
+        CONF`` (CONF: the config directory /etc/nova resolves to); no nova.conf there: it exits 1.
+    python standin_units.py visudo -cf FILE
+        what ``visudo -cf`` checks of a sudoers file (here: each line a comment, ``Defaults...`` or
+        ``USER ALL = (root) NOPASSWD: /absolute/path``).
     python standin_units.py docker DIR stop|start|exec CONTAINER [ARGS...]
         what ``docker`` does with the container, behind the unit's back: ``stop`` kills the
         process (the unit then restarts it), ``exec CONTAINER ARGS`` fails with docker's message
@@ -27,7 +36,11 @@ DIR holds the state: ``supervisor.pid``, ``unit`` (its name), ``state`` (``activ
 ``activating auto-restart``, ``inactive dead``), ``child.pid`` (while the fake nova-compute runs),
 ``events`` (one line per start, exit, restart, stop of the unit); ``start_delay`` (seconds, written by
 a test) makes ``systemctl start`` return at once and the process start that much later, as a unit
-around ``docker start -a`` does.  Standard library only.
+around ``docker start -a`` does.  ``unit_file`` (a path, written by a test) makes the unit one loaded
+from a unit file, as systemd loads it: its ExecStart= is read when the unit starts and at
+``systemctl daemon-reload`` (into ``execstart``; a file changed without a daemon-reload is not
+seen), and the unit runs that program (an openstack-ansible venv's nova-compute), not the fake
+nova-compute.  Standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -93,8 +106,14 @@ def supervise(state_dir, unit, restart_sec):
     restart_at = None
     pending = None
 
+    if _read(os.path.join(state_dir, 'unit_file')):
+        load_unit(state_dir)
+
     def start(kind):
-        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), 'nova-compute', state_dir])
+        program = _read(os.path.join(state_dir, 'execstart')) if _read(os.path.join(state_dir, 'unit_file')) else ''
+        # the unit's ExecStart= as loaded (a unit file's), else the fake nova-compute
+        argv = [program] if program else [sys.executable, os.path.abspath(__file__), 'nova-compute', state_dir]
+        proc = subprocess.Popen(argv, env=dict(os.environ, STANDIN_UNIT_DIR=state_dir))
         _write(pid_file, str(proc.pid))
         _write(state_file, 'active running')
         _event(state_dir, '%s %d' % (kind, proc.pid))
@@ -150,6 +169,15 @@ def supervise(state_dir, unit, restart_sec):
             os.unlink(pid_file)
 
 
+def load_unit(state_dir):
+    """Load the unit file's ExecStart= (systemd's daemon-reload): its program, into DIR/execstart."""
+    with open(_read(os.path.join(state_dir, 'unit_file'))) as handle:
+        found = [line.split('=', 1)[1].split()[0] for line in handle.read().splitlines()
+                 if line.startswith('ExecStart=') and line.split('=', 1)[1].strip()]
+    _write(os.path.join(state_dir, 'execstart'), found[-1] if found else '')
+    return found[-1] if found else ''
+
+
 def _wait(check, timeout=20.0):
     end = time.time() + timeout
     while time.time() < end:
@@ -160,7 +188,13 @@ def _wait(check, timeout=20.0):
 
 
 def systemctl(state_dir, action, args):
-    """``systemctl ACTION [-p PROP]... [--value] UNIT``."""
+    """``systemctl ACTION [-p PROP]... [--value] UNIT``, or ``systemctl daemon-reload``."""
+    if action == 'daemon-reload':
+        if _read(os.path.join(state_dir, 'unit_file')):
+            _event(state_dir, 'daemon-reload %s' % load_unit(state_dir))
+        else:
+            _event(state_dir, 'daemon-reload')
+        return 0
     props, value_only = [], False
     while len(args) > 1:
         option = args.pop(0)
@@ -238,6 +272,36 @@ def docker(state_dir, action, container, args):
     return 1
 
 
+def venv_nova_compute(root, version, program, args):
+    if args == ['--version']:
+        print(version)
+        return 0
+    conf_dir = os.path.realpath(os.path.join(root, 'etc', 'nova'))
+    state_dir = os.environ.get('STANDIN_UNIT_DIR', '')
+    if state_dir:
+        _event(state_dir, 'run %s %s %s' % (version, program, conf_dir))
+    if not os.path.exists(os.path.join(conf_dir, 'nova.conf')):
+        sys.stderr.write('nova-compute %s: no nova.conf in %s\n' % (version, conf_dir))
+        return 1
+    nova_compute(state_dir)
+    return 0
+
+
+def visudo(args):
+    """``visudo -cf FILE``: 0 when each line is a comment, a Defaults line or a rule naming absolute paths."""
+    path = args[-1]
+    for number, line in enumerate(_read(path).splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith('#') or text.startswith('Defaults'):
+            continue
+        parts = text.split('NOPASSWD:', 1)
+        if len(parts) != 2 or not parts[1].strip().startswith('/') or ' ALL = (root) ' not in parts[0] + ' ':
+            sys.stderr.write('%s:%d: syntax error\n' % (path, number))
+            return 1
+    print('%s: parsed OK' % path)
+    return 0
+
+
 def nova_compute(state_dir):
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     while True:
@@ -246,6 +310,10 @@ def nova_compute(state_dir):
 
 def main(argv):
     kind, state_dir = argv[0], argv[1]
+    if kind == 'venv-nova-compute':
+        return venv_nova_compute(argv[1], argv[2], argv[3], argv[4:])
+    if kind == 'visudo':
+        return visudo(argv[1:])
     if kind == 'supervise':
         restart_sec = float(argv[4]) if len(argv) > 4 and argv[3] == '--restart-sec' else 11.0
         supervise(state_dir, argv[2], restart_sec)
