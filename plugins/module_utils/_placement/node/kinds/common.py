@@ -319,7 +319,7 @@ class Kind(object):
 
     def root_cleanup(self, layout, moved):
         """Root traits to take off when the plan moves ``moved`` (a rollback puts the
-        snapshot's root traits back, whichever kind took them off: planner.plan_rollback)."""
+        snapshot's root traits back, whichever kind took them off: rollback.plan_rollback)."""
         return set()
 
     def said(self, plan, past):
