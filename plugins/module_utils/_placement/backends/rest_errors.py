@@ -24,7 +24,7 @@ from .. import errors
 RETRY_STATUSES = (502, 503, 504)
 
 #: the code of an error that is the identity service's (Keystone), not Placement's
-IDENTITY_CODE = 'placement_upgrade.identity'
+IDENTITY_CODE = errors.IDENTITY
 
 
 def clean_detail(detail):

@@ -61,10 +61,10 @@ import re
 from .. import shapes as _shapes
 from .. import names as _names
 from ..files import atomic_write, make_dirs, remove_leftovers
-from ..errors import BadInput, PlacementError
+from ..errors import SNAPSHOT, BadInput, PlacementError
 
 FORMAT = 1
-KIND = 'placement_upgrade.snapshot'
+KIND = 'placement_upgrade.snapshot'  # the document's kind (not an error code, though the same text)
 DIGEST_KEY = 'digest'
 _DIGEST_RE = re.compile(r'^sha256:[0-9a-f]{64}$')
 _STAMP = r'\d{8}T\d{6}\.\d{6}Z'
@@ -74,7 +74,7 @@ class SnapshotError(PlacementError):
     """A snapshot cannot be written, found or read."""
 
     status = 0
-    default_code = 'placement_upgrade.snapshot'
+    default_code = SNAPSHOT
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'Snapshot Error')
