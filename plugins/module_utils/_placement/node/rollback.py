@@ -310,7 +310,7 @@ def refuse_snapshot(path, problems, unchanged=False):
         why = ('the file was edited or damaged after it was written: restore it from a backup, or give another '
                'snapshot of the node')
     raise SnapshotError('snapshot %s was not used: %s. Nothing was changed; %s'
-                                  % (path, '; '.join(problems), why))
+                        % (path, '; '.join(problems), why))
 
 
 def unverified_note(path):

@@ -96,5 +96,5 @@ def test_the_rollback_rules_are_defined_in_node_rollback_only():
             if isinstance(node, ast.FunctionDef) and (node.name in rules or node.name.startswith('_rollback_')):
                 where.setdefault(node.name, []).append(name)
     assert sorted(where) == sorted(rules | set(['_rollback_inventories', '_rollback_consumers',
-                                                 '_rollback_removals', '_rollback_diff']))
+                                                '_rollback_removals', '_rollback_diff']))
     assert set(m for places in where.values() for m in places) == set(['node.rollback'])
