@@ -144,6 +144,12 @@ docs-lint: venv
 		$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
 	@$(STAGE) module-docs-fresh .ci/module-docs.sh --check
 	@$(STAGE) role-readmes-fresh $(BIN)/python .ci/role-readmes.py --check
+	@$(STAGE) error-catalog-fresh $(BIN)/python .ci/error-catalog.py --check
+
+# regenerate the error codes table of docs/operator-guide.md from errors.CATALOG (issue 44)
+.PHONY: error-catalog
+error-catalog: venv
+	$(BIN)/python .ci/error-catalog.py
 
 # regenerate roles/*/README.md from the roles' meta/argument_specs.yml
 role-readmes: venv

@@ -45,7 +45,7 @@ MODULES = (
     'ansible_collections.placement.upgrade.plugins.action.resource_provider_info',
 )
 
-#: What the REST backend imports on its first use (backends/rest.py, nova/compute.py import them
+#: What the REST backend imports on its first use (backends/rest_transport.py, nova/compute.py import them
 #: there, not at the top: the embedded store needs none of it).  Importing openstacksdk and
 #: keystoneauth takes about 0.3 s of CPU; imported in a forked worker, every in-process task
 #: against a real Placement or nova would pay it again (measured: a compute_service run in a

@@ -10,6 +10,12 @@ status and code the real service would return for the same operation, the REST
 backend builds them from the server's error body, so callers (modules, the
 planner, tests) never need to know which backend they talk to.
 
+Every code an error carries is one entry of :data:`CATALOG` (code, HTTP status, the error types
+that carry it, meaning): Placement's codes and the collection's own (``placement_upgrade.*``),
+each a constant of this module that the error types and the raise sites name; the table of
+docs/operator-guide.md ("Error codes") is generated from it (.ci/error-catalog.py) and a unit
+test fails when they differ.
+
 Plain Python: no Ansible import here.
 """
 
@@ -17,19 +23,95 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import collections
 import math
 
-# Placement's error codes (placement/errors.py in openstack-placement 16.0.0).
-DEFAULT = 'placement.undefined_code'
-INVENTORY_INUSE = 'placement.inventory.inuse'
-CONCURRENT_UPDATE = 'placement.concurrent_update'
-DUPLICATE_NAME = 'placement.duplicate_name'
-PROVIDER_IN_USE = 'placement.resource_provider.inuse'
-PROVIDER_CANNOT_DELETE_PARENT = 'placement.resource_provider.cannot_delete_parent'
-RESOURCE_PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
-ILLEGAL_DUPLICATE_QUERYPARAM = 'placement.query.duplicate_key'
-QUERYPARAM_BAD_VALUE = 'placement.query.bad_value'
-QUERYPARAM_MISSING_VALUE = 'placement.query.missing_value'
+# -- the error catalog: every code an error of the collection carries, in one place ------
+
+#: one code of the catalog: ``code``, ``status`` (the HTTP status, as text: ``none`` when the error
+#: has no HTTP status, status 0), ``raised_as`` (the error types that carry it), ``meaning``
+ErrorCode = collections.namedtuple('ErrorCode', 'code status raised_as meaning')
+
+_CATALOG = []
+
+
+def _code(code, status, raised_as, meaning):
+    """Register one code in :data:`CATALOG` and return it (the constant's value)."""
+    _CATALOG.append(ErrorCode(code, status, raised_as, meaning))
+    return code
+
+
+# Placement's error codes (placement/errors.py in openstack-placement 16.0.0): the embedded store
+# raises them as the real service answers them, the REST backend keeps the code Placement sent.
+DEFAULT = _code('placement.undefined_code', '409 (or any)', 'CapacityExceeded; any error without a code of its own',
+                'Placement\'s catch-all code; on a 409 an allocation does not fit (capacity, min/max unit, step '
+                'size). Never shown in a message, kept in the error\'s fields')
+CONCURRENT_UPDATE = _code('placement.concurrent_update', '409', 'ConcurrentUpdate',
+                          'a generation did not match: re-read and retry (bounded: conflict_retries)')
+INVENTORY_INUSE = _code('placement.inventory.inuse', '409', 'InventoryInUse',
+                        'a class still allocated on the provider would be removed from its inventory')
+DUPLICATE_NAME = _code('placement.duplicate_name', '409', 'DuplicateName',
+                       'a provider of that name exists (provider names are globally unique)')
+PROVIDER_IN_USE = _code('placement.resource_provider.inuse', '409', 'ProviderInUse',
+                        'the provider has allocations: it cannot be deleted')
+PROVIDER_CANNOT_DELETE_PARENT = _code('placement.resource_provider.cannot_delete_parent', '409', 'CannotDeleteParent',
+                                      'the provider has children: delete them first')
+RESOURCE_PROVIDER_NOT_FOUND = _code('placement.resource_provider.not_found', '404 (400 in POST /reshaper)',
+                                    'NotFound, BadRequest', 'no provider of that uuid or name')
+ILLEGAL_DUPLICATE_QUERYPARAM = _code('placement.query.duplicate_key', '400', 'BadRequest (as Placement answered)',
+                                     'a query parameter given twice')
+QUERYPARAM_BAD_VALUE = _code('placement.query.bad_value', '400', 'BadRequest (as Placement answered)',
+                             'a query parameter\'s value is not valid')
+QUERYPARAM_MISSING_VALUE = _code('placement.query.missing_value', '400', 'BadRequest (as Placement answered)',
+                                 'a query parameter without a value')
+
+# The collection's own codes (no HTTP status unless said: the failure is not Placement's answer).
+IDENTITY = _code('placement_upgrade.identity', '401, 503, another Keystone status, or none',
+                 'Unauthorized, ServiceUnavailable, NoAnswer, ConfigurationError, the type of Keystone\'s status',
+                 'the identity service (Keystone) failed: credentials rejected, a token it '
+                 'does not know, unreachable, 5xx, no version discovery; Placement was not contacted')
+NO_ANSWER = _code('placement_upgrade.no_answer', 'none', 'NoAnswer',
+                  'no HTTP answer at all: the connection was refused, timed out or closed before an answer')
+WAIT_TIMEOUT = _code('placement_upgrade.wait_timeout', 'none', 'WaitTimeout',
+                     'a wait ran out of time: nova never showed the state waited for')
+CONFIGURATION = _code('placement_upgrade.configuration', 'none', 'ConfigurationError',
+                      'the backend options cannot be used (no database path and no cloud, no openstacksdk, no '
+                      'Placement endpoint in the catalog, ...)')
+STORE = _code('placement_upgrade.store', 'none', 'StoreError',
+              'the embedded store\'s file cannot be used; nothing was written')
+STORE_CORRUPT = _code('placement_upgrade.store.corrupt', 'none', 'StoreCorrupt',
+                      'the embedded store fails SQLite\'s integrity check: restore it from a backup')
+STORE_NOT_A_DATABASE = _code('placement_upgrade.store.not_a_database', 'none', 'StoreNotADatabase',
+                             'the embedded_db file is empty (and may not be created) or is not SQLite')
+STORE_FULL = _code('placement_upgrade.store.full', 'none', 'StoreFull',
+                   'the disk of the embedded store is full: the write was rolled back')
+STORE_IO = _code('placement_upgrade.store.io', 'none', 'StoreIOError',
+                 'the embedded store cannot be opened, read or written: the write was rolled back')
+BAD_INPUT = _code('placement_upgrade.bad_input', 'none', 'BadInput',
+                  'a value given to the collection (an option, a device report, a snapshot, a record) has the '
+                  'wrong shape; the message names the field')
+DISCOVERY = _code('placement_upgrade.discovery', 'none', 'DiscoveryError',
+                  'a sysfs file or a guest\'s domain XML of the node cannot be read or parsed; the message '
+                  'names the file')
+NOVA_CONF = _code('placement_upgrade.nova_conf', 'none', 'NovaConfError',
+                  'the node\'s nova.conf cannot be read, or holds what nova would refuse')
+LAYOUT = _code('placement_upgrade.layout', 'none', 'LayoutError',
+               'the device report or the layout options cannot produce a layout')
+MOVES = _code('placement_upgrade.moves', 'none', 'MovesError',
+              'the move records (or the consumers\' split) cannot describe a reshape of this node')
+PLAN = _code('placement_upgrade.plan', 'none', 'PlanError',
+             'the reshape (or the rollback) cannot be planned: a consumer without an owner, capacity, nova\'s '
+             'refusals, a consumer changed since the snapshot; nothing was changed')
+SNAPSHOT = _code('placement_upgrade.snapshot', 'none', 'SnapshotError',
+                 'a snapshot cannot be written, found or read, or a rollback must not apply it')
+REPORT = _code('placement_upgrade.report', 'none', 'ReportError',
+               'the fleet report cannot be written as asked (e.g. dest holds another run\'s records)')
+REPORT_TEMPLATE = _code('placement_upgrade.report_template', 'none', 'TemplateError',
+                        'a report template cannot be found, read or rendered')
+
+#: every code, in the order above: the docs table (docs/operator-guide.md, .ci/error-catalog.py) is
+#: generated from it
+CATALOG = tuple(_CATALOG)
 
 
 class PlacementError(Exception):
@@ -149,7 +231,7 @@ class NoAnswer(ServiceUnavailable):
     message is the detail alone, which says what happened ("refused the connection")."""
 
     status = 0
-    default_code = 'placement_upgrade.no_answer'
+    default_code = NO_ANSWER
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'No Answer')
@@ -164,7 +246,7 @@ class WaitTimeout(PlacementError):
     answered, so it is no HTTP status; ``status`` is 0 and the message is the detail alone."""
 
     status = 0
-    default_code = 'placement_upgrade.wait_timeout'
+    default_code = WAIT_TIMEOUT
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'Timed Out')
@@ -200,7 +282,7 @@ class ConfigurationError(PlacementError):
     """Bad backend options (no database path and no cloud, missing openstacksdk, ...)."""
 
     status = 0
-    default_code = 'placement_upgrade.configuration'
+    default_code = CONFIGURATION
 
 
 class StoreError(PlacementError):
@@ -212,7 +294,7 @@ class StoreError(PlacementError):
     """
 
     status = 0
-    default_code = 'placement_upgrade.store'
+    default_code = STORE
 
     def __init__(self, detail, path=None, sqlite_error=None, **kwargs):
         kwargs.setdefault('title', 'Embedded Store Error')
@@ -227,25 +309,25 @@ class StoreError(PlacementError):
 class StoreCorrupt(StoreError):
     """SQLite's integrity check fails or SQLite reports ``database disk image is malformed``."""
 
-    default_code = 'placement_upgrade.store.corrupt'
+    default_code = STORE_CORRUPT
 
 
 class StoreNotADatabase(StoreError, ConfigurationError):
     """The file is empty (and may not be created) or is not an SQLite database."""
 
-    default_code = 'placement_upgrade.store.not_a_database'
+    default_code = STORE_NOT_A_DATABASE
 
 
 class StoreFull(StoreError):
     """``database or disk is full``: the write was rolled back."""
 
-    default_code = 'placement_upgrade.store.full'
+    default_code = STORE_FULL
 
 
 class StoreIOError(StoreError):
     """``disk I/O error`` (or the file cannot be opened or written): the write was rolled back."""
 
-    default_code = 'placement_upgrade.store.io'
+    default_code = STORE_IO
 
 
 class BadInput(PlacementError):
@@ -254,7 +336,7 @@ class BadInput(PlacementError):
     """
 
     status = 0
-    default_code = 'placement_upgrade.bad_input'
+    default_code = BAD_INPUT
 
     def __init__(self, detail, field=None, **kwargs):
         kwargs.setdefault('title', 'Bad Input')

@@ -324,7 +324,7 @@ def planned_state(state, plan):
 
 
 def rolled_back_state(state, rplan):
-    """The tree a rollback plan (planner.plan_rollback) would produce: its inventories and
+    """The tree a rollback plan (rollback.plan_rollback) would produce: its inventories and
     allocations written, its children removed (check mode of a rollback)."""
     state = state or {}
     providers = dict((u, dict(p)) for u, p in (state.get('providers') or {}).items())

@@ -84,7 +84,7 @@ def get_backend(options, environ=None, create=True, log=None, placement=True):
     ``embedded_db`` path fails clearly instead of answering from an empty placement.
     """
     options = dict(options or {})
-    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py)
+    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py and its rest_transport.py, rest_errors.py)
     if options.get('embedded_db'):
         from .embedded import EmbeddedBackend
         return EmbeddedBackend(options['embedded_db'], create=create)

@@ -14,7 +14,7 @@ tasks run while a node's nova-compute is out of service.
 forks any worker), makes an anonymous memory file (``memfd_create``: never on a disk, no name in
 any file system, closed on ``exec``) that every worker forked afterwards shares, and a random key
 that only that process' memory holds (the workers inherit it by the fork).  A task's REST backend
-(backends/rest.py) puts keystoneauth's auth state (the token and the catalog Keystone answered with
+(backends/rest_transport.py) puts keystoneauth's auth state (the token and the catalog Keystone answered with
 it) there, ENCRYPTED with that key (Fernet, from the ``cryptography`` library openstacksdk requires),
 under keystoneauth's own cache id of the credentials (a SHA-256 of the auth URL, the user, the
 secret and the project or domain scope) with the plugin's kind and its system and unscoped scope
@@ -26,7 +26,7 @@ as it can read the password the run was given.
 
 The next task starts from the shared token, unless the catalog it came with has no Placement
 endpoint in the task's region and interface (an endpoint or a region added during the run:
-backends/rest.py then gets a token of its own, and shares it; nova's tasks take the catalog as it is).  keystoneauth decides whether it can
+backends/rest_transport.py then gets a token of its own, and shares it; nova's tasks take the catalog as it is).  keystoneauth decides whether it can
 be used: one that
 expires within 120 s is replaced by a new one, and a request Placement or nova refuses with 401
 (a token revoked meanwhile) gets a new token and is sent once more; the new token is shared from

@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import time
 
-from ..errors import BadInput, PlacementError
+from ..errors import REPORT, BadInput, PlacementError
 
 STATUSES = ('reshaped', 'updated', 'planned', 'noop', 'deferred', 'failed', 'rolled_back', 'verified',
             'unreached')
@@ -54,7 +54,7 @@ class ReportError(PlacementError):
     """The report cannot be written as asked (e.g. ``dest`` holds another run's records)."""
 
     status = 0
-    default_code = 'placement_upgrade.report'
+    default_code = REPORT
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'Report Error')

@@ -32,6 +32,7 @@ import os
 import re
 
 from .. import journal as _journal
+from ..errors import REPORT_TEMPLATE
 from ..rules import inventory as inventory_rules
 from ..version import COLLECTION_VERSION
 from .context import context_rows
@@ -69,7 +70,7 @@ BAR_W = 72
 class TemplateError(ReportError):
     """A report template cannot be found, read or rendered."""
 
-    default_code = 'placement_upgrade.report_template'
+    default_code = REPORT_TEMPLATE
 
 
 # ---------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from . import layout as _layout
 from . import planner
 from .. import names as _names
 from .. import tree as _tree
-from ..errors import ConfigurationError
+from ..errors import MOVES, ConfigurationError
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
 from ..rules import providers as provider_rules
@@ -67,7 +67,7 @@ RECORD_KEYS = ('from_resource_provider', 'to_resource_provider', 'moved_resource
 class MovesError(ConfigurationError):
     """The move records (or the consumers' split) cannot describe a reshape of this node."""
 
-    default_code = 'placement_upgrade.moves'
+    default_code = MOVES
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'Move Records Refused')

@@ -37,11 +37,11 @@ import math
 import os
 import re
 
-from ..errors import LocalFileError
+from ..errors import NOVA_CONF, LocalFileError
 from ..rules import names as name_rules
 from .discover import sysfs as _sysfs
 
-NOVACONF_CODE = 'placement_upgrade.nova_conf'
+NOVACONF_CODE = NOVA_CONF  # the catalog's (errors.py); its name here for the callers
 DEFAULT_NOVA_CONF = '/etc/nova/nova.conf'
 
 _SECTION_RE = re.compile(r'^\[([^\]]+)\]\s*$')

@@ -19,7 +19,8 @@ A class is *moved* when the root has inventory of a class the layout puts on
 children.  Every consumer holding a moved class on the root gets it re-assigned
 to the children of the devices it owns, in the owned amounts; with the ``pack``
 policy, what ownership cannot place is packed first-fit over the children sorted
-by name, respecting capacity, min/max unit and step size (rules/inventory.py's rules).
+by name, respecting capacity, min/max unit and step size (rules/inventory.py's rules):
+that step (6) is :mod:`.assign`'s.
 
 The plan is JSON-serialisable, diffable and EMPTY (status ``noop``) when the
 node already has the layout.  A node with something to change and a move in
@@ -36,10 +37,11 @@ __metaclass__ = type
 import copy
 
 from . import discovery as _discovery
+from . import assign as _assignment
 from . import inflight as _inflight
 from . import layout as _layout
 from .kinds import registry as _kinds
-from .kinds.common import PlanError, add as _add, amount_on as _amount_on
+from .kinds.common import PlanError
 from ..rules import allocations as allocation_rules
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
@@ -47,9 +49,8 @@ from ..rules import providers as provider_rules
 from .. import tree as _tree
 
 PLAN_VERSION = 1
-POLICY_STRICT = 'strict'
-POLICY_PACK = 'pack'
-POLICIES = (POLICY_STRICT, POLICY_PACK)
+# the policies are step 6's (assign.py); planner.POLICY_* stay their names for the callers
+POLICY_STRICT, POLICY_PACK, POLICIES = _assignment.POLICY_STRICT, _assignment.POLICY_PACK, _assignment.POLICIES
 
 STATUS_PLANNED = 'planned'
 STATUS_NOOP = 'noop'
@@ -215,7 +216,7 @@ def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
         reason = kind.prepare_root(work)
         if reason:
             return _finish(work, reason)
-    _reassign(work)
+    _assignment.reassign(work)
     for kind in _kinds.KINDS:
         kind.settle(work)
     _check_children(work)
@@ -361,165 +362,6 @@ def _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, 
         trial['warnings'] = work.warnings + [r + ' (nothing to reshape here)' for r in reasons]
         return trial
     return _finish(work, 'move in flight: %s' % '; '.join(reasons))
-
-
-def _reassign(work):
-    """Step 6: every consumer holding a moved class on the root gets it on the children: by a
-    kind's own rule (:func:`kinds.registry.taker`), else by the device ownership, else (``pack``) packed;
-    the consumers a kind rewrites (``Kind.consumers``) are copied for its ``settle`` step."""
-    current, root_uuid = work.current, work.root_uuid
-    work.used = _tree.sum_allocations(current)
-    work.used_before = copy.deepcopy(work.used)
-    extra = set()
-    for kind in _kinds.KINDS:
-        extra.update(kind.consumers(work))
-    touched = [c for c in current
-               if any(_amount_on(current[c], root_uuid, rc) for rc in work.moved) or c in extra]
-    work.new_allocs = dict((c, copy.deepcopy(current[c])) for c in touched)
-    unmapped = []
-    to_pack = []
-    for consumer in touched:
-        allocs = work.new_allocs[consumer]
-        root_entry = allocs.get(root_uuid, {'resources': {}})
-        for rc in work.moved:
-            amount = root_entry['resources'].pop(rc, 0)
-            if not amount:
-                continue
-            work.used[root_uuid][rc] -= amount
-            left = _assign(work, consumer, rc, amount, allocs)
-            if left is not None:
-                (to_pack if work.policy == POLICY_PACK else unmapped).append(left)
-        if not root_entry['resources']:
-            allocs.pop(root_uuid, None)
-    if unmapped:
-        raise PlanError(
-            'cannot assign moved resources to devices by ownership: %s. Nothing was changed. '
-            'Fix the device report (guest domain XML / mdevs), give explicit ownership, or '
-            'choose the pack policy.'
-            % '; '.join('consumer %s: %d %s (%s)' % (c, n, rc, why) for c, rc, n, why, _t, _p in unmapped),
-            consumers=[c for c, _rc, _n, _w, _t, _p in unmapped])
-    for consumer, rc, amount, reason, targets, partial in to_pack:
-        _pack_rest(work, consumer, rc, amount, reason, targets, partial)
-
-
-def _assign(work, consumer, rc, amount, allocs):
-    """One consumer's ``amount`` of a moved ``rc``: by a kind's rule or by ownership.  None when
-    placed; else ``(consumer, rc, amount, why, targets, partial)`` for the pack policy (what
-    ownership does place stays: ``partial``) or the refusal."""
-    targets = [c for c in work.children if _child_rc(c, rc) in c['inventories']]
-    taker = _kinds.taker(targets, rc)
-    if taker is not None:
-        # nova's rule for this class: every allocation of the root goes to that child
-        # (MEM_ENCRYPTION_CONTEXT -> <node>_amd_sev, whatever the guest's model)
-        _add(allocs, work.used, taker['uuid'], rc, amount)
-        seen = taker['guest_models'].get(consumer, 'amd-sev')
-        if seen != 'amd-sev':
-            work.warnings.append('consumer %s runs as %s (domain <launchSecurity>) but holds %s on '
-                                 'the root: nova 34 moves every such allocation to %s, and so does '
-                                 'this reshape' % (consumer, seen, rc, taker['name']))
-        work.assignments.setdefault(consumer, {})[rc] = {
-            'how': 'nova-rule', 'amount': amount, 'to': {taker['name']: amount}}
-        return None
-    want, reason = _by_ownership(rc, amount, targets, work.ownership.get(consumer) or {}, allocs)
-    if reason is None:
-        for child_uuid, n in want.items():
-            _add(allocs, work.used, child_uuid, _child_rc(work.child_by_uuid[child_uuid], rc), n)
-        work.assignments.setdefault(consumer, {})[rc] = {
-            'how': 'ownership', 'amount': amount, 'to': _named_units(want, work.child_by_uuid)}
-        return None
-    if work.policy != POLICY_PACK:
-        return (consumer, rc, amount, reason, targets, {})
-    # what ownership does place stays there; the rest is packed
-    partial = want if sum(want.values()) < amount else {}
-    for child_uuid, n in partial.items():
-        _add(allocs, work.used, child_uuid, _child_rc(work.child_by_uuid[child_uuid], rc), n)
-    return (consumer, rc, amount, reason, targets, partial)
-
-
-def _pack_rest(work, consumer, rc, amount, reason, targets, partial):
-    """The pack policy: what ownership left of a consumer's ``rc``, packed first-fit."""
-    allocs = work.new_allocs[consumer]
-    placed = _pack(consumer, rc, amount - sum(partial.values()), targets, allocs, work.used, work.inv_after)
-    for child_uuid, n in placed.items():
-        _add(allocs, work.used, child_uuid, _child_rc(work.child_by_uuid[child_uuid], rc), n)
-    to = dict(partial)
-    for child_uuid, n in placed.items():
-        to[child_uuid] = to.get(child_uuid, 0) + n
-    work.assignments.setdefault(consumer, {})[rc] = {
-        'how': 'ownership+pack' if partial else 'pack', 'amount': amount, 'reason': reason,
-        'to': _named_units(to, work.child_by_uuid)}
-
-
-def _child_rc(child, rc):
-    """The class a child takes a root class ``rc`` as (a custom-class GPU takes VGPU as its class)."""
-    return (child.get('moves_from') or {}).get(rc, rc)
-
-
-def _named_units(per_uuid, child_by_uuid):
-    return dict(sorted((child_by_uuid[u]['name'], n) for u, n in per_uuid.items()))
-
-
-def _by_ownership(rc, amount, targets, owned, allocs):
-    """({child uuid: units} ownership places, None) or (what it places, why that is not all)."""
-    if not owned:
-        return {}, 'no device ownership known for it'
-    want = {}
-    for child in targets:
-        units = _layout.owned_units(owned.get(child['device'], 0), rc)
-        already = _amount_on(allocs, child['uuid'], _child_rc(child, rc))
-        if units - already > 0:
-            want[child['uuid']] = units - already
-    total = sum(want.values())
-    if total != amount:
-        devices = ', '.join('%s=%s' % (d, n) for d, n in sorted(owned.items())) or 'none'
-        return want, ('it owns %d unit(s) of %s on the devices of this layout (%s) but holds %d '
-                      'on the root' % (total, rc, devices, amount))
-    return want, None
-
-
-def _pack(consumer, rc, amount, targets, allocs, used, inv_after):
-    """Deterministic first-fit over ``targets`` sorted by name (whole amount first, then split)."""
-    targets = sorted(targets, key=lambda c: c['name'])
-
-    def room(child, extra):
-        crc = _child_rc(child, rc)
-        inv = inv_after[child['uuid']][crc]
-        mine = _amount_on(allocs, child['uuid'], crc) + extra
-        if allocation_rules.check_amount(inv, mine, crc, child['uuid']):
-            return False
-        cur = used.get(child['uuid'], {}).get(crc, 0)
-        return cur + extra <= inventory_rules.capacity(inv)
-
-    for child in targets:
-        if room(child, amount):
-            return {child['uuid']: amount}
-    placed = {}
-    left = amount
-    crc_of = dict((c['uuid'], _child_rc(c, rc)) for c in targets)
-    for child in targets:
-        crc = crc_of[child['uuid']]
-        inv = inv_after[child['uuid']][crc]
-        cur = used.get(child['uuid'], {}).get(crc, 0)
-        mine = _amount_on(allocs, child['uuid'], crc)
-        take = min(left, inventory_rules.capacity(inv) - cur, inv['max_unit'] - mine)
-        while take > 0 and not room(child, take):
-            take -= 1
-        if take > 0:
-            placed[child['uuid']] = take
-            used.setdefault(child['uuid'], {})
-            used[child['uuid']][crc] = cur + take
-            left -= take
-            if not left:
-                break
-    for child_uuid, n in placed.items():      # undo the provisional usage; caller adds it
-        used[child_uuid][crc_of[child_uuid]] -= n
-    if left:
-        raise PlanError('pack policy: consumer %s needs %d %s but only %d fit on the children %s '
-                        '(capacity, max_unit, step_size). Nothing was changed.'
-                        % (consumer, amount, rc, amount - left,
-                           ', '.join(c['name'] for c in targets) or '(none carry it)'),
-                        consumers=[consumer])
-    return placed
 
 
 def _check_children(work):
@@ -781,189 +623,3 @@ def _writes_text(plan, past):
     if not parts:
         parts.append('moved no allocation' if past else 'no allocation to move')
     return parts
-
-
-# -- rollback ---------------------------------------------------------------------------
-
-def plan_rollback(state, snap, remove_children=False):
-    """The reverse reshape that brings the tree back to a snapshot (plain data).
-
-    * every provider of the snapshot gets its snapshot inventory back (children
-      the reshape filled become empty again);
-    * every consumer of the snapshot still on the node gets its snapshot
-      allocations back inside the tree (a consumer the reshape did not write has only its
-      tree part in the snapshot, a partial body: that is what is compared; it is written only
-      if its tree part changed, from its full body read now); its allocations outside the tree (a
-      sharing pool) are kept as they are now.  One whose per-class totals changed
-      since the snapshot (resized, or reshaped again) is refused: restoring it
-      would undo a change nobody asked to undo.  A consumer of the snapshot that
-      is no longer on the node (deleted or migrated away) is NOT brought back;
-    * a consumer that did not exist at snapshot time and holds allocations the
-      restored inventory cannot carry (typically a new instance on a child that
-      goes back to empty) is refused, named in the message; nothing is written;
-    * with ``remove_children`` the layout's children that are empty in the
-      snapshot are deleted afterwards (the caller does it, after the reshape);
-    * the root's traits go back to the snapshot's, whichever kind changed them
-      (``Kind.root_cleanup``: the SEV trait), after the reverse reshape like the reshape's own.
-
-    Returns ``{"status": "planned"|"noop", "root", "root_traits", "inventories": {rp:
-    {"resource_provider_generation", "inventories"}}, "allocations": {consumer:
-    request}, "restored": [consumer], "gone": [consumer], "remove_children":
-    [{"uuid", "name"}], "diff", "warnings"}``.
-    """
-    tree = _tree.ProviderTree.of(state)
-    snap_tree = _tree.ProviderTree(snap['state'])
-    root_uuid = snap['root']['uuid']
-    warnings = []
-    if root_uuid not in tree:
-        raise PlanError('the snapshot\'s root provider %s is not in the tree that was read' % root_uuid)
-    target_inv, inventories = _rollback_inventories(tree, snap_tree, warnings)
-    current = tree.all_allocations()
-    writes, restored, gone = _rollback_consumers(tree, snap_tree, snap, target_inv, current)
-    if gone:
-        warnings.append('consumer(s) of the snapshot no longer on this node, not brought back: %s'
-                        % ', '.join(gone))
-    allocations = {}
-    for consumer, target in sorted(writes.items()):
-        allocations[consumer] = write_request(tree, consumer, target)
-    if allocations and not inventories:
-        # the reshaper schema wants at least one provider: the root, unchanged
-        inventories[root_uuid] = {'resource_provider_generation': tree.get(root_uuid)['generation'],
-                                  'inventories': target_inv[root_uuid]}
-    remove = _rollback_removals(tree, snap_tree, snap, warnings) if remove_children else []
-    root_traits = None
-    now_traits, then_traits = tree.traits(root_uuid), snap_tree.traits(root_uuid)
-    if now_traits != then_traits:
-        root_traits = {'uuid': root_uuid, 'name': snap['root']['name'], 'before': now_traits,
-                       'after': then_traits}
-    status = STATUS_PLANNED if (inventories or allocations or remove or root_traits) else STATUS_NOOP
-    return {
-        'version': PLAN_VERSION,
-        'status': status,
-        'root': {'uuid': root_uuid, 'name': snap['root']['name']},
-        'root_traits': root_traits,
-        'inventories': inventories,
-        'allocations': allocations,
-        'restored': restored,
-        'gone': gone,
-        'remove_children': remove,
-        'moved': {'consumers': len(allocations),
-                  'allocations': sum(len(a['allocations']) for a in allocations.values())},
-        'diff': _rollback_diff(tree, current, inventories, remove, allocations),
-        'warnings': warnings,
-    }
-
-
-def _rollback_inventories(tree, snap_tree, warnings):
-    """Every provider's inventory after the rollback, and the snapshot inventories to write."""
-    target_inv = dict((u, tree.inventory(u)) for u in tree.providers)
-    inventories = {}
-    for uuid in snap_tree.uuids():
-        snapped = snap_tree.providers[uuid]
-        want = snap_tree.inventory(uuid)
-        if uuid not in tree:
-            if want:
-                raise PlanError('provider %s (%s) of the snapshot no longer exists: its inventory '
-                                'cannot be restored' % (snapped.get('name'), uuid))
-            warnings.append('provider %s of the snapshot no longer exists (it had no inventory)'
-                            % snapped.get('name'))
-            continue
-        target_inv[uuid] = want
-        if want != tree.inventory(uuid):
-            inventories[uuid] = {'resource_provider_generation': tree.get(uuid)['generation'],
-                                 'inventories': want}
-    return target_inv, inventories
-
-
-def _rollback_consumers(tree, snap_tree, snap, target_inv, current):
-    """``(writes, restored, gone)``: the allocations each consumer of the snapshot gets back;
-    PlanError naming every consumer that cannot be (changed since, or created since and
-    holding what the restored inventory cannot carry)."""
-    sprov = snap_tree.providers
-    snapped_allocs = snap_tree.all_allocations()
-    refused, writes, restored, gone = [], {}, [], []
-    planned_totals = (snap.get('plan') or {}).get('planned_totals') or {}
-    for consumer in sorted(snapped_allocs):
-        if consumer not in current:
-            gone.append(consumer)
-            continue
-        now_allocs, then_allocs = current[consumer], snapped_allocs[consumer]
-        if snap_tree.is_partial(consumer) or tree.is_partial(consumer):
-            # only its tree part was saved (the reshape did not write it) or read: compare that
-            now_allocs = dict((rp, e) for rp, e in now_allocs.items() if rp in sprov or rp in tree)
-            then_allocs = dict((rp, e) for rp, e in then_allocs.items() if rp in sprov or rp in tree)
-        now = allocation_rules.consumer_totals(now_allocs)
-        then = allocation_rules.consumer_totals(then_allocs)
-        if now != then and now != planned_totals.get(consumer):
-            refused.append((consumer, 'consumer %s changed since the snapshot (now %s, then %s)'
-                           % (consumer, _fmt_totals(now), _fmt_totals(then))))
-            continue
-        target = dict((rp, e) for rp, e in snapped_allocs[consumer].items() if rp in sprov)
-        target.update((rp, e) for rp, e in current[consumer].items()
-                      if rp not in sprov and rp not in tree)
-        restored.append(consumer)
-        if target != current[consumer]:
-            writes[consumer] = target
-    for consumer in sorted(set(current) - set(snapped_allocs)):
-        for rp, entry in sorted(current[consumer].items()):
-            if rp not in tree:
-                continue
-            lost = sorted(rc for rc in entry['resources'] if rc not in target_inv.get(rp, {}))
-            if lost:
-                refused.append((consumer, 'consumer %s was created after the snapshot and holds %s '
-                                          'on %s, which the snapshot does not have there'
-                                          % (consumer, ', '.join('%d %s' % (entry['resources'][rc], rc)
-                                                                 for rc in lost),
-                                             tree.get(rp)['name'])))
-    if refused:
-        raise PlanError('cannot roll back to the snapshot of %s: %s. Nothing was changed. Move or '
-                        'delete these consumers first, or reshape again instead of rolling back.'
-                        % (snap['root']['name'], '; '.join(text for _c, text in refused)),
-                        consumers=sorted(set(c for c, _text in refused)))
-    return writes, restored, gone
-
-
-def _rollback_removals(tree, snap_tree, snap, warnings):
-    """The layout's children that are empty in the snapshot (``remove_children``)."""
-    root_uuid = snap['root']['uuid']
-    managed = set(snap.get('layout_children') or [])
-    parents = tree.parents()
-    remove = []
-    for uuid, snapped in sorted(snap_tree.providers.items(), key=lambda i: i[1].get('name') or ''):
-        if uuid == root_uuid or uuid not in tree or snapped.get('name') not in managed:
-            continue
-        if snap_tree.inventory(uuid):
-            continue
-        if uuid in parents:
-            warnings.append('child %s has children of its own and is kept' % snapped['name'])
-            continue
-        remove.append({'uuid': uuid, 'name': snapped['name']})
-    return remove
-
-
-def _rollback_diff(tree, current, inventories, remove, allocations):
-    names = tree.names()
-    before = {'providers': {}, 'consumers': {}}
-    after = {'providers': {}, 'consumers': {}}
-    for uuid in sorted(inventories, key=lambda u: names.get(u, u)):
-        before['providers'][names[uuid]] = {'uuid': uuid, 'inventories': tree.inventory(uuid)}
-        after['providers'][names[uuid]] = {'uuid': uuid, 'inventories': inventories[uuid]['inventories']}
-    for item in remove:
-        before['providers'].setdefault(item['name'], {'uuid': item['uuid'], 'inventories': {}})
-        after['providers'][item['name']] = None
-    for consumer in sorted(allocations):
-        before['consumers'][consumer] = _named_allocs(current[consumer], names)
-        after['consumers'][consumer] = _named_allocs(allocations[consumer]['allocations'], names)
-    return {'before': before, 'after': after}
-
-
-def rollback_body(rplan):
-    """The POST /reshaper body of a rollback plan (None when only removals are left)."""
-    if not rplan['inventories'] and not rplan['allocations']:
-        return None
-    return {'inventories': copy.deepcopy(rplan['inventories']),
-            'allocations': copy.deepcopy(rplan['allocations'])}
-
-
-def _fmt_totals(totals):
-    return ', '.join('%s=%s' % (rc, n) for rc, n in sorted(totals.items())) or 'nothing'

@@ -18,7 +18,8 @@
     read again: the others' full allocations are taken from that read).
 :func:`rollback_node`
     restore a snapshot with one reverse reshape (children left empty, or deleted
-    with ``remove_children``), then verify the tree against the snapshot.
+    with ``remove_children``), then verify the tree against the snapshot; what
+    refuses a snapshot, the reverse plan and its verification are :mod:`.rollback`'s.
 :func:`verify_node`
     the checks of :mod:`.verify` on the tree as it is now.
 
@@ -65,6 +66,7 @@ from .settle import (
     settle_reshape,
 )
 from . import damage as _damage
+from . import rollback as _rollback
 from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
@@ -253,7 +255,7 @@ def _plan_summary(plan, state=None):
     summary['planned_allocations'] = dict(
         (c, allocation_rules.strip_allocations(body['allocations'])) for c, body in (plan.get('allocations') or {}).items())
     if state is not None:
-        # what a rollback checks the snapshot against (snapshot.rollback_problems): the VCPU
+        # what a rollback checks the snapshot against (rollback.rollback_problems): the VCPU
         # units of the root each pinned guest has converted to PCPU, and the inventory the
         # reshape replaced (the state's, normalised)
         tree = _tree.ProviderTree.of(state)
@@ -784,7 +786,7 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         raise _snapshot.SnapshotError('snapshot %s is of provider %s (%s), not of %s (%s)'
                                       % (path, snap['root']['name'], snap['root']['uuid'],
                                          root_prov['name'], root_prov['uuid']))
-    _refuse_snapshot(path, _snapshot.rollback_problems(snap))
+    _rollback.refuse_snapshot(path, _rollback.rollback_problems(snap))
     verified = _snapshot.has_digest(snap)
 
     progress = Progress(snapshot=path)
@@ -793,10 +795,10 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
     def step():
         state, _foreign = read_node(backend, root_prov['uuid'])
         read['state'] = state
-        _refuse_snapshot(path, _snapshot.inventory_drift(snap, state), unchanged=True)
-        rplan = planner.plan_rollback(state, snap, remove_children=remove_children)
+        _rollback.refuse_snapshot(path, _rollback.inventory_drift(snap, state), unchanged=True)
+        rplan = _rollback.plan_rollback(state, snap, remove_children=remove_children)
         if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
-            body = planner.rollback_body(rplan)
+            body = _rollback.rollback_body(rplan)
             if body is not None:
                 send_settled(backend, root_prov['uuid'], body, progress, settle_delays, log,
                              unknown_hint='run the rollback again: it reads the node and either finds '
@@ -813,9 +815,9 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
                      diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
                      warnings=list(rplan['warnings']), reshaper_applied=bool(progress.applied))
     result['snapshot_verified'] = verified
-    unverified = '' if verified else '. ' + _unverified_note(path)
+    unverified = '' if verified else '. ' + _rollback.unverified_note(path)
     if not verified:
-        result['warnings'].append(_unverified_note(path))
+        result['warnings'].append(_rollback.unverified_note(path))
     if check_mode:
         result['journal'] = _journal.journal_of(read['state'], _journal.rolled_back_state(read['state'], rplan),
                                                 _journal.MODE_WOULD)
@@ -829,13 +831,13 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         log_line(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
     after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
     result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
-                                            left=_left_behind(snap, after))
+                                            left=_rollback.children_left_behind(snap, after))
     result['tree_before'] = read['state']   # what Placement held: the report's "before" (not the snapshot)
     removable = [c['uuid'] for c in rplan['remove_children']]
     if remove_children:
         # the children an earlier run of this rollback removed before it was stopped: asked for, gone
-        removable += _removed_before(snap, after)
-    checks = _verify.verify_rollback(snap, after, rplan['restored'], removed=removable)
+        removable += _rollback.removed_before(snap, after)
+    checks = _rollback.verify_rollback(snap, after, rplan['restored'], removed=removable)
     result['verification'] = checks
     result['verified'] = _verify.passed(checks)
     if result['verified'] and verified:
@@ -851,50 +853,6 @@ def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_c
         'passed' if result['verified'] else 'FAILED: ' + '; '.join(
             '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks))) + unverified
     return result
-
-
-def _left_behind(snap, after):
-    """Names of the children the reshape created (empty in its snapshot) that are still in the tree."""
-    created = set(snap.get('created_children') or ())
-    snapped = (snap.get('state') or {}).get('providers') or {}
-    return sorted(str(p.get('name')) for u, p in (after.get('providers') or {}).items()
-                  if p.get('name') in created and not (snapped.get(u) or {}).get('inventories')
-                  and not p.get('inventories'))
-
-
-def _removed_before(snap, after):
-    """The uuids of the snapshot's layout children, empty in it, that are no longer in the tree ``after``
-    (what ``remove_children`` removes: removed by an earlier, interrupted run of the same rollback)."""
-    managed = set(snap.get('layout_children') or [])
-    root_uuid = snap['root']['uuid']
-    gone = []
-    for uuid, prov in sorted(snap['state']['providers'].items()):
-        if uuid != root_uuid and uuid not in after['providers'] and prov.get('name') in managed \
-                and not prov.get('inventories'):
-            gone.append(uuid)
-    return gone
-
-
-def _refuse_snapshot(path, problems, unchanged=False):
-    """Refuse a snapshot a rollback must not apply (snapshot.rollback_problems / inventory_drift)."""
-    if not problems:
-        return
-    if unchanged:
-        why = ('a rollback restores only what the reshape changed, and this snapshot (written before snapshots '
-               'carried a digest and the inventory the reshape replaced) cannot tell an edit of the file from a '
-               'change made on the node since the reshape. Restore the file from a backup; or, if the node\'s '
-               'record is right (nova changed it since the reshape), set the snapshot\'s record to it: the '
-               'rollback then leaves that record as it is')
-    else:
-        why = ('the file was edited or damaged after it was written: restore it from a backup, or give another '
-               'snapshot of the node')
-    raise _snapshot.SnapshotError('snapshot %s was not used: %s. Nothing was changed; %s'
-                                  % (path, '; '.join(problems), why))
-
-
-def _unverified_note(path):
-    return ('snapshot %s has no digest (written before snapshots carried one): it was checked against the plan '
-            'recorded in it and against the node, but an edit of the file cannot be detected' % path)
 
 
 def verify_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,

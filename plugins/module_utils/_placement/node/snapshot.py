@@ -39,14 +39,9 @@ of the document's canonical JSON (:func:`canonical_text`: every key but ``digest
 not match it (edited or damaged after it was written); a snapshot without one (written
 before digests) is read, and :func:`has_digest` tells the reader it was not verified.
 
-Independent of the digest, :func:`rollback_problems` and :func:`inventory_drift` check,
-before a rollback writes anything, that the document agrees with the plan recorded in it
-and with the node: the root is in the state, every provider is of the root's tree, no
-allocation is on a class its provider has no inventory of, each consumer the reshape wrote
-holds (by the plan's ``assignments``, ``cpu_pinned`` and ``planned_totals``) what the plan
-made of its snapshot totals, and each inventory equals ``inventories_before`` (the
-inventory the reshape replaced, recorded in its plan; older snapshots: the node's record,
-for the classes the reshape does not change).  :func:`run_snapshots` finds the
+Independent of the digest, :mod:`.rollback` checks, before a rollback writes anything, that
+the document agrees with the plan recorded in it and with the node (``rollback_problems``,
+``inventory_drift``: what refuses a rollback lives with the rollback).  :func:`run_snapshots` finds the
 snapshots one run wrote of a node, which is how the fleet report tells a node
 this run reshaped even when the roll stopped before recording it.
 
@@ -65,13 +60,11 @@ import re
 
 from .. import shapes as _shapes
 from .. import names as _names
-from .. import tree as _tree
-from ..rules import allocations as _allocation_rules
 from ..files import atomic_write, make_dirs, remove_leftovers
-from ..errors import BadInput, PlacementError
+from ..errors import SNAPSHOT, BadInput, PlacementError
 
 FORMAT = 1
-KIND = 'placement_upgrade.snapshot'
+KIND = 'placement_upgrade.snapshot'  # the document's kind (not an error code, though the same text)
 DIGEST_KEY = 'digest'
 _DIGEST_RE = re.compile(r'^sha256:[0-9a-f]{64}$')
 _STAMP = r'\d{8}T\d{6}\.\d{6}Z'
@@ -81,7 +74,7 @@ class SnapshotError(PlacementError):
     """A snapshot cannot be written, found or read."""
 
     status = 0
-    default_code = 'placement_upgrade.snapshot'
+    default_code = SNAPSHOT
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'Snapshot Error')
@@ -430,219 +423,3 @@ def run_snapshots(snapshot_dir, root_name, run_id):
         found.append((match.group(1), path, doc))
     found.sort(key=lambda item: item[0])
     return [(path, doc) for _stamp, path, doc in found]
-
-
-# -- what a rollback may apply (independent of the digest) -------------------------------
-
-def _count(value):
-    """An amount read from a snapshot's plan: an int (not a bool), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _mapping(value):
-    """A part of a snapshot's plan (not checked by :func:`check_document`) read as a mapping."""
-    return value if isinstance(value, dict) else {}
-
-
-def _items(value):
-    """A part of a snapshot's plan read as a list of mappings."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _text_list(value):
-    """A part of a snapshot's plan read as a list of names."""
-    return [item for item in value if isinstance(item, type(u''))] if isinstance(value, list) else []
-
-
-def _fmt_record(record):
-    if record is None:
-        return 'none'
-    return ', '.join('%s=%s' % (key, record[key]) for key in sorted(record))
-
-
-def _record_diff(have, want):
-    """The fields two inventory records differ in: ``(have text, want text)``."""
-    if have is None or want is None:
-        return _fmt_record(have), _fmt_record(want)
-    keys = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
-    return (', '.join('%s=%s' % (k, have.get(k)) for k in keys),
-            ', '.join('%s=%s' % (k, want.get(k)) for k in keys))
-
-
-def _tree_problems(doc):
-    """The root is in the state, without a parent; every provider is of its tree."""
-    state, root = doc['state'], doc['root']
-    providers = state['providers']
-    if root['uuid'] not in providers:
-        return ['its state has no provider %s, the root %s it is the snapshot of (a rollback would take '
-                'from the root what the state does not list, e.g. its traits)' % (root['uuid'], root['name'])]
-    problems = []
-    if providers[root['uuid']].get('parent_provider_uuid') is not None:
-        problems.append('its root %s has a parent (%s) in the state' % (root['name'],
-                                                                        providers[root['uuid']]['parent_provider_uuid']))
-    for uuid, prov in sorted(providers.items()):
-        top, seen = uuid, set()
-        while providers.get(top, {}).get('parent_provider_uuid') is not None and top not in seen:
-            seen.add(top)
-            top = providers[top]['parent_provider_uuid']
-        claimed = prov.get('root_provider_uuid')
-        if top != root['uuid'] or claimed not in (None, root['uuid']):
-            problems.append('provider %s (%s) is of another tree (root %s), not of %s (%s)'
-                            % (prov.get('name'), uuid, claimed if claimed not in (None, root['uuid']) else top,
-                               root['name'], root['uuid']))
-    return problems
-
-
-def _allocation_problems(state):
-    """No allocation is on a class its provider (of the tree) has no inventory of: Placement never has one."""
-    problems = []
-    providers = state['providers']
-    for consumer, entry in sorted((state.get('allocations') or {}).items()):
-        for rp, item in sorted(((entry or {}).get('allocations') or {}).items()):
-            if rp not in providers:
-                continue  # outside the tree (a sharing pool): never written by a rollback
-            inventory = providers[rp].get('inventories') or {}
-            for rc, amount in sorted(((item or {}).get('resources') or {}).items()):
-                if amount and rc not in inventory:
-                    problems.append('consumer %s holds %s %s on %s, which has no %s inventory in the snapshot'
-                                    % (consumer, amount, rc, providers[rp].get('name'), rc))
-    return problems
-
-
-def _inventory_problems(doc):
-    """Each provider's inventory equals what the plan recorded as the inventory the reshape replaced."""
-    plan = _mapping(doc.get('plan'))
-    before = plan.get('inventories_before')
-    if not isinstance(before, dict):
-        return []  # written before the plan recorded it: inventory_drift compares with the node
-    providers = doc['state']['providers']
-    problems = []
-    for uuid in sorted(set(providers) | set(before)):
-        # a provider missing on one side had no inventory there (a child the reshape created)
-        name = (providers.get(uuid) or {}).get('name') or uuid
-        try:
-            have = _tree.norm_inventories((providers.get(uuid) or {}).get('inventories'))
-            want = _tree.norm_inventories(before.get(uuid))
-        except (PlacementError, TypeError, ValueError, AttributeError) as exc:
-            problems.append('the inventory of provider %s cannot be read: %s' % (name, getattr(exc, 'detail', exc)))
-            continue
-        for rc in sorted(set(have) | set(want)):
-            if have.get(rc) != want.get(rc):
-                now, then = _record_diff(have.get(rc), want.get(rc))
-                problems.append('provider %s, %s: the state has %s, the plan recorded %s as the inventory the '
-                                'reshape replaced' % (name, rc, now, then))
-    return problems
-
-
-def _child_class(children, child_name, rc):
-    """The class a child takes a moved class ``rc`` as: ``rc``, or the one class of a GPU child of a
-    custom mdev class (VGPU -> CUSTOM_...), by the children the plan recorded."""
-    inventories = children.get(child_name)
-    if not inventories or rc in inventories or len(inventories) != 1:
-        return rc
-    return next(iter(inventories))
-
-
-def planned_changes(plan, consumer, then, planned):
-    """``{RC: n}``: how the reshape recorded in ``plan`` changed the consumer's per-class totals on
-    purpose.  A reshape only moves allocations, except: a GPU child of a custom mdev class takes
-    VGPU units as its class (``assignments`` ... ``to``), nova's PCI allocation healing adds or
-    takes the units a guest's devices back (``assignments`` ``how: pci-heal``), and the VCPU ->
-    PCPU conversion turns a pinned guest's VCPU on the root into PCPU (``cpu_pinned``; a plan
-    recorded before it existed: its PCPU increase, taken from its VCPU)."""
-    children = dict((c.get('name'), _mapping(c.get('inventories'))) for c in _items(plan.get('children')))
-    delta = {}
-
-    def add(rc, n):
-        delta[rc] = delta.get(rc, 0) + n
-
-    for rc, rec in sorted(_mapping(_mapping(plan.get('assignments')).get(consumer)).items()):
-        if not isinstance(rec, dict):
-            continue
-        if rec.get('how') == 'pci-heal':
-            add(rc, _count(rec.get('amount')) or 0)
-            continue
-        for child_name, n in sorted(_mapping(rec.get('to')).items()):
-            target = _child_class(children, child_name, rc)
-            if target != rc and _count(n):
-                add(rc, -n)
-                add(target, n)
-    pinned = plan.get('cpu_pinned')
-    if isinstance(pinned, dict):
-        n = _count(pinned.get(consumer)) or 0
-    else:
-        n = max(0, planned.get('PCPU', 0) - then.get('PCPU', 0) - delta.get('PCPU', 0))
-    if n:
-        add('VCPU', -n)
-        add('PCPU', n)
-    return dict((rc, n) for rc, n in delta.items() if n)
-
-
-def _consumer_problems(doc):
-    """Each consumer the reshape wrote holds in the snapshot what its plan made into ``planned_totals``."""
-    plan = _mapping(doc.get('plan'))
-    planned_totals = plan.get('planned_totals')
-    if not isinstance(planned_totals, dict):
-        return []
-    allocations = doc['state'].get('allocations') or {}
-    problems = []
-    for consumer, planned in sorted(planned_totals.items()):
-        if not isinstance(planned, dict) or any(_count(n) is None for n in planned.values()):
-            problems.append('the plan\'s planned_totals of consumer %s are not {class: amount}' % consumer)
-            continue
-        entry = allocations.get(consumer)
-        if entry is None:
-            problems.append('consumer %s, which the reshape wrote (its plan gave it %s), has no allocations '
-                            'in the state' % (consumer, _fmt_totals(planned)))
-            continue
-        if entry.get('partial'):
-            continue  # only its tree part was saved: the reshape did not write it (never the case)
-        then = _allocation_rules.consumer_totals(entry.get('allocations') or {})
-        delta = planned_changes(plan, consumer, then, planned)
-        for rc in sorted(set(then) | set(planned) | set(delta)):
-            expected = planned.get(rc, 0) - delta.get(rc, 0)
-            if then.get(rc, 0) != expected:
-                why = ('changed by %+d on purpose' % delta[rc]) if delta.get(rc) else 'not changed'
-                problems.append('consumer %s, %s: the state gives it %d, but its plan says %d before the reshape '
-                                '(%d after it, its total %s by the reshape)'
-                                % (consumer, rc, then.get(rc, 0), expected, planned.get(rc, 0), why))
-    return problems
-
-
-def _fmt_totals(totals):
-    return ', '.join('%s=%s' % (rc, n) for rc, n in sorted(totals.items())) or 'nothing'
-
-
-def rollback_problems(doc):
-    """What a rollback must not apply from ``doc`` (a document :func:`load_snapshot` read), checked
-    without the node: ``[text]``, empty when none.  See the module docstring."""
-    problems = _tree_problems(doc)
-    if problems:
-        return problems
-    return (_allocation_problems(doc['state']) + _inventory_problems(doc) + _consumer_problems(doc))
-
-
-def inventory_drift(doc, state):
-    """For a snapshot whose plan has no ``inventories_before`` (written before it was recorded):
-    the inventory records a rollback would change although the reshape does not change them --
-    every class of a provider that is neither the root nor a child of the layout, and the root's
-    classes but the moved ones, VCPU and PCPU.  ``state`` is the node as read now.  ``[text]``."""
-    plan = doc.get('plan')
-    if not isinstance(plan, dict) or isinstance(plan.get('inventories_before'), dict):
-        return []
-    root = doc['root']['uuid']
-    skip_root = set(_text_list(plan.get('moved_classes'))) | set(['VCPU', 'PCPU'])
-    children = set(c.get('uuid') for c in _items(plan.get('children')))
-    snap_tree, now_tree = _tree.ProviderTree(doc['state']), _tree.ProviderTree.of(state)
-    problems = []
-    for uuid in sorted(snap_tree.uuids()):
-        if uuid in children or uuid not in now_tree:
-            continue
-        then, now = snap_tree.inventory(uuid), now_tree.inventory(uuid)
-        for rc in sorted(set(then) | set(now)):
-            if (uuid == root and rc in skip_root) or then.get(rc) == now.get(rc):
-                continue
-            had, has = _record_diff(then.get(rc), now.get(rc))
-            problems.append('provider %s, %s: the snapshot has %s, the node %s now, and the reshape does not '
-                            'change that record' % (snap_tree.name(uuid), rc, had, has))
-    return problems

@@ -23,7 +23,8 @@ Checks
     ``allocations_on_owned_devices`` each moved allocation sits on the child of
                                     the device its owner uses (or where the pack
                                     policy put it);
-    ``inventories_match_snapshot`` / ``allocations_match_snapshot`` (rollback:
+    ``inventories_match_snapshot`` / ``allocations_match_snapshot`` (rollback, in
+                                    rollback.verify_rollback with the other rollback rules:
                                     traits and aggregates are not part of a reshape and
                                     are neither restored nor compared, so nova's own
                                     trait updates, e.g. COMPUTE_STATUS_DISABLED, survive).
@@ -318,53 +319,6 @@ def verify_current(plan, after, ownership, policy, baseline=None, planned_totals
                          ['the node does not have the layout yet: %s' % _plan_line(plan)] if pending else [],
                          'nothing left to reshape'))
     return checks
-
-
-def verify_rollback(snapshot, after, restored, removed=None):
-    """After a rollback: the tree and the restored consumers are as in the snapshot.
-
-    ``restored`` lists the consumers the rollback wrote back (those of the
-    snapshot still on the node); ``removed`` the child uuids deleted on request.
-    """
-    snap = _tree_of(snapshot['state'])
-    after = _tree_of(after)
-    removed = set(removed or [])
-    problems = []
-    for uuid in snap.uuids():
-        prov = snap.get(uuid)
-        now = after.get(uuid)
-        if uuid in removed:
-            if now is not None:
-                problems.append('child %s was to be removed but is still there' % prov['name'])
-            continue
-        if now is None:
-            problems.append('provider %s of the snapshot is gone' % prov['name'])
-            continue
-        have, want = after.inventory(uuid), snap.inventory(uuid)
-        if have != want:
-            problems.append('%s has inventory %s, the snapshot %s'
-                            % (prov['name'], _fmt_inv(have) or 'none', _fmt_inv(want) or 'none'))
-        if after.parent(uuid) != snap.parent(uuid) or now.get('name') != prov.get('name'):
-            problems.append('%s is not where the snapshot had it' % prov['name'])
-    inv_check = _check('inventories_match_snapshot', problems,
-                       '%d provider(s) have the snapshot\'s inventory' % len(snap))
-    names = _names(snap, after)
-    problems = []
-    for consumer in sorted(restored):
-        want = snap.allocations(consumer)
-        have = after.allocations(consumer)
-        if want != have:
-            problems.append('consumer %s holds %s, the snapshot %s'
-                            % (consumer, _fmt_allocs(have, names), _fmt_allocs(want, names)))
-    alloc_check = _check('allocations_match_snapshot', problems,
-                         '%d consumer(s) hold exactly the snapshot\'s allocations' % len(restored))
-    return [
-        inv_check,
-        alloc_check,
-        consumer_totals_unchanged(snap, after, consumers=restored),
-        usage_matches_allocations(after),
-        usage_within_capacity(after, snap),
-    ]
 
 
 # -- a pass that failed after its POST /reshaper (issue 40) ---------------------------

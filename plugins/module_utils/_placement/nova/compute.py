@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - Python 2
     from urlparse import parse_qs, urlparse
 
 from .. import errors, resources as ops
-from ..backends import rest as _rest
+from ..backends import rest_errors as _rest_errors
 from ..rules import providers as provider_rules
 from .migrations import in_progress
 
@@ -159,13 +159,13 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
     ks = _ks_exceptions()
     if ks is None or not isinstance(exc, ks.ClientException):
         return None
-    if _rest._names_url(exc, auth_url, endpoint):  # pylint: disable=protected-access
-        err = _rest.identity_error(exc, auth_url, ks)
+    if _rest_errors.names_url(exc, auth_url, endpoint):
+        err = _rest_errors.identity_error(exc, auth_url, ks)
         err.method, err.path = 'GET', path
         return err
     if isinstance(exc, ks.ConnectionError):
         # no HTTP answer at all (refused, timed out, unreachable): no 503 of nova's
-        err = errors.NoAnswer('nova at %s %s (%s): %s' % (endpoint, _rest.no_answer(exc, ks), what, exc))
+        err = errors.NoAnswer('nova at %s %s (%s): %s' % (endpoint, _rest_errors.no_answer(exc, ks), what, exc))
     elif isinstance(exc, ks.DiscoveryFailure):
         err = errors.NoAnswer('nova at %s could not be reached (%s): %s' % (endpoint, what, exc))
     elif isinstance(exc, ks.EndpointNotFound):

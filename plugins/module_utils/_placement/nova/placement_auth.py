@@ -185,13 +185,13 @@ def _connect(sess, plugin, options, auth_url, info, log):
     from keystoneauth1 import adapter as ks_adapter
     from keystoneauth1 import exceptions as ks_exc
 
-    from ..backends import rest
+    from ..backends import rest, rest_errors
 
     try:
         sess.get_auth_headers()
         access = plugin.get_access(sess)
     except ks_exc.ClientException as exc:
-        raise rest.identity_error(exc, auth_url, ks_exc)
+        raise rest_errors.identity_error(exc, auth_url, ks_exc)
     except (IOError, OSError) as exc:  # requests: a CA bundle or certificate it cannot load
         raise errors.ConfigurationError('nova-compute\'s TLS files for %s cannot be used: %s'
                                         % (auth_url or 'the identity service', exc))
@@ -208,7 +208,7 @@ def _connect(sess, plugin, options, auth_url, info, log):
     except ks_exc.ClientException as exc:
         endpoint = None
         if not isinstance(exc, ks_exc.EndpointNotFound):
-            raise rest.identity_error(exc, auth_url, ks_exc)
+            raise rest_errors.identity_error(exc, auth_url, ks_exc)
     if not endpoint:
         raise errors.ConfigurationError(
             'the service catalog of %s has no %s endpoint for interface %s%s, which nova-compute '

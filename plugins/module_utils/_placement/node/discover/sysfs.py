@@ -21,9 +21,9 @@ __metaclass__ = type
 import os
 import re
 
-from ...errors import LocalFileError
+from ...errors import DISCOVERY, LocalFileError
 
-DISCOVERY_CODE = 'placement_upgrade.discovery'
+DISCOVERY_CODE = DISCOVERY  # the catalog's (errors.py); its name here for the callers
 
 BDF_RE = re.compile(r'^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$')
 HEX_ID_RE = re.compile(r'^(?:0[xX])?([0-9a-fA-F]{1,4})$')

@@ -19,7 +19,7 @@ import uuid as _uuid
 from ...rules import inventory as inventory_rules
 from ...rules import names as name_rules
 from ...rules import providers as provider_rules
-from ...errors import PlacementError
+from ...errors import LAYOUT, PLAN, PlacementError
 
 
 KIND_GPU = 'gpu'
@@ -88,7 +88,7 @@ class LayoutError(PlacementError):
     """The device report or the layout options cannot produce a layout."""
 
     status = 0
-    default_code = 'placement_upgrade.layout'
+    default_code = LAYOUT
 
     def __init__(self, detail, **kwargs):
         kwargs.setdefault('title', 'Layout Error')
@@ -231,7 +231,7 @@ class PlanError(PlacementError):
     """
 
     status = 0
-    default_code = 'placement_upgrade.plan'
+    default_code = PLAN
 
     def __init__(self, detail, consumers=None, **kwargs):
         kwargs.setdefault('title', 'Reshape Plan Refused')
@@ -319,7 +319,7 @@ class Kind(object):
 
     def root_cleanup(self, layout, moved):
         """Root traits to take off when the plan moves ``moved`` (a rollback puts the
-        snapshot's root traits back, whichever kind took them off: planner.plan_rollback)."""
+        snapshot's root traits back, whichever kind took them off: rollback.plan_rollback)."""
         return set()
 
     def said(self, plan, past):

@@ -26,6 +26,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.embedded import EmbeddedBackend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import rollback as _rollback
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot as _snapshot
 from ansible_collections.placement.upgrade.plugins.modules import reshape
 
@@ -343,8 +344,8 @@ def test_odd_plan_parts_give_a_refusal_or_nothing_never_an_exception(run, env):
                     bad['plan'].setdefault(key, {})
                     if isinstance(bad['plan'][key], dict):
                         bad['plan'][key][consumer if key != 'inventories_before' else env['root']] = value
-                for problems in (_snapshot.rollback_problems(bad), _snapshot.inventory_drift(bad, state)):
+                for problems in (_rollback.rollback_problems(bad), _rollback.inventory_drift(bad, state)):
                     assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
     bad = copy.deepcopy(doc)
     bad['plan'] = None
-    assert _snapshot.rollback_problems(bad) == [] and _snapshot.inventory_drift(bad, state) == []
+    assert _rollback.rollback_problems(bad) == [] and _rollback.inventory_drift(bad, state) == []

@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import assign
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.kinds import registry as kinds
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
@@ -60,7 +61,7 @@ def _string_constants(path):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip]
 
 
-@pytest.mark.parametrize('module', [planner, layout, verify])
+@pytest.mark.parametrize('module', [planner, assign, layout, verify])
 def test_the_planner_layout_and_verification_name_no_resource_class(module):
     named = [s for s in _string_constants(module.__file__) for rc in CLASSES if re.search(r'\b%s\b' % rc, s)]
     assert named == []

@@ -20,6 +20,7 @@ import pytest
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import base as _backend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import rollback
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import snapshot
 
 from test_reshaper_support import flat_gpu_node, gpu_report, make_provider, put
@@ -119,7 +120,7 @@ def test_a_partial_body_never_reaches_the_rollback(embedded_backend, node):
     snap = snapshot.load_snapshot(result['snapshot'])
     state = _backend.provider_tree_state(embedded_backend, node['root'], select=lambda partial_state: set())
     with pytest.raises(planner.PlanError) as info:
-        planner.plan_rollback(state, snap)
+        rollback.plan_rollback(state, snap)
     assert 'internal error' in info.value.detail and info.value.consumers[0] in node['consumers']
 
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import allocations as allocation_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import rollback
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
 POOL = 'a0000000-0000-4000-8000-000000000002'
@@ -420,7 +421,7 @@ def test_rollback_plan_reverses_the_reshape():
                                                           generation=0)
     snap = _snap(with_children)
     done = apply(state, first)
-    rplan = planner.plan_rollback(done, snap)
+    rplan = rollback.plan_rollback(done, snap)
     assert rplan['status'] == 'planned'
     a = layout.child_uuid(ROOT, CHILD_A)
     assert rplan['inventories'][a]['inventories'] == {}
@@ -428,14 +429,14 @@ def test_rollback_plan_reverses_the_reshape():
     assert rplan['allocations'][I1]['allocations'] == allocation_rules.strip_allocations(state['allocations'][I1]['allocations'])
     assert sorted(rplan['restored']) == [I1, I2, I3] and rplan['remove_children'] == []
     assert rplan['diff']['after']['consumers'][I1]['cn1'] == {'VCPU': 2, 'VGPU': 2}
-    body = planner.rollback_body(rplan)
+    body = rollback.rollback_body(rplan)
     assert set(body['allocations']) == {I1, I2, I3}
-    removing = planner.plan_rollback(done, snap, remove_children=True)
+    removing = rollback.plan_rollback(done, snap, remove_children=True)
     assert sorted(c['name'] for c in removing['remove_children']) == [CHILD_A, CHILD_B]
     # already rolled back: nothing to do, unless removal was asked
-    assert planner.plan_rollback(with_children, snap)['status'] == 'noop'
-    assert planner.plan_rollback(with_children, snap, remove_children=True)['status'] == 'planned'
-    assert planner.rollback_body(planner.plan_rollback(with_children, snap, remove_children=True)) is None
+    assert rollback.plan_rollback(with_children, snap)['status'] == 'noop'
+    assert rollback.plan_rollback(with_children, snap, remove_children=True)['status'] == 'planned'
+    assert rollback.rollback_body(rollback.plan_rollback(with_children, snap, remove_children=True)) is None
 
 
 def _with_children(state, plan):
@@ -454,21 +455,21 @@ def test_rollback_plan_refuses_changed_and_new_consumers():
     changed = copy.deepcopy(done)
     changed['allocations'][I3]['allocations'][ROOT]['resources']['VCPU'] = 4      # resized
     with pytest.raises(planner.PlanError) as info:
-        planner.plan_rollback(changed, snap)
+        rollback.plan_rollback(changed, snap)
     assert info.value.consumers == [I3] and 'changed since the snapshot' in info.value.detail
     newer = copy.deepcopy(done)
     newer['allocations'][I4] = _alloc({a: {'VGPU': 1}})
     with pytest.raises(planner.PlanError) as info:
-        planner.plan_rollback(newer, snap)
+        rollback.plan_rollback(newer, snap)
     assert info.value.consumers == [I4] and 'created after the snapshot' in info.value.detail
     # with a snapshot that predates the children, they are not part of the rollback:
     # their inventory stays and so does the newer consumer
-    older = planner.plan_rollback(newer, _snap(state))
+    older = rollback.plan_rollback(newer, _snap(state))
     assert a not in older['inventories'] and I4 not in older['allocations']
     # a new consumer that only uses what the snapshot also has is left alone
     fine = copy.deepcopy(done)
     fine['allocations'][I4] = _alloc({ROOT: {'VCPU': 1}})
-    rplan = planner.plan_rollback(fine, snap)
+    rplan = rollback.plan_rollback(fine, snap)
     assert I4 not in rplan['allocations'] and rplan['status'] == 'planned'
 
 
@@ -482,9 +483,9 @@ def test_rollback_body_names_a_provider_even_when_only_consumers_move():
     i2.pop(a)
     i2[b]['resources']['VGPU'] = 2
     _recount(moved)
-    rplan = planner.plan_rollback(moved, snap)
+    rplan = rollback.plan_rollback(moved, snap)
     assert rplan['status'] == 'planned' and list(rplan['allocations']) == [I2]
-    body = planner.rollback_body(rplan)
+    body = rollback.rollback_body(rplan)
     # Placement's reshaper schema needs at least one provider: the root, unchanged
     assert list(body['inventories']) == [ROOT]
     assert body['inventories'][ROOT]['inventories'] == planner.norm_inventories(reshaped['providers'][ROOT]['inventories'])

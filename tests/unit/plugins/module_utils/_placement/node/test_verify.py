@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import rollback
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import verify
 
 ROOT = 'a0000000-0000-4000-8000-000000000001'
@@ -143,20 +144,20 @@ def test_rollback_verification():
     snap = _state()
     after = copy.deepcopy(snap)
     doc = {'state': snap}
-    assert verify.passed(verify.verify_rollback(doc, after, restored=[I1, I2]))
+    assert verify.passed(rollback.verify_rollback(doc, after, restored=[I1, I2]))
     after['providers'][ROOT]['inventories']['VCPU']['total'] = 16
     after['allocations'][I1]['allocations'][CA]['resources']['VGPU'] = 1
     after['providers'][CA]['usages']['VGPU'] = 2
-    checks = dict((c['check'], c) for c in verify.verify_rollback(doc, after, restored=[I1, I2]))
+    checks = dict((c['check'], c) for c in rollback.verify_rollback(doc, after, restored=[I1, I2]))
     assert not checks['inventories_match_snapshot']['passed']
     assert not checks['allocations_match_snapshot']['passed'] and I1 in checks['allocations_match_snapshot']['detail']
     assert not checks['consumer_totals_unchanged']['passed']
     removed = copy.deepcopy(snap)
     del removed['providers'][CB]
     removed['allocations'][I2]['allocations'].pop(CB)
-    checks = dict((c['check'], c) for c in verify.verify_rollback(doc, removed, restored=[], removed=[CB]))
+    checks = dict((c['check'], c) for c in rollback.verify_rollback(doc, removed, restored=[], removed=[CB]))
     assert checks['inventories_match_snapshot']['passed']
-    checks = dict((c['check'], c) for c in verify.verify_rollback(doc, removed, restored=[]))
+    checks = dict((c['check'], c) for c in rollback.verify_rollback(doc, removed, restored=[]))
     assert 'cn_b of the snapshot is gone' in checks['inventories_match_snapshot']['detail']
 
 
