@@ -102,6 +102,14 @@ twin-per-kind:
 upgrade-twin:
 	@$(STAGE) upgrade-twin .ci/upgrade-twin.sh
 
+# NOT in make test: the slower duplicates of the unit stage's cases (pytest marker "extended": the
+# reliability suite's SQLite twins of its MariaDB cases, the 40-node MariaDB rolls at serial 10 and
+# two rolls at once; the unit stage runs serial 20): 4 tests, 988 s of test time at a load of 7
+# (2026-12-01), so about 4-5 minutes on 2 quiet cores (not measured quiet)
+.PHONY: extended
+extended: venv deps
+	@UNIT_MARKS=extended $(STAGE) extended .ci/unit.sh
+
 # The quick lane for the edit-test loop (NOT part of `make test`): the unit tests that start
 # neither the real Placement or Keystone nor a playbook (-m "not real and not slow")
 .PHONY: check

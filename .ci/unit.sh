@@ -12,7 +12,11 @@ BIN=${BIN:-$root/.venv/bin}
 cd "$root"
 status=0
 # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words on purpose
-"$BIN/python" -m pytest ${PYTEST_ARGS--n 2} --durations=15 "$@" || status=$?
+# -m "not extended": the slower duplicates of cases run here (another database, batch size or number
+# of rolls) are `make extended`'s (UNIT_MARKS overrides it; UNIT_MARKS=extended is that lane).
+# --dist worksteal: a worker that runs out of tests takes some of the other's, so the slow tests at
+# the end of the run do not leave one core idle.
+"$BIN/python" -m pytest ${PYTEST_ARGS--n 2 --dist worksteal} -m "${UNIT_MARKS-not extended}" --durations=15 "$@" || status=$?
 if [[ $status -eq 5 ]]; then
   echo "unit: pytest collected no tests (tests/unit and tests/integration are empty): nothing to run"
   exit 0

@@ -62,7 +62,14 @@ def pytest_addoption(parser):
 
 
 @pytest.fixture(scope='session')
-def placement_server(request):
+def placement_sqlite(request):
+    """The session's real Placement on SQLite (or the one given by --placement-url).
+
+    A test module that runs its tests on several databases overrides ``placement_server`` with a
+    parametrized fixture requesting THIS one (tests/db_matrix.py): requesting the session's
+    ``placement_server`` by its own name from a parametrized override ties the session server to the
+    parameter, and pytest then stops and starts it again at every change of parameter (once per test).
+    """
     url = request.config.getoption('--placement-url')
     if url:
         server = PlacementServer.existing(url)
@@ -73,6 +80,11 @@ def placement_server(request):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope='session')
+def placement_server(placement_sqlite):
+    return placement_sqlite
 
 
 def _production_placement(db):

@@ -10,10 +10,13 @@ the session fixture ``placement_server`` (tests/conftest.py) with::
     from db_matrix import DB_MATRIX, on_db
 
     @pytest.fixture(params=DB_MATRIX)
-    def placement_server(request, placement_server):
-        return on_db(request, placement_server)
+    def placement_server(request, placement_sqlite):
+        return on_db(request, placement_sqlite)
 
 Every fixture built on ``placement_server`` (``rest_backend``, ``make_rest_backend``) follows.
+The override requests ``placement_sqlite``, the session's SQLite server under its own name: had it
+requested ``placement_server``, pytest would tie the session server to the override's parameter and
+stop and start it at every change of parameter, once per test (2.5-3.5 s each).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -46,9 +46,9 @@ COLLECTIONS = os.path.join(ROOT_DIR, '.venv', 'collections')
 
 
 @pytest.fixture(params=DB_MATRIX)
-def placement_server(request, placement_server):  # pylint: disable=redefined-outer-name
+def placement_server(request, placement_sqlite):
     """Every test here on Placement on SQLite, then on MariaDB behind gunicorn (tests/db_matrix.py)."""
-    return on_db(request, placement_server)
+    return on_db(request, placement_sqlite)
 
 
 @pytest.fixture

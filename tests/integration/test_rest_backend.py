@@ -33,9 +33,9 @@ INV_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647, 'step_size
 
 
 @pytest.fixture(params=DB_MATRIX)
-def placement_server(request, placement_server):  # pylint: disable=redefined-outer-name
+def placement_server(request, placement_sqlite):
     """Every test here on Placement on SQLite, then on MariaDB behind gunicorn (tests/db_matrix.py)."""
-    return on_db(request, placement_server)
+    return on_db(request, placement_sqlite)
 
 
 def new_uuid():

@@ -117,6 +117,7 @@ def test_the_verdict_sees_lost_doubled_misplaced_and_leftovers(embedded_backend,
 
 @pytest.mark.real
 @pytest.mark.slow
+@pytest.mark.extended  # make test runs its production shape, test_concurrent_writers_on_mariadb_...
 def test_concurrent_writers_during_reshapes_lose_and_double_nothing(tmp_path, record_property):
     server = harness.PlacementServer(workdir=str(tmp_path / 'placement'))
     server.start()
@@ -133,6 +134,7 @@ def test_concurrent_writers_during_reshapes_lose_and_double_nothing(tmp_path, re
 
 @pytest.mark.real
 @pytest.mark.slow
+@pytest.mark.extended  # make test runs its production shape, test_rest_faults_on_mariadb_...
 def test_rest_faults_end_each_node_reshaped_or_untouched(tmp_path, record_property):
     figures = harness.run_rest_faults(str(tmp_path), faults=QUICK_FAULTS, seed=12)
     record_property('reliability_figures', harness.format_figures(figures))
@@ -208,7 +210,10 @@ def _assert_roll_clean(figures):
 @pytest.mark.real
 @pytest.mark.slow
 @pytest.mark.mariadb
-@pytest.mark.parametrize('serial,rolls', [(10, 1), (20, 1), (10, 2)], ids=['serial-10', 'serial-20', 'two-rolls'])
+# make test runs serial-20 (the most forks at once); serial-10 and two-rolls run in `make extended`
+@pytest.mark.parametrize('serial,rolls', [pytest.param(10, 1, marks=pytest.mark.extended), (20, 1),
+                                          pytest.param(10, 2, marks=pytest.mark.extended)],
+                         ids=['serial-10', 'serial-20', 'two-rolls'])
 def test_rolls_on_mariadb_with_as_many_forks_as_serial_fail_no_node_and_lose_nothing(
         tmp_path, record_property, serial, rolls):
     server = harness.make_server(str(tmp_path / 'placement'), 'mariadb')
