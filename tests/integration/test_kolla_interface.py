@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The endpoint interface comes from clouds.yaml unless the task names one.
 
-kolla-ansible writes ``interface: internal`` into the clouds.yaml it generates (and
-``OS_INTERFACE=internal`` into admin-openrc.sh): on a kolla cloud the controller often reaches
-only the internal endpoints.  A module default of ``public`` would override that and send every
-call to an endpoint that does not answer.  Against a real Keystone whose catalog has, in its own
-region, a dead public endpoint and a live internal one for Placement.
+kolla-ansible writes ``interface: internal`` into the ``kolla-admin-internal`` cloud of the
+clouds.yaml it generates (and ``OS_INTERFACE=internal`` into admin-openrc.sh): on a kolla cloud
+the controller often reaches only the internal endpoints.  (kolla's whole file, every cloud of
+it, rendered from kolla's own templates: test_kolla_clouds_yaml.py.)  A module default of
+``public`` would override that and send every call to an endpoint that does not answer.
+Against a real Keystone whose catalog has, in its own region, a dead public endpoint and a live internal one for Placement.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -47,7 +48,7 @@ def kolla_catalog():
 
 @pytest.fixture
 def kolla_clouds_yaml(kolla_catalog, monkeypatch, tmp_path):
-    """A clouds.yaml as kolla-ansible writes it (cloud ``kolla-admin``, ``interface: internal``),
+    """A clouds.yaml with kolla-ansible's internal cloud (``kolla-admin-internal``, ``interface: internal``),
     the only one openstacksdk reads (``OS_CLIENT_CONFIG_FILE``, as AWX's credential sets it)."""
     stack, _dead = kolla_catalog
     from openstack.config import loader as sdk_loader
@@ -57,7 +58,7 @@ def kolla_clouds_yaml(kolla_catalog, monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     monkeypatch.setattr(RestBackend, 'backoff', 0.01)
-    doc = {'clouds': {'kolla-admin': {
+    doc = {'clouds': {'kolla-admin-internal': {
         'auth_type': 'password', 'auth': stack.auth_dict('placement'),
         'region_name': REGION, 'interface': 'internal', 'identity_api_version': 3}}}
     path = tmp_path / 'clouds.yaml'
@@ -67,7 +68,7 @@ def kolla_clouds_yaml(kolla_catalog, monkeypatch, tmp_path):
 
 
 def test_clouds_yaml_interface_internal_is_used_when_the_task_names_none(kolla_clouds_yaml, capsys):
-    rc, result = run_module_main(resource_provider_info.main, {'cloud': 'kolla-admin'}, capsys)
+    rc, result = run_module_main(resource_provider_info.main, {'cloud': 'kolla-admin-internal'}, capsys)
     assert rc == 0, result
     assert isinstance(result['providers'], list)
     assert result['invocation']['module_args']['interface'] is None
@@ -90,7 +91,7 @@ def test_os_interface_internal_is_used_when_the_task_names_none(kolla_clouds_yam
 
 def test_an_interface_the_task_names_still_wins(kolla_clouds_yaml, capsys):
     """``interface: public`` given: the dead public endpoint is used, as asked."""
-    rc, result = run_module_main(resource_provider_info.main, {'cloud': 'kolla-admin', 'interface': 'public'},
+    rc, result = run_module_main(resource_provider_info.main, {'cloud': 'kolla-admin-internal', 'interface': 'public'},
                                  capsys)
     assert rc == 1, result
     assert 'Cannot find the Placement service' in result['msg'], result['msg']
