@@ -74,13 +74,12 @@ def patch_module_args(args):
         basic._ANSIBLE_ARGS = old  # pylint: disable=protected-access
 
 
-def run_module_main(main, args, capsys, check=False, diff=False):
-    """Run ``main()`` with ``args``; return ``(exit code, result dict)``."""
-    args = dict(args)
-    if check:
-        args['_ansible_check_mode'] = True
-    if diff:
-        args['_ansible_diff'] = True
+@contextlib.contextmanager
+def module_process():
+    """What a fresh module process starts with, for the code run inside: no warnings or deprecations
+    yet, ``is_controller`` off and (ansible-core 2.22+) a secret masker of its own, so the secrets the
+    module registers are new to it and come back in ``_ansible_new_secrets`` as in a real run (in a
+    test process that already registered them, they would not)."""
     ansible_warnings._global_warnings.clear()  # pylint: disable=protected-access
     ansible_warnings._global_deprecations.clear()  # pylint: disable=protected-access
     was_controller = getattr(ansible_internal, 'is_controller', None)
@@ -90,18 +89,37 @@ def run_module_main(main, args, capsys, check=False, diff=False):
     if masker is not None:
         ansible_secrets._secret_masker = SecretMasker()  # pylint: disable=protected-access
     try:
-        with patch_module_args(args):
-            with pytest.raises(SystemExit) as info:
-                main()
+        yield
     finally:
         if ansible_internal is not None:
             ansible_internal.is_controller = was_controller
         if masker is not None:
             ansible_secrets._secret_masker = masker  # pylint: disable=protected-access
-    out = capsys.readouterr().out
-    assert 'Traceback' not in out
+
+
+def controller_view(out):
+    """The result a module printed (``out``, its stdout) as the controller shows it.
+
+    Up to ansible-core 2.21 the module masked it itself; from 2.22 the module returns the secrets
+    it registered (``_ansible_new_secrets``) and the controller masks with them (see above)."""
     result = json.loads(out)
     secrets = result.pop('_ansible_new_secrets', None)
-    if secrets:  # ansible-core 2.22+: masked by the controller (see above)
+    if secrets:
         result = mask_no_log_values(result, secrets)
-    return info.value.code, result
+    return result
+
+
+def run_module_main(main, args, capsys, check=False, diff=False):
+    """Run ``main()`` with ``args``; return ``(exit code, result dict)``."""
+    args = dict(args)
+    if check:
+        args['_ansible_check_mode'] = True
+    if diff:
+        args['_ansible_diff'] = True
+    with module_process():
+        with patch_module_args(args):
+            with pytest.raises(SystemExit) as info:
+                main()
+    out = capsys.readouterr().out
+    assert 'Traceback' not in out
+    return info.value.code, controller_view(out)
