@@ -7,10 +7,11 @@
 # 2.19 is the project venv's and runs in the unit and sanity stages.
 # Usage: .ci/core-matrix.sh [versions...]
 # Sanity runs on every release. The unit tests run on the releases named by CORE_MATRIX_UNITS
-# (default "2.18 2.20 2.21 2.22", every release of the default list);
+# (default "2.18 2.22": the oldest release claimed and the newest; 2.19's run in the unit stage, and
+# 2.20's and 2.21's are left to `make core-matrix-full`, to keep make test within its 45 minutes);
 # CORE_MATRIX_UNITS=all runs them on every release (`make core-matrix-full`).
 set -euo pipefail
-units=${CORE_MATRIX_UNITS:-2.18 2.20 2.21 2.22}
+units=${CORE_MATRIX_UNITS:-2.18 2.22}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 reqs=$root/tests/core-matrix-requirements.txt
