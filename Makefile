@@ -120,17 +120,18 @@ check: venv
 sanity: venv
 	@$(STAGE) sanity .ci/sanity.sh
 
-# c2. sanity again on ansible-core 2.18, 2.20 (Python 3.12), 2.21 and 2.22 (Python 3.13; its
-# release candidate 2.22.0rc1 until 2.22.0 is out) (requires_ansible >=2.18), and the unit tests on
-# 2.18 and 2.22 (the oldest and the newest), each in its own venv (.venv-core-<v>); the stages above are 2.19's
+# c2. the unit tests again on ansible-core 2.18 (Python 3.11) and 2.22 (Python 3.13; its release
+# candidate 2.22.0rc1 until 2.22.0 is out), the oldest release requires_ansible (>=2.18) claims and
+# the newest, and ansible-test sanity on 2.22, each in its own venv (.venv-core-<v>); the stages above
+# are 2.19's. make core-matrix-full: both on 2.18, 2.20 (Python 3.12), 2.21 and 2.22
 core-matrix: venv
 	@$(STAGE) core-matrix .ci/core-matrix.sh
 
-# NOT in make test: CORE_MATRIX_UNITS=all, the unit tests on every release named (make test's stage
-# runs them on 2.18 and 2.22 only; this adds 2.20's and 2.21's)
+# NOT in make test (each release's sanity builds ansible-test's venvs for it, 3-4 minutes a release on
+# a fresh machine): the unit tests and sanity on every release, 2.18, 2.20, 2.21 and 2.22
 .PHONY: core-matrix-full
 core-matrix-full: venv
-	@CORE_MATRIX_UNITS=all $(STAGE) core-matrix-full .ci/core-matrix.sh
+	@CORE_MATRIX_UNITS=all CORE_MATRIX_SANITY=all $(STAGE) core-matrix-full .ci/core-matrix.sh 2.18 2.20 2.21 2.22
 
 # c. ansible-lint (production profile), changelog fragments, galaxy build + offline
 #    install, execution-environment build context
