@@ -35,8 +35,8 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.backe
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 from ansible_collections.placement.upgrade.plugins.modules import placement_preflight, resource_provider_info
 
-from keystone_server import closed_port_url, shared_stack
 from module_runner import run_module_main
+from test_kolla_interface import placement_internal_only
 
 pytestmark = pytest.mark.real
 
@@ -52,15 +52,8 @@ OS_VARS = ('OS_CLOUD', 'OS_AUTH_URL', 'OS_CLIENT_CONFIG_FILE', 'OS_AUTH_TYPE', '
 
 @pytest.fixture(scope='module')
 def kolla_catalog():
-    stack = shared_stack()
-    sock, dead = closed_port_url()
-    dead = dead.rsplit('/v3', 1)[0]
-    stack.keystone.add_region_endpoints('placement', REGION, {
-        'public': dead, 'admin': dead, 'internal': stack.placement.url})
-    try:
+    with placement_internal_only(REGION) as (stack, _dead):
         yield stack
-    finally:
-        sock.close()
 
 
 def render(shape, values):

@@ -15,6 +15,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
+
 import pytest
 import yaml
 
@@ -31,19 +33,25 @@ OS_VARS = ('OS_CLOUD', 'OS_AUTH_URL', 'OS_CLIENT_CONFIG_FILE', 'OS_AUTH_TYPE', '
            'OS_INTERFACE', 'OS_REGION_NAME')
 
 
-@pytest.fixture(scope='module')
-def kolla_catalog():
-    """The shared Keystone stack with Placement registered in REGION: public and admin dead,
-    internal the real Placement."""
+@contextlib.contextmanager
+def placement_internal_only(region):
+    """The shared Keystone stack with Placement registered in ``region``: public and admin dead,
+    internal the real Placement; yields (stack, the dead URL)."""
     stack = shared_stack()
     sock, dead = closed_port_url()
     dead = dead.rsplit('/v3', 1)[0]
-    stack.keystone.add_region_endpoints('placement', REGION, {
+    stack.keystone.add_region_endpoints('placement', region, {
         'public': dead, 'admin': dead, 'internal': stack.placement.url})
     try:
         yield stack, dead
     finally:
         sock.close()
+
+
+@pytest.fixture(scope='module')
+def kolla_catalog():
+    with placement_internal_only(REGION) as catalog:
+        yield catalog
 
 
 @pytest.fixture
