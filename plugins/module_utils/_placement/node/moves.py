@@ -415,18 +415,21 @@ def _fmt_split(split):
 
 
 def plan_from_moves(state, root_uuid, moves, consumers=None, policy=planner.POLICY_STRICT, lookup=None,
-                    allow_foreign_allocations=False, foreign=None, migrations=None, defer_in_flight=True,
-                    orphans=None):
+                    context=None, **fields):
     """The plan of the move records: :func:`layout_from_moves`, then :func:`planner.plan_reshape`.
 
-    No guest domains are known on this path (``instances`` None): a move in flight is
-    found from the allocations, ``migrations`` and ``orphans`` alone (inflight.py).
+    ``context``: a :class:`planner.PlanContext`, or its fields as keywords.  No guest domains
+    are known on this path (``instances`` None): a move in flight is found from the
+    allocations, ``migrations`` and ``orphans`` alone (inflight.py).
     """
     tree = _tree.ProviderTree.of(state)
     lay, owners = layout_from_moves(tree, root_uuid, moves, consumers=consumers, policy=policy, lookup=lookup)
-    plan = planner.plan_reshape(tree, root_uuid, lay, owners, policy=policy,
-                                allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
-                                instances=None, migrations=migrations, defer_in_flight=defer_in_flight,
-                                orphans=orphans)
+    return plan_of_moves_layout(tree, root_uuid, lay, owners, policy, planner.PlanContext.of(context, **fields))
+
+
+def plan_of_moves_layout(state, root_uuid, lay, owners, policy, context):
+    """:func:`plan_from_moves` of a layout and ownership :func:`layout_from_moves` already built."""
+    plan = planner.plan_reshape(state, root_uuid, lay, owners, policy=policy,
+                                context=context.replace(instances=None, devices=None))
     plan['moves'] = lay['moves']
     return plan

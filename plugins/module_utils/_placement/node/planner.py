@@ -46,6 +46,7 @@ from ..rules import allocations as allocation_rules
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
 from ..rules import providers as provider_rules
+from .. import request as _request
 from .. import tree as _tree
 
 PLAN_VERSION = 1
@@ -80,30 +81,33 @@ def find_root(state, root_uuid):
 # -- the plan ---------------------------------------------------------------------
 
 def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POLICY_STRICT,
-                      ownership_overrides=None, allow_foreign_allocations=False, foreign=None,
-                      migrations=None, defer_in_flight=True, orphans=None):
+                      ownership_overrides=None, context=None, **fields):
     """Build the layout and the ownership map from a device report, then plan.
 
-    The guest domains of the report are the consumers the host knows; ``migrations``
-    are nova's in-progress migration records when nova was asked, ``orphans`` the
-    consumers nova knows neither as an instance nor as a migration (inflight.py).
+    ``context`` (a :class:`PlanContext`, or its fields as keywords): the guest domains of
+    the report are the consumers the host knows; ``migrations`` are nova's in-progress
+    migration records when nova was asked, ``orphans`` the consumers nova knows neither
+    as an instance nor as a migration (inflight.py).
     ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
+    context = PlanContext.of(context, **fields)
     _discovery.check_report(devices)      # the report's one check in a plan
     tree = _tree.ProviderTree.of(state)
     lay = _layout_of(tree, root_uuid, devices, layout_options)
     owners = _layout.merge_ownership(_layout.ownership_of_report(devices), ownership_overrides)
     instances = (devices or {}).get('instances')
-    return plan_reshape(tree, root_uuid, lay, owners, policy=policy,
-                        allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
-                        instances=None if instances is None else list(instances),
-                        migrations=migrations, defer_in_flight=defer_in_flight, orphans=orphans,
-                        devices=devices)
+    return plan_reshape(tree, root_uuid, lay, owners, policy=policy, context=context.replace(
+        instances=None if instances is None else list(instances), devices=devices))
 
 
 def layout_from_devices(state, root_uuid, devices, layout_options=None):
     """The layout of a device report on this tree (its providers only: no consumer is needed)."""
     _discovery.check_report(devices)
+    return _layout_of(_tree.ProviderTree.of(state), root_uuid, devices, layout_options)
+
+
+def layout_of_checked(state, root_uuid, devices, layout_options=None):
+    """:func:`layout_from_devices` of a device report already checked (discovery.check_report)."""
     return _layout_of(_tree.ProviderTree.of(state), root_uuid, devices, layout_options)
 
 
@@ -177,39 +181,49 @@ def _orphans_on(tree, orphans, root_uuid):
     return found
 
 
-def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
-                 allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
-                 defer_in_flight=True, orphans=None, devices=None):
+class PlanContext(_request.Request):
+    """What a plan is told besides the tree, the layout, the ownership and the policy.
+
+    ``allow_foreign_allocations``, ``foreign`` (the providers outside the tree the consumers
+    use), ``instances`` (the guest domains of the device report, None when there is none),
+    ``migrations`` (nova's in-progress migration records), ``defer_in_flight`` (False: plan
+    even with a move in flight, as verification does), ``orphans`` (the consumers nova knows
+    neither as an instance nor as a migration) and ``devices`` (the device report).
+    """
+
+    FIELDS = (('allow_foreign_allocations', False), ('foreign', None), ('instances', None), ('migrations', None),
+              ('defer_in_flight', True), ('orphans', None), ('devices', None))
+
+
+def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT, context=None, **fields):
     """Compute the reshape plan (see the module docstring); raises PlanError.
 
+    ``context``: a :class:`PlanContext`, or its fields as keywords.
     The plan's ``orphans`` lists the orphaned allocations nova confirmed on the node, each
     with the command that deletes it (empty when nova was not asked).  ``devices`` (the host's
     device report, when the plan comes from one) lets a move in flight say what the host's
     devices show (inflight.find).
     ``state`` is a state dict (backend.provider_tree_state) or a :class:`tree.ProviderTree`.
     """
+    context = PlanContext.of(context, **fields)
     tree = _tree.ProviderTree.of(state)
-    plan = _plan_reshape(tree, root_uuid, layout, ownership=ownership, policy=policy,
-                         allow_foreign_allocations=allow_foreign_allocations, foreign=foreign,
-                         instances=instances, migrations=migrations, defer_in_flight=defer_in_flight,
-                         orphans=orphans, devices=devices)
-    plan['orphans'] = _orphans_on(tree, orphans, provider_rules.normalize_uuid(root_uuid))
+    plan = _plan_reshape(tree, root_uuid, layout, ownership, policy, context)
+    plan['orphans'] = _orphans_on(tree, context.orphans, provider_rules.normalize_uuid(root_uuid))
     return plan
 
 
-def _plan_reshape(tree, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
-                  allow_foreign_allocations=False, foreign=None, instances=None, migrations=None,
-                  defer_in_flight=True, orphans=None, devices=None):
+def _plan_reshape(tree, root_uuid, layout, ownership, policy, context):
     """The plan's steps, in order (docs/architecture.md, "the plan"); each kind of
     :data:`kinds.registry.KINDS` adds its own rules at its step."""
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
-    work = _PlanWork(tree, root_uuid, layout, ownership, policy, foreign)
+    work = _PlanWork(tree, root_uuid, layout, ownership, policy, context.foreign)
     _resolve_children(work)
     _check(work)
     _inventories(work)
-    if defer_in_flight:
-        waiting = _in_flight(work, allow_foreign_allocations, instances, migrations, orphans, devices)
+    if context.defer_in_flight:
+        waiting = _in_flight(work, context.allow_foreign_allocations, context.instances, context.migrations,
+                             context.orphans, context.devices)
         if waiting is not None:
             return waiting
     for kind in _kinds.KINDS:

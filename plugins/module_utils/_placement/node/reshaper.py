@@ -42,11 +42,29 @@ __metaclass__ = type
 
 import os
 
-from . import layout as _layout
-from . import moves as _moves
-from .discover.report_check import check_report as _check_report
+from .rollback import RollbackRequest, rollback_node
+from .verify_pass import VerifyRequest, verify_node
+from .front import PlanFront
+from .outcome import (
+    STATUS_DEFERRED,
+    STATUS_FAILED,
+    STATUS_NOOP,
+    STATUS_RESHAPED,
+    STATUS_ROLLED_BACK,
+    STATUS_VERIFIED,
+    landed as _landed,
+    note_traits as _note_traits,
+    result as _result,
+    retries_text as _retries_text,
+    root_traits_item as _root_traits_item,
+    set_root_traits as _set_root_traits,
+    would_write as _would_write,
+    written_text,
+)
+from .reading import read_node, resolve_root, with_new_providers as _with_new_providers
 from ..rules import allocations as allocation_rules
 from .. import journal as _journal
+from .. import request as _request
 from .. import resources as ops
 from .. import tree as _tree
 from . import planner
@@ -66,7 +84,6 @@ from .settle import (
     settle_reshape,
 )
 from . import damage as _damage
-from . import rollback as _rollback
 from . import snapshot as _snapshot
 from . import verify as _verify
 from ..backends.base import provider_tree_state
@@ -74,171 +91,15 @@ from ..files import make_dirs
 from ..errors import NotFound, PlacementError
 from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 
-# the pass's names, and those of settle.py its callers know it by (a lost answer's verdicts)
+# the pass's names, and those of the rooms it was split into (outcome.py, reading.py, rollback.py,
+# verify_pass.py) and of settle.py, that its callers know it by (a lost answer's verdicts)
 __all__ = [
     'STATUS_DEFERRED', 'STATUS_FAILED', 'STATUS_NOOP', 'STATUS_RESHAPED', 'STATUS_ROLLED_BACK', 'STATUS_VERIFIED',
     'SETTLE_DELAYS', 'SETTLED_APPLIED', 'SETTLED_CHANGED', 'SETTLED_NOT_APPLIED', 'SETTLED_UNKNOWN',
-    'ReshapeOutcomeUnknown', 'prepare_snapshot_dir', 'read_node', 'remove_created_children', 'reshape_node',
-    'resolve_root', 'rollback_node', 'settle_reshape', 'verify_node', 'written_text',
+    'ReshapeOutcomeUnknown', 'ReshapeRequest', 'RollbackRequest', 'VerifyRequest', 'prepare_snapshot_dir',
+    'read_node', 'remove_created_children', 'reshape_node', 'resolve_root', 'rollback_node', 'settle_reshape',
+    'verify_node', 'written_text',
 ]
-
-STATUS_RESHAPED = 'reshaped'
-STATUS_NOOP = 'noop'
-STATUS_DEFERRED = 'deferred'
-STATUS_ROLLED_BACK = 'rolled_back'
-STATUS_VERIFIED = 'verified'
-STATUS_FAILED = 'failed'
-
-
-def resolve_root(backend, ref):
-    """The compute node's ROOT provider, by name or uuid."""
-    prov = ops.resolve_provider(backend, ref, 'Compute node root provider')
-    if prov.get('parent_provider_uuid'):
-        root = prov.get('root_provider_uuid')
-        raise planner.PlanError('provider %s (%s) is not a root provider; its tree\'s root is %s'
-                                % (prov['name'], prov['uuid'], root))
-    return prov
-
-
-def read_node(backend, root_uuid, known=None, layout_on=None):
-    """(state, foreign): the tree in full, and what the consumers use outside it.
-
-    ``known``: a state read earlier (see :func:`.backend.provider_tree_state`): the full
-    allocations of consumers not written since are taken from it instead of read again.
-
-    ``layout_on``: callable giving the layout to plan from a state whose consumers are
-    PARTIAL bodies (their allocations on the tree, from the per-provider reads).  Then only
-    the consumers the plan may write (:func:`planner.write_candidates`: those holding on the
-    tree a class the layout moves or rewrites) are read in full (``GET /allocations/{c}``);
-    every other consumer keeps its partial body, which the planner never writes.  A layout
-    that cannot be built reads every consumer in full (the plan then fails as it would).
-
-    ``foreign`` is ``{rp: {"name", "traits", "root_provider_uuid"}}`` for every
-    provider outside the tree holding an allocation of a consumer of the tree
-    (None name and no traits for one that vanished meanwhile).
-    """
-    def select(partial_state):
-        try:
-            layout = layout_on(partial_state)
-        except Exception:  # pylint: disable=broad-except
-            return None
-        return planner.write_candidates(partial_state, root_uuid, layout)
-    state = provider_tree_state(backend, root_uuid, known=known, select=select if layout_on is not None else None)
-    foreign = {}
-    for body in state['allocations'].values():
-        for rp in body.get('allocations') or {}:
-            if rp in state['providers'] or rp in foreign:
-                continue
-            try:
-                prov = backend.get_provider(rp)
-                traits = sorted(backend.get_provider_traits(rp)['traits'])
-                foreign[rp] = {'name': prov['name'], 'traits': traits,
-                               'root_provider_uuid': prov.get('root_provider_uuid')}
-            except NotFound:
-                foreign[rp] = {'name': None, 'traits': [], 'root_provider_uuid': None}
-    return state, foreign
-
-
-def _with_new_providers(state, records):
-    """``state`` (a :func:`.backend.provider_tree_state`) plus providers just created.
-
-    ``records`` maps uuid -> the record of a provider created after ``state`` was read
-    (generation, no inventory, usages or aggregates, the traits it was given), shaped
-    as the tree read shapes a provider.  Nothing else in the state changes: a new
-    provider has no allocations.
-    """
-    providers = dict(state['providers'])
-    for uuid, rec in records.items():
-        providers[uuid] = {
-            'uuid': rec['uuid'],
-            'name': rec['name'],
-            'generation': rec['generation'],
-            'parent_provider_uuid': rec['parent_provider_uuid'],
-            'root_provider_uuid': rec['root_provider_uuid'],
-            'inventories': dict(rec['inventories']),
-            'usages': dict(rec['usages']),
-            'traits': sorted(rec['traits']),
-            'aggregates': sorted(rec['aggregates']),
-        }
-    return {'providers': providers, 'allocations': state['allocations']}
-
-
-def _set_root_traits(backend, change, attempts, log):
-    """The root's traits after the reshape, as nova sets them in the same pass
-    (HW_CPU_X86_AMD_SEV leaves the root with MEM_ENCRYPTION_CONTEXT).  Traits are not
-    part of ``POST /reshaper``; this is a generation-checked PUT with bounded retry."""
-    if not change:
-        return
-    ops.set_traits(backend, change['uuid'], change['after'], what='root provider %s' % change['name'],
-                   attempts=attempts, log=log)
-    log_line(log, 'root %s traits: %s -> %s'
-             % (change['name'], ', '.join(change['before']), ', '.join(change['after'])))
-
-
-def _note_traits(written, item, state):
-    """Add to ``written`` what the trait PUT of ``item`` (a plan's ``set_traits`` entry) changed on an
-    existing provider of ``state``: ``{"provider", "uuid", "added", "removed"}`` (merged per provider)."""
-    before = set((state['providers'].get(item['uuid']) or {}).get('traits') or ())
-    after = set(item['traits'])
-    entry = next((w for w in written if w['uuid'] == item['uuid']), None)
-    if entry is None:
-        entry = {'provider': item['name'], 'uuid': item['uuid'], 'added': [], 'removed': []}
-        written.append(entry)
-    entry['added'] = sorted(set(entry['added']) | (after - before))
-    entry['removed'] = sorted(set(entry['removed']) | (before - after))
-
-
-def _root_traits_item(change):
-    """A plan's ``root_traits`` change (after the reshape) as a ``set_traits`` entry."""
-    return {'name': change['name'], 'uuid': change['uuid'], 'traits': change['after']}
-
-
-def _would_write(plan, state):
-    """What a planned reshape (check mode) would write: ``{"reshaper": whether a POST /reshaper would be
-    sent, "traits": [trait changes on existing providers, as ``traits_written``], "children": [names]}``."""
-    created = set(c['uuid'] for c in plan['create_children'])
-    traits = []
-    for item in plan['set_traits']:
-        if item['uuid'] not in created:
-            _note_traits(traits, item, state)
-    if plan.get('root_traits'):
-        _note_traits(traits, _root_traits_item(plan['root_traits']), state)
-    return {'reshaper': bool(plan['allocations'] or plan['inventory_changes'] or plan.get('root_traits')),
-            'traits': traits, 'children': [c['name'] for c in plan['create_children']]}
-
-
-def written_text(created, traits_written):
-    """``traits added: OWNER_NOVA on cn1_pci_0000_81_00_0; children created: ...`` ('' when nothing)."""
-    parts = []
-    if created:
-        parts.append('children created: %s' % ', '.join(created))
-    for key, verb in (('added', 'added'), ('removed', 'removed')):
-        items = ['%s on %s' % (', '.join(w[key]), w['provider']) for w in traits_written or () if w.get(key)]
-        if items:
-            parts.append('traits %s: %s' % (verb, '; '.join(items)))
-    return '; '.join(parts)
-
-
-def _result(status, changed, **kwargs):
-    result = {
-        'changed': changed,
-        'status': status,
-        'plan': None,
-        'diff': {'before': {}, 'after': {}},
-        'retries': 0,
-        'resent': 0,
-        'verification': [],
-        'verified': None,
-        'snapshot': None,
-        'moved': {'consumers': 0, 'allocations': 0},
-        'deferred_reason': None,
-        'warnings': [],
-        'reshaper_applied': False,
-        'traits_written': [],
-        'children_created': [],
-    }
-    result.update(kwargs)
-    return result
 
 
 def _plan_summary(plan, state=None):
@@ -278,37 +139,21 @@ def prepare_snapshot_dir(snapshot_dir):
         raise _snapshot.SnapshotError('snapshot_dir %s is not writable' % snapshot_dir)
 
 
-def _planner(backend, devices, layout_options, policy, ownership, moves, consumers):
-    """The front door of the plan: the device report (discovery), or explicit move records
-    (moves.py, issue 16).  Returns ``plan(state, **kwargs)``; both end in :func:`planner.plan_reshape`."""
-    if moves is not None:
-        def lookup(ref):
-            return ops.find_provider(backend, ref)
+class ReshapeRequest(_request.Request):
+    """What :func:`reshape_node` is asked (each field is described there): the device report
+    (``devices``, ``layout_options``, ``policy``, ``ownership``) or the move records (``moves``,
+    ``consumers``); ``allow_foreign_allocations``, ``snapshot_dir``, ``check_mode``, ``run_id``;
+    nova's answers (``migrations``, ``orphan_lookup``); the retries (``attempts``, ``backoff``,
+    ``settle_delays``), ``log``, and ``observed``."""
 
-        def from_moves(state, root_uuid, **kwargs):
-            return _moves.plan_from_moves(state, root_uuid, moves, consumers=consumers, policy=policy,
-                                          lookup=lookup, **kwargs)
-        return from_moves
-
-    def from_devices(state, root_uuid, **kwargs):
-        return planner.plan_from_devices(state, root_uuid, devices, layout_options, policy=policy,
-                                         ownership_overrides=ownership, **kwargs)
-    return from_devices
+    FIELDS = (('devices', None), ('layout_options', None), ('policy', planner.POLICY_STRICT), ('ownership', None),
+              ('allow_foreign_allocations', False), ('snapshot_dir', None), ('check_mode', False),
+              ('attempts', DEFAULT_ATTEMPTS), ('log', None), ('backoff', 0.05), ('run_id', ''),
+              ('migrations', None), ('settle_delays', SETTLE_DELAYS), ('orphan_lookup', None), ('moves', None),
+              ('consumers', None), ('observed', None))
 
 
-def _layout_on(backend, root_uuid, devices, layout_options, policy, moves, consumers):
-    """``layout(state)``: the layout the plan of :func:`_planner` builds, for :func:`read_node`."""
-    if moves is not None:
-        return lambda state: _moves.layout_from_moves(state, root_uuid, moves, consumers=consumers, policy=policy,
-                                                      lookup=lambda ref: ops.find_provider(backend, ref))[0]
-    return lambda state: planner.layout_from_devices(state, root_uuid, devices, layout_options)
-
-
-def reshape_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
-                 ownership=None, allow_foreign_allocations=False, snapshot_dir=None,
-                 check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05, run_id='',
-                 migrations=None, settle_delays=SETTLE_DELAYS, orphan_lookup=None, moves=None,
-                 consumers=None, observed=None):
+def reshape_node(backend, root, devices=None, request=None, **fields):
     """Plan and (unless ``check_mode``) apply the reshape of one node; see the module doc.
 
     ``observed``: a dict that receives ``state`` (the node's tree as this call last read it:
@@ -344,16 +189,12 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
     snapshot, sends and settles (:func:`send_settled`), sets the root's traits; then
     :meth:`_NodePass.outcome` verifies and says what happened, or :func:`failure` cleans up.
     """
-    if moves is None:
-        _check_report(devices)  # before anything reads it (its instances below)
+    req = ReshapeRequest.of(request, devices=devices, **fields)
+    devices, snapshot_dir, check_mode, run_id = req.devices, req.snapshot_dir, req.check_mode, req.run_id
+    front = PlanFront(backend, req)
+    front.check()  # before anything reads the report (its instances below)
     root_prov = resolve_root(backend, root)
-    run = _NodePass(backend, root_prov,
-                    _planner(backend, devices, layout_options, policy, ownership, moves, consumers),
-                    _layout_on(backend, root_prov['uuid'], devices, layout_options, policy, moves, consumers),
-                    snapshot_dir=snapshot_dir, check_mode=check_mode, attempts=attempts, log=log,
-                    run_id=run_id, migrations=migrations, settle_delays=settle_delays,
-                    orphan_lookup=orphan_lookup, allow_foreign_allocations=allow_foreign_allocations,
-                    known=set(str(i).lower() for i in (devices or {}).get('instances') or ()))
+    run = _NodePass(backend, root_prov, req, front)
     if not check_mode:
         prepare_snapshot_dir(snapshot_dir)
     # the newest snapshot's pass never said the node was verified after its POST /reshaper: check the
@@ -364,15 +205,15 @@ def reshape_node(backend, root, devices, layout_options=None, policy=planner.POL
         if damaged is not None:
             return damaged
     try:
-        plan, retries = with_conflict_retry(run.attempt, attempts=attempts, log=log,
-                                            what='reshape of %s' % root_prov['name'], backoff=backoff)
+        plan, retries = with_conflict_retry(run.attempt, attempts=req.attempts, log=req.log,
+                                            what='reshape of %s' % root_prov['name'], backoff=req.backoff)
     except Exception as exc:  # pylint: disable=broad-except
         if run.snapshot and not run.applied and not isinstance(exc, ReshapeOutcomeUnknown):
             run.mark_not_applied()
-        err = failure(backend, root_prov, run, exc, log)
+        err = failure(backend, root_prov, run, exc, req.log)
         err.journal = run.failed_journal()   # what the failed pass wrote (None: nothing, or not read)
         raise err
-    result = run.outcome(plan, retries, observed)
+    result = run.outcome(plan, retries, req.observed)
     if run.snapshot and not run.applied:
         run.mark_not_applied()  # its POST /reshaper never applied (re-planned, then deferred or not needed)
     if unsettled is not None and result['status'] == STATUS_NOOP:
@@ -415,20 +256,21 @@ def _settled_now(result, root_prov, unsettled, run_id, check_mode):
 class _NodePass(Progress):
     """One node's reshape, step by step (docs/architecture.md, "the pass").
 
-    ``plan_on(state, root_uuid, **kwargs)`` and ``layout_on(state)`` come from
-    :func:`_planner` / :func:`_layout_on` (a device report or explicit move records).
+    ``request`` is the :class:`ReshapeRequest`; ``front`` the :class:`front.PlanFront` that checked
+    its device report and builds the layout once per tree state.
     """
 
-    def __init__(self, backend, root_prov, plan_on, layout_on, snapshot_dir, check_mode, attempts, log,
-                 run_id, migrations, settle_delays, orphan_lookup, allow_foreign_allocations, known):
+    def __init__(self, backend, root_prov, request, front):
         super(_NodePass, self).__init__()
         self.backend, self.root_prov, self.root_uuid = backend, root_prov, root_prov['uuid']
-        self.plan_on, self.layout_on = plan_on, layout_on
-        self.snapshot_dir, self.check_mode, self.attempts, self.log = snapshot_dir, check_mode, attempts, log
-        self.run_id, self.migrations, self.settle_delays = run_id, migrations, settle_delays
-        self.orphan_lookup, self.allow_foreign_allocations = orphan_lookup, allow_foreign_allocations
+        self.front, self.layout_on = front, front.layout_on(root_prov['uuid'])
+        self.snapshot_dir, self.check_mode, self.attempts, self.log = (
+            request.snapshot_dir, request.check_mode, request.attempts, request.log)
+        self.run_id, self.migrations, self.settle_delays = request.run_id, request.migrations, request.settle_delays
+        self.orphan_lookup, self.allow_foreign_allocations = request.orphan_lookup, request.allow_foreign_allocations
         # the consumers the host or nova explains (guest domains, migration records)
-        self.known = known | set(str(m.get('uuid')).lower() for m in migrations or () if isinstance(m, dict))
+        known = set(str(i).lower() for i in (request.devices or {}).get('instances') or ())
+        self.known = known | set(str(m.get('uuid')).lower() for m in self.migrations or () if isinstance(m, dict))
         self.asked = {}                 # consumer -> whether nova called it an orphan
         self.created = []               # names of the children this pass created
         self.traits_written = []        # trait PUTs on providers that already existed
@@ -455,8 +297,10 @@ class _NodePass(Progress):
         return set(c for c, is_orphan in self.asked.items() if is_orphan)
 
     def plan_on_state(self, state, foreign):
-        return self.plan_on(state, self.root_uuid, allow_foreign_allocations=self.allow_foreign_allocations,
-                            foreign=foreign, migrations=self.migrations, orphans=self.orphans_in(state))
+        """The plan of ``state``, from the layout built once for it (:meth:`front.PlanFront.layout`)."""
+        return self.front.plan(state, self.root_uuid, planner.PlanContext(
+            allow_foreign_allocations=self.allow_foreign_allocations, foreign=foreign, migrations=self.migrations,
+            orphans=self.orphans_in(state)))
 
     def plan_now(self):
         """Read the node (only the consumers the plan may write in full: read_node, layout_on) and plan."""
@@ -745,179 +589,3 @@ class _NodePass(Progress):
                     'pass again: %s' % ' ; '.join(result['corrections']))
         result['msg'] = msg
         return result
-
-
-def _landed(plan, after):
-    """``moved`` as Placement holds it after a reshape it did not commit as sent: the consumers
-    holding exactly their planned allocations, their moved allocations and units."""
-    tree = _tree.ProviderTree.of(after)
-    landed = [c for c, body in sorted(plan['allocations'].items())
-              if tree.allocations(c) == allocation_rules.strip_allocations(body['allocations'])]
-    units = {}
-    records = 0
-    for consumer in landed:
-        for rc, rec in (plan['assignments'].get(consumer) or {}).items():
-            records += 1
-            units[rc] = units.get(rc, 0) + rec['amount']
-    return {'consumers': len(landed), 'allocations': records, 'units': units}
-
-
-def _retries_text(retries, resent):
-    """`` after N retries (...)`` of a reshape's message: generation conflicts and POST /reshaper
-    sent again after it failed or got no answer and was not applied, each said as what it was."""
-    if not retries:
-        return ''
-    why = []
-    if retries - resent:
-        why.append('%d on generation conflicts' % (retries - resent))
-    if resent:
-        why.append('%d after POST /reshaper failed or got no answer and was not applied, see warnings' % resent)
-    return ' after %d retr%s (%s)' % (retries, 'y' if retries == 1 else 'ies', '; '.join(why))
-
-
-def rollback_node(backend, root, snapshot_dir=None, snapshot_file=None, remove_children=False,
-                  check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None, backoff=0.05,
-                  settle_delays=SETTLE_DELAYS):
-    """Restore the node's snapshot with one reverse reshape, then verify it."""
-    root_prov = resolve_root(backend, root)
-    path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
-    snap = _snapshot.load_snapshot(path)
-    if snap['root']['uuid'] != root_prov['uuid']:
-        raise _snapshot.SnapshotError('snapshot %s is of provider %s (%s), not of %s (%s)'
-                                      % (path, snap['root']['name'], snap['root']['uuid'],
-                                         root_prov['name'], root_prov['uuid']))
-    _rollback.refuse_snapshot(path, _rollback.rollback_problems(snap))
-    verified = _snapshot.has_digest(snap)
-
-    progress = Progress(snapshot=path)
-    read = {}  # the tree the rollback was computed from (its journal's "before")
-
-    def step():
-        state, _foreign = read_node(backend, root_prov['uuid'])
-        read['state'] = state
-        _rollback.refuse_snapshot(path, _rollback.inventory_drift(snap, state), unchanged=True)
-        rplan = _rollback.plan_rollback(state, snap, remove_children=remove_children)
-        if rplan['status'] == planner.STATUS_PLANNED and not check_mode:
-            body = _rollback.rollback_body(rplan)
-            if body is not None:
-                send_settled(backend, root_prov['uuid'], body, progress, settle_delays, log,
-                             unknown_hint='run the rollback again: it reads the node and either finds '
-                                          'it back at the snapshot or rolls it back')
-            _set_root_traits(backend, rplan['root_traits'], attempts, log)
-        return rplan
-
-    rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
-                                         what='rollback of %s' % root_prov['name'], backoff=backoff)
-    if progress.settled:
-        rplan['warnings'] = list(rplan['warnings']) + [progress.settled]
-    changed = rplan['status'] == planner.STATUS_PLANNED
-    result = _result(STATUS_ROLLED_BACK if changed else STATUS_NOOP, changed, plan=rplan,
-                     diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
-                     warnings=list(rplan['warnings']), reshaper_applied=bool(progress.applied))
-    result['snapshot_verified'] = verified
-    unverified = '' if verified else '. ' + _rollback.unverified_note(path)
-    if not verified:
-        result['warnings'].append(_rollback.unverified_note(path))
-    if check_mode:
-        result['journal'] = _journal.journal_of(read['state'], _journal.rolled_back_state(read['state'], rplan),
-                                                _journal.MODE_WOULD)
-        result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
-                         if changed else '%s already matches %s' % (root_prov['name'], path)) + unverified
-        return result
-    removed = []
-    for item in rplan['remove_children']:
-        ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
-        removed.append(item['uuid'])
-        log_line(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
-    after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
-    result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
-                                            left=_rollback.children_left_behind(snap, after))
-    result['tree_before'] = read['state']   # what Placement held: the report's "before" (not the snapshot)
-    removable = [c['uuid'] for c in rplan['remove_children']]
-    if remove_children:
-        # the children an earlier run of this rollback removed before it was stopped: asked for, gone
-        removable += _rollback.removed_before(snap, after)
-    checks = _rollback.verify_rollback(snap, after, rplan['restored'], removed=removable)
-    result['verification'] = checks
-    result['verified'] = _verify.passed(checks)
-    if result['verified'] and verified:
-        # the snapshot says its node was rolled back: a report of the run that reshaped it, written
-        # afterwards (a sliced roll's report job), does not call the node reshaped (fleet/report.py)
-        try:
-            _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_ROLLED_BACK, 'at': _snapshot.utc_stamp(),
-                                         'was': _snapshot.outcome_status(snap)}, snapshot_dir)
-        except _snapshot.SnapshotError as exc:
-            result['warnings'].append('the rollback could not be recorded in the snapshot: %s' % exc.detail)
-    result['msg'] = '%s %s to %s; verification %s' % (
-        'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
-        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
-            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks))) + unverified
-    return result
-
-
-def verify_node(backend, root, devices, layout_options=None, policy=planner.POLICY_STRICT,
-                ownership=None, snapshot_dir=None, snapshot_file=None, moves=None, consumers=None):
-    """Run the verification checks on the node as it is (``state: verified``).
-
-    With ``moves`` (moves.py) the same checks are fed the layout and ownership of the records."""
-    root_prov = resolve_root(backend, root)
-    root_uuid = root_prov['uuid']
-    baseline = None
-    planned_totals = None
-    snap_path = None
-    snap_error = None
-    if snapshot_file or snapshot_dir:
-        try:
-            snap_path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
-            snap = _snapshot.load_snapshot(snap_path)
-            baseline = snap['state']
-            planned_totals = (snap.get('plan') or {}).get('planned_totals')
-        except _snapshot.SnapshotError as exc:
-            if snapshot_file:
-                snap_error = exc
-            snap_path = None
-    # the snapshot's consumers that were not written since it was taken are not read again
-    state, foreign = read_node(backend, root_uuid, known=baseline if snap_error is None else None)
-    if snap_error is not None:
-        raise snap_error  # pylint: disable=raising-bad-type
-    try:
-        if moves is not None:
-            _lay, owners = _moves.layout_from_moves(state, root_uuid, moves, consumers=consumers, policy=policy,
-                                                    lookup=lambda ref: ops.find_provider(backend, ref))
-        else:
-            owners = _layout.merge_ownership(_layout.ownership_from_devices(devices), ownership)
-        plan = _planner(backend, devices, layout_options, policy, ownership, moves, consumers)(
-            state, root_uuid, allow_foreign_allocations=True, foreign=foreign, defer_in_flight=False)
-    except planner.PlanError as exc:
-        checks = [
-            _verify.usage_matches_allocations(state),
-            _verify.usage_within_capacity(state, baseline),
-            {'check': 'layout_applied', 'passed': False,
-             'detail': 'the node does not have the layout and cannot be planned: %s' % exc.detail},
-        ]
-        plan = None
-    else:
-        checks = _verify.verify_current(plan, state, owners, policy, baseline=baseline,
-                                        planned_totals=planned_totals)
-    damaged = None
-    if baseline is not None:
-        # owners never change (a reshape keeps them): any consumer of the snapshot still on the node
-        present = [c for c in _tree.ProviderTree.of(baseline).consumers() if c in state['allocations']]
-        checks.append(_verify.consumers_keep_their_owner(baseline, state, present))
-        if _snapshot.unsettled(snap):
-            # the snapshot's pass never said the node was verified after its POST /reshaper (damage.py)
-            dchecks, damaged, _full = _damage.check(backend, root_uuid, snap, instances=(devices or {}).get('instances'))
-            checks.extend(c for c in dchecks if c['check'] == 'consumers_as_snapshot_or_plan')
-    ok = _verify.passed(checks)
-    result = _result(STATUS_VERIFIED, False, plan=plan, verification=checks, verified=ok,
-                     snapshot=snap_path, warnings=list((plan or {}).get('warnings') or []))
-    if damaged:
-        result['damaged'] = damaged
-        result['corrections'] = _damage.corrections(damaged, backend)
-    result['msg'] = '%s: verification %s' % (
-        root_prov['name'], 'passed' if ok else 'FAILED: ' + '; '.join(
-            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks)))
-    if damaged:
-        result['msg'] += ('. Give each damaged consumer what it should have (snapshot %s), then verify again: %s'
-                          % (snap_path, ' ; '.join(result['corrections'])))
-    return result

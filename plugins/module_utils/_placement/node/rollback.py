@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Rollback's rules in one room: what refuses a snapshot, the reverse plan, the verification after it.
 
-A rollback (:func:`.reshaper.rollback_node` drives it against the backend) goes through them in order:
+A rollback (:func:`rollback_node`, step 5, drives it against the backend) goes through them in order:
 
 1. **refusals, without the node** (:func:`rollback_problems`): independent of the snapshot's digest,
    the document must agree with the plan recorded in it -- the root is in the state, every provider
@@ -41,6 +41,11 @@ from .planner import (
     _named_allocs,
     write_request,
 )
+from . import outcome as _outcome
+from . import snapshot as _snapshot
+from . import verify as _verify
+from .reading import read_node, resolve_root
+from .settle import SETTLE_DELAYS, Progress, log_line, send_settled
 from .snapshot import SnapshotError
 from .verify import (
     _check,
@@ -53,12 +58,17 @@ from .verify import (
     usage_within_capacity,
 )
 from ..errors import PlacementError
+from ..retry import DEFAULT_ATTEMPTS, with_conflict_retry
 from ..rules import allocations as allocation_rules
+from .. import journal as _journal
+from .. import request as _request
+from .. import resources as ops
 from .. import tree as _tree
 
 __all__ = [
     'children_left_behind', 'inventory_drift', 'plan_rollback', 'planned_changes', 'refuse_snapshot',
-    'removed_before', 'rollback_body', 'rollback_problems', 'unverified_note', 'verify_rollback',
+    'RollbackRequest', 'removed_before', 'rollback_body', 'rollback_node', 'rollback_problems',
+    'unverified_note', 'verify_rollback',
 ]
 
 
@@ -551,3 +561,96 @@ def verify_rollback(snapshot, after, restored, removed=None):
         usage_matches_allocations(after),
         usage_within_capacity(after, snap),
     ]
+
+
+# -- 5: the rollback of a node, against the backend ------------------------------------------
+
+class RollbackRequest(_request.Request):
+    """What :func:`rollback_node` is asked: the snapshot (``snapshot_dir``, or ``snapshot_file``),
+    ``remove_children``, ``check_mode``, and the retries (``attempts``, ``backoff``,
+    ``settle_delays`` of a lost answer) and ``log``."""
+
+    FIELDS = (('snapshot_dir', None), ('snapshot_file', None), ('remove_children', False), ('check_mode', False),
+              ('attempts', DEFAULT_ATTEMPTS), ('log', None), ('backoff', 0.05), ('settle_delays', SETTLE_DELAYS))
+
+
+def rollback_node(backend, root, request=None, **fields):
+    """Restore the node's snapshot with one reverse reshape, then verify it.
+
+    ``request``: a :class:`RollbackRequest`, or its fields as keywords."""
+    req = RollbackRequest.of(request, **fields)
+    snapshot_dir, snapshot_file, remove_children = req.snapshot_dir, req.snapshot_file, req.remove_children
+    check_mode, attempts, log = req.check_mode, req.attempts, req.log
+    root_prov = resolve_root(backend, root)
+    path = _snapshot.find_snapshot(snapshot_dir, root_prov['name'], snapshot_file)
+    snap = _snapshot.load_snapshot(path)
+    if snap['root']['uuid'] != root_prov['uuid']:
+        raise SnapshotError('snapshot %s is of provider %s (%s), not of %s (%s)'
+                            % (path, snap['root']['name'], snap['root']['uuid'], root_prov['name'], root_prov['uuid']))
+    refuse_snapshot(path, rollback_problems(snap))
+    verified = _snapshot.has_digest(snap)
+
+    progress = Progress(snapshot=path)
+    read = {}  # the tree the rollback was computed from (its journal's "before")
+
+    def step():
+        state, _foreign = read_node(backend, root_prov['uuid'])
+        read['state'] = state
+        refuse_snapshot(path, inventory_drift(snap, state), unchanged=True)
+        rplan = plan_rollback(state, snap, remove_children=remove_children)
+        if rplan['status'] == STATUS_PLANNED and not check_mode:
+            body = rollback_body(rplan)
+            if body is not None:
+                send_settled(backend, root_prov['uuid'], body, progress, req.settle_delays, log,
+                             unknown_hint='run the rollback again: it reads the node and either finds '
+                                          'it back at the snapshot or rolls it back')
+            _outcome.set_root_traits(backend, rplan['root_traits'], attempts, log)
+        return rplan
+
+    rplan, retries = with_conflict_retry(step, attempts=attempts, log=log,
+                                         what='rollback of %s' % root_prov['name'], backoff=req.backoff)
+    if progress.settled:
+        rplan['warnings'] = list(rplan['warnings']) + [progress.settled]
+    changed = rplan['status'] == STATUS_PLANNED
+    result = _outcome.result(_outcome.STATUS_ROLLED_BACK if changed else _outcome.STATUS_NOOP, changed, plan=rplan,
+                             diff=rplan['diff'], retries=retries, snapshot=path, moved=rplan['moved'],
+                             warnings=list(rplan['warnings']), reshaper_applied=bool(progress.applied))
+    result['snapshot_verified'] = verified
+    unverified = '' if verified else '. ' + unverified_note(path)
+    if not verified:
+        result['warnings'].append(unverified_note(path))
+    if check_mode:
+        result['journal'] = _journal.journal_of(read['state'], _journal.rolled_back_state(read['state'], rplan),
+                                                _journal.MODE_WOULD)
+        result['msg'] = ('check mode: would roll %s back to %s' % (root_prov['name'], path)
+                         if changed else '%s already matches %s' % (root_prov['name'], path)) + unverified
+        return result
+    removed = []
+    for item in rplan['remove_children']:
+        ops.remove_provider(backend, item['uuid'], attempts=attempts, log=log)
+        removed.append(item['uuid'])
+        log_line(log, 'removed child provider %s (%s)' % (item['name'], item['uuid']))
+    after, _foreign = read_node(backend, root_prov['uuid'], known=snap['state'])
+    result['journal'] = _journal.journal_of(read['state'], after, _journal.MODE_RESTORED,
+                                            left=children_left_behind(snap, after))
+    result['tree_before'] = read['state']   # what Placement held: the report's "before" (not the snapshot)
+    removable = [c['uuid'] for c in rplan['remove_children']]
+    if remove_children:
+        # the children an earlier run of this rollback removed before it was stopped: asked for, gone
+        removable += removed_before(snap, after)
+    checks = verify_rollback(snap, after, rplan['restored'], removed=removable)
+    result['verification'] = checks
+    result['verified'] = _verify.passed(checks)
+    if result['verified'] and verified:
+        # the snapshot says its node was rolled back: a report of the run that reshaped it, written
+        # afterwards (a sliced roll's report job), does not call the node reshaped (fleet/report.py)
+        try:
+            _snapshot.set_outcome(path, {'status': _snapshot.OUTCOME_ROLLED_BACK, 'at': _snapshot.utc_stamp(),
+                                         'was': _snapshot.outcome_status(snap)}, snapshot_dir)
+        except SnapshotError as exc:
+            result['warnings'].append('the rollback could not be recorded in the snapshot: %s' % exc.detail)
+    result['msg'] = '%s %s to %s; verification %s' % (
+        'rolled' if changed else 'already rolled', root_prov['name'] + ' back', path,
+        'passed' if result['verified'] else 'FAILED: ' + '; '.join(
+            '%s: %s' % (c['check'], c['detail']) for c in _verify.failures(checks))) + unverified
+    return result
