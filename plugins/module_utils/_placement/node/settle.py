@@ -26,6 +26,7 @@ __metaclass__ = type
 import time
 
 from ..rules import allocations as allocation_rules
+from .. import request as _request
 from .. import tree as _tree
 from ..backends.base import provider_tree_state
 from ..errors import (
@@ -233,7 +234,8 @@ def send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
         answered = not isinstance(exc, NoAnswer)
         what = ('POST /reshaper failed with %s %s (%s)' % (exc.status, exc.title, exc.detail) if answered
                 else 'the answer to POST /reshaper was lost (%s)' % exc.detail)
-        settle_lost(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, answered)
+        settle_lost(Sending(backend=backend, root_uuid=root_uuid, body=body, progress=progress, delays=delays,
+                            log=log, unknown_hint=unknown_hint), exc, what, answered)
     except CapacityExceeded as exc:
         named = sorted(rp for rp in body['inventories'] if rp in str(exc.detail))
         if not named:
@@ -241,15 +243,24 @@ def send_settled(backend, root_uuid, body, progress, delays, log, unknown_hint):
         what = ('POST /reshaper was refused with 409 (%s) on %s, whose inventory this same reshape sets: '
                 'Placement answers so when it retries part of a reshape after a database deadlock'
                 % (exc.detail, ', '.join(named)))
-        settle_lost(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, True)
+        settle_lost(Sending(backend=backend, root_uuid=root_uuid, body=body, progress=progress, delays=delays,
+                            log=log, unknown_hint=unknown_hint), exc, what, True)
     progress.applied = True
 
 
-def settle_lost(backend, root_uuid, body, progress, delays, log, unknown_hint, exc, what, answered):
+class Sending(_request.Request):
+    """One :func:`send_settled` (its arguments), for :func:`settle_lost`."""
+
+    FIELDS = (('backend', None), ('root_uuid', None), ('body', None), ('progress', None), ('delays', SETTLE_DELAYS),
+              ('log', None), ('unknown_hint', ''))
+
+
+def settle_lost(sending, exc, what, answered):
     """Settle a POST /reshaper whose answer was lost or cannot be trusted; returns when it was
-    applied, raises ConcurrentUpdate (re-plan) or ReshapeOutcomeUnknown."""
+    applied, raises ConcurrentUpdate (re-plan) or ReshapeOutcomeUnknown.  ``sending``: a :class:`Sending`."""
+    log, progress, unknown_hint = sending.log, sending.progress, sending.unknown_hint
     log_line(log, '%s; reading the node back to settle it' % what)
-    verdict, _now = settle_reshape(backend, root_uuid, body, delays=delays, log=log)
+    verdict, _now = settle_reshape(sending.backend, sending.root_uuid, sending.body, delays=sending.delays, log=log)
     progress.verdict = verdict
     if verdict == SETTLED_UNKNOWN:
         raise ReshapeOutcomeUnknown(

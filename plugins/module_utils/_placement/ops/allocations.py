@@ -140,62 +140,93 @@ def ensure_allocations(backend, requests, multi=False, check_mode=False,
 
 
 def _ensure_allocations_once(backend, reqs, multi, check_mode):
+    """One read-compute-write step of :func:`ensure_allocations`: each consumer read and planned,
+    the writes checked to fit, the views predicted, then (unless check mode) the one write."""
     with_type = microversion_of(backend) >= allocation_rules.CONSUMER_TYPE_MICROVERSION
-    providers = {}   # ref -> provider (fresh read)
+    lookup = _ProviderLookup(backend)
+    plans = [_consumer_plan(backend, req, lookup, with_type) for req in reqs]
+    writes = [p for p in plans if p['changed']]
+    _check_fit(backend, writes, lookup.providers)
+    consumers = _predicted_views(plans, writes, lookup.providers)
+    result = {
+        'changed': bool(writes),
+        'consumers': consumers,
+        'diff': {
+            'before': dict((p['consumer'], p['before']) for p in plans),
+            'after': dict(consumers),
+        },
+    }
+    if not writes or check_mode:
+        return result
+    _write_allocations(backend, writes, multi, with_type)
+    for plan in plans:
+        consumers[plan['consumer']] = consumer_view(backend.get_allocations(plan['consumer']))
+    result['diff']['after'] = dict(consumers)
+    return result
 
-    def provider_of(ref):
-        if ref not in providers:
-            prov = find_provider(backend, ref)
+
+class _ProviderLookup(object):
+    """``lookup(ref)``: the provider a request names (read fresh, once per ref); ``providers``:
+    ``{ref: provider}`` of those read."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.providers = {}
+
+    def __call__(self, ref):
+        if ref not in self.providers:
+            prov = find_provider(self.backend, ref)
             if prov is None:
                 if provider_rules.is_uuid_like(ref):
                     raise allocation_rules.unknown_provider_error(provider_rules.normalize_uuid(ref))
                 raise BadRequest("Allocation for resource provider named '%s' that does not exist."
                                  % ref)
-            providers[ref] = prov
-        return providers[ref]
+            self.providers[ref] = prov
+        return self.providers[ref]
 
-    plans = []
-    for req in reqs:
-        consumer = req['consumer_uuid']
-        before = consumer_view(backend.get_allocations(consumer))
-        desired = {}
-        for entry in req['allocations']:
-            prov = provider_of(entry['resource_provider'])
-            if prov['uuid'] in desired:
-                raise BadRequest('Consumer %s: resource provider %s (%s) is listed more than once'
-                                 % (consumer, prov['uuid'], prov['name']))
-            desired[prov['uuid']] = dict(entry['resources'])
-        have = dict((rp, e['resources']) for rp, e in before['allocations'].items())
-        if req['state'] == 'absent':
-            changed = bool(have)
-            project_id = before['project_id']
-            user_id = before['user_id']
-            consumer_type = before['consumer_type']
-        else:
-            project_id = req['project_id'] or before['project_id']
-            user_id = req['user_id'] or before['user_id']
-            consumer_type = (req['consumer_type'] or before['consumer_type']
-                             or allocation_rules.DEFAULT_CONSUMER_TYPE)
-            if not with_type:
-                consumer_type = None
-            missing = [k for k, v in (('project_id', project_id), ('user_id', user_id)) if not v]
-            if missing:
-                raise BadRequest('Consumer %s has no allocations yet: %s required to create them'
-                                 % (consumer, ' and '.join(missing)))
-            changed = (desired != have or project_id != before['project_id']
-                       or user_id != before['user_id']
-                       or (with_type and consumer_type != before['consumer_type']))
-        plans.append({
-            'consumer': consumer, 'before': before, 'have': have, 'desired': desired,
-            'project_id': project_id, 'user_id': user_id, 'consumer_type': consumer_type,
-            'changed': changed,
-        })
 
-    writes = [p for p in plans if p['changed']]
-    _check_fit(backend, writes, providers)
+def _consumer_plan(backend, req, lookup, with_type):
+    """Step 1, one consumer: its allocations read, what the request wants of it, whether it changes."""
+    consumer = req['consumer_uuid']
+    before = consumer_view(backend.get_allocations(consumer))
+    desired = {}
+    for entry in req['allocations']:
+        prov = lookup(entry['resource_provider'])
+        if prov['uuid'] in desired:
+            raise BadRequest('Consumer %s: resource provider %s (%s) is listed more than once'
+                             % (consumer, prov['uuid'], prov['name']))
+        desired[prov['uuid']] = dict(entry['resources'])
+    have = dict((rp, e['resources']) for rp, e in before['allocations'].items())
+    if req['state'] == 'absent':
+        changed = bool(have)
+        project_id = before['project_id']
+        user_id = before['user_id']
+        consumer_type = before['consumer_type']
+    else:
+        project_id = req['project_id'] or before['project_id']
+        user_id = req['user_id'] or before['user_id']
+        consumer_type = (req['consumer_type'] or before['consumer_type']
+                         or allocation_rules.DEFAULT_CONSUMER_TYPE)
+        if not with_type:
+            consumer_type = None
+        missing = [k for k, v in (('project_id', project_id), ('user_id', user_id)) if not v]
+        if missing:
+            raise BadRequest('Consumer %s has no allocations yet: %s required to create them'
+                             % (consumer, ' and '.join(missing)))
+        changed = (desired != have or project_id != before['project_id']
+                   or user_id != before['user_id']
+                   or (with_type and consumer_type != before['consumer_type']))
+    return {
+        'consumer': consumer, 'before': before, 'have': have, 'desired': desired,
+        'project_id': project_id, 'user_id': user_id, 'consumer_type': consumer_type,
+        'changed': changed,
+    }
 
-    # predicted generations: every provider in the NEW allocation set of a written
-    # consumer gets +1 once per transaction; a provider only left behind does not.
+
+def _predicted_views(plans, writes, providers):
+    """Step 3, predict: each consumer's view after the write, with the predicted generations:
+    every provider in the NEW allocation set of a written consumer gets +1 once per
+    transaction; a provider only left behind does not."""
     bumped = set()
     for plan in writes:
         bumped.update(plan['desired'])
@@ -224,17 +255,11 @@ def _ensure_allocations_once(backend, reqs, multi, check_mode):
                 'consumer_type': plan['consumer_type'],
             }
         consumers[plan['consumer']] = after
-    result = {
-        'changed': bool(writes),
-        'consumers': consumers,
-        'diff': {
-            'before': dict((p['consumer'], p['before']) for p in plans),
-            'after': dict(consumers),
-        },
-    }
-    if not writes or check_mode:
-        return result
+    return consumers
 
+
+def _write_allocations(backend, writes, multi, with_type):
+    """Step 4, apply: one ``PUT /allocations/{c}``, or one ``POST /allocations`` of every write."""
     bodies = {}
     for plan in writes:
         body = {
@@ -251,10 +276,6 @@ def _ensure_allocations_once(backend, reqs, multi, check_mode):
     else:
         consumer = writes[0]['consumer']
         backend.put_allocations(consumer, bodies[consumer])
-    for plan in plans:
-        consumers[plan['consumer']] = consumer_view(backend.get_allocations(plan['consumer']))
-    result['diff']['after'] = dict(consumers)
-    return result
 
 
 def _check_fit(backend, writes, providers):

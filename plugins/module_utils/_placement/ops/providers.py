@@ -24,6 +24,7 @@ from ..errors import (
     NotFound,
     UnsupportedVersion,
 )
+from .. import request as _request
 from ..retry import DEFAULT_ATTEMPTS
 from ..tree import ProviderTree
 from ..rules import names as name_rules
@@ -152,10 +153,16 @@ def _missing_traits(backend, names):
     return custom, standard
 
 
-def ensure_provider(backend, name=None, uuid=None, parent_provider=None, traits=None,
-                    traits_exclusive=False, aggregates=None, aggregates_exclusive=False,
-                    check_mode=False, attempts=DEFAULT_ATTEMPTS, log=None):
-    """Make a provider exist as described.
+class ProviderRequest(_request.Request):
+    """What :func:`ensure_provider` is asked (each field is described there)."""
+
+    FIELDS = (('name', None), ('uuid', None), ('parent_provider', None), ('traits', None), ('traits_exclusive', False),
+              ('aggregates', None), ('aggregates_exclusive', False), ('check_mode', False),
+              ('attempts', DEFAULT_ATTEMPTS), ('log', None))
+
+
+def ensure_provider(backend, request=None, **fields):
+    """Make a provider exist as described (``request``: a :class:`ProviderRequest`, or its fields).
 
     ``name``/``uuid`` identify it (uuid wins; with both, an existing provider is
     renamed).  ``parent_provider`` (name or uuid) sets its parent, ``''`` makes it a
@@ -167,15 +174,15 @@ def ensure_provider(backend, name=None, uuid=None, parent_provider=None, traits=
     ``provider`` is the full provider record (predicted in check mode; a provider
     created without ``uuid`` has ``uuid`` None in check mode, the server picks it).
     """
-    uuid, want_traits, want_aggs = check_provider_request(name, uuid, traits, aggregates)
-    what = 'resource provider %s' % (name or uuid)
+    req = ProviderRequest.of(request, **fields)
+    uuid, want_traits, want_aggs = check_provider_request(req.name, req.uuid, req.traits, req.aggregates)
+    req = req.replace(uuid=uuid, traits=want_traits, aggregates=want_aggs)
+    what = 'resource provider %s' % (req.name or uuid)
 
     def step():
-        return _lost_write_retry(lambda: _ensure_provider_once(
-            backend, name, uuid, parent_provider, want_traits, traits_exclusive, want_aggs,
-            aggregates_exclusive, check_mode, log), attempts, log, what)
+        return _lost_write_retry(lambda: _ensure_provider_once(backend, req), req.attempts, req.log, what)
 
-    return retried(step, attempts, log, what)
+    return retried(step, req.attempts, req.log, what)
 
 
 def _lost_write_retry(once, attempts, log, what):
@@ -206,9 +213,44 @@ def _lost_write_retry(once, attempts, log, what):
     raise AssertionError('unreachable')  # pragma: no cover
 
 
-def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_exclusive,
-                          want_aggs, aggs_exclusive, check_mode, log):
-    # 1. read
+class _ProviderChange(object):
+    """What one step of :func:`ensure_provider` found and will write, filled step by step."""
+
+    def __init__(self, current, before):
+        self.current, self.before = current, before     # the provider as read (None: absent), its record
+        self.parent = None                              # the parent named, resolved
+        self.parent_uuid = before['parent_provider_uuid'] if before else None
+        self.reparent = False
+        self.traits = self.aggregates = None            # the sets after the write
+        self.create_traits = []
+        self.traits_change = self.aggregates_change = False
+
+
+def _ensure_provider_once(backend, req):
+    """One read-compute-write step of :func:`ensure_provider` (``req``: its request, checked)."""
+    current = _read_provider(backend, req.name, req.uuid)
+    change = _ProviderChange(current, provider_record(backend, current) if current is not None else None)
+    _check_parent(backend, req, change)
+    _trait_and_aggregate_sets(backend, req, change)
+    after = _predicted(req, change)
+    before = change.before
+    changed = before is None or after != before
+    result = {
+        'changed': changed,
+        'provider': after,
+        'diff': {'before': before, 'after': after},
+        'created_traits': change.create_traits,
+    }
+    if not changed or req.check_mode:
+        return result
+    result['provider'] = _apply_provider(backend, req, change)
+    result['diff']['after'] = result['provider']
+    return result
+
+
+def _read_provider(backend, name, uuid):
+    """Step 1, read: the provider by uuid (else by name), None when absent; a name another
+    provider holds, and an absent provider without a name to create it, refused."""
     current = None
     if uuid is not None:
         try:
@@ -225,21 +267,22 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
     if current is None and name is None:
         raise BadRequest('Resource provider %s does not exist and no name was given to create it'
                          % uuid)
-    before = provider_record(backend, current) if current is not None else None
+    return current
 
-    # 2. validate the parent
-    parent = None
-    want_parent_uuid = before['parent_provider_uuid'] if before else None
+
+def _check_parent(backend, req, change):
+    """Step 2, validate the parent: resolved, and a re-parenting checked (microversion, no loop)."""
+    current, before, parent_ref = change.current, change.before, req.parent_provider
     if parent_ref is not None:
         if parent_ref == '':
-            want_parent_uuid = None
+            change.parent_uuid = None
         else:
-            parent = resolve_provider(backend, parent_ref, 'Parent resource provider')
-            want_parent_uuid = parent['uuid']
+            change.parent = resolve_provider(backend, parent_ref, 'Parent resource provider')
+            change.parent_uuid = change.parent['uuid']
             if current is None:
-                provider_rules.check_create_parent(name, uuid, parent['uuid'])
-    reparent = before is not None and want_parent_uuid != before['parent_provider_uuid']
-    if reparent:
+                provider_rules.check_create_parent(req.name, req.uuid, change.parent['uuid'])
+    change.reparent = before is not None and change.parent_uuid != before['parent_provider_uuid']
+    if change.reparent:
         if before['parent_provider_uuid'] is not None:
             have = microversion_of(backend)
             if have < REPARENT_MICROVERSION:
@@ -248,30 +291,36 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
                     'microversion %s; this Placement supports %s'
                     % (current['uuid'], microversions.version_str(REPARENT_MICROVERSION),
                        microversions.version_str(have)))
-        if want_parent_uuid is not None:
+        if change.parent_uuid is not None:
             tree = backend.list_providers(in_tree=current['uuid'])
-            provider_rules.check_new_parent(current['uuid'], want_parent_uuid, provider_rules.subtree(
+            provider_rules.check_new_parent(current['uuid'], change.parent_uuid, provider_rules.subtree(
                 [(p['uuid'], p.get('parent_provider_uuid')) for p in tree], current['uuid']))
 
-    # 3. traits and aggregates
+
+def _trait_and_aggregate_sets(backend, req, change):
+    """Step 3, traits and aggregates: the sets after the write, the custom traits to create."""
+    before = change.before
     have_traits = before['traits'] if before else []
-    new_traits = _merged(have_traits, want_traits, traits_exclusive)
-    create_traits, unknown = _missing_traits(backend, [t for t in new_traits if t not in have_traits])
+    change.traits = _merged(have_traits, req.traits, req.traits_exclusive)
+    change.create_traits, unknown = _missing_traits(backend, [t for t in change.traits if t not in have_traits])
     if unknown:
         raise BadRequest('No such trait(s): %s.' % ', '.join(unknown))
     have_aggs = before['aggregates'] if before else []
-    new_aggs = _merged(have_aggs, want_aggs, aggs_exclusive)
-    traits_change = new_traits != have_traits
-    aggs_change = new_aggs != have_aggs
+    change.aggregates = _merged(have_aggs, req.aggregates, req.aggregates_exclusive)
+    change.traits_change = change.traits != have_traits
+    change.aggregates_change = change.aggregates != have_aggs
 
-    # 4. predict
+
+def _predicted(req, change):
+    """Step 4, predict: the provider's record after the write."""
+    before, parent = change.before, change.parent
     if before is None:
         after = {
-            'uuid': uuid,
-            'name': name,
+            'uuid': req.uuid,
+            'name': req.name,
             'generation': 0,
-            'parent_provider_uuid': want_parent_uuid,
-            'root_provider_uuid': parent['root_provider_uuid'] if parent is not None else uuid,
+            'parent_provider_uuid': change.parent_uuid,
+            'root_provider_uuid': parent['root_provider_uuid'] if parent is not None else req.uuid,
             'inventories': {},
             'usages': {},
             'traits': [],
@@ -279,51 +328,45 @@ def _ensure_provider_once(backend, name, uuid, parent_ref, want_traits, traits_e
         }
     else:
         after = copy.deepcopy(before)
-        if name is not None:
-            after['name'] = name
-        if reparent:
-            after['parent_provider_uuid'] = want_parent_uuid
+        if req.name is not None:
+            after['name'] = req.name
+        if change.reparent:
+            after['parent_provider_uuid'] = change.parent_uuid
             after['root_provider_uuid'] = (parent['root_provider_uuid'] if parent is not None
                                            else before['uuid'])
-    if traits_change:
-        after['traits'] = new_traits
+    if change.traits_change:
+        after['traits'] = change.traits
         after['generation'] += 1
-    if aggs_change:
-        after['aggregates'] = new_aggs
+    if change.aggregates_change:
+        after['aggregates'] = change.aggregates
         after['generation'] += 1
-    changed = before is None or after != before
-    result = {
-        'changed': changed,
-        'provider': after,
-        'diff': {'before': before, 'after': after},
-        'created_traits': create_traits,
-    }
-    if not changed or check_mode:
-        return result
+    return after
 
-    # 5. apply
-    for trait in create_traits:
+
+def _apply_provider(backend, req, change):
+    """Step 5, apply: the custom traits, the create / rename / re-parent, the traits and the
+    aggregates; returns the provider's record read back."""
+    before, name, log = change.before, req.name, req.log
+    for trait in change.create_traits:
         if backend.ensure_trait(trait) and log is not None:
             log('created custom trait %s' % trait)
     if before is None:
-        prov = backend.create_provider(name, uuid=uuid, parent_provider_uuid=want_parent_uuid)
-    elif (name is not None and name != before['name']) or reparent:
+        prov = backend.create_provider(name, uuid=req.uuid, parent_provider_uuid=change.parent_uuid)
+    elif (name is not None and name != before['name']) or change.reparent:
         prov = backend.update_provider(before['uuid'], name if name is not None else before['name'],
-                                       parent_provider_uuid=want_parent_uuid)
+                                       parent_provider_uuid=change.parent_uuid)
     else:
-        prov = current
+        prov = change.current
     rp_uuid = prov['uuid']
     # Compare-and-update with the generation read above (0 for a new provider): a
     # concurrent writer makes the write fail with ConcurrentUpdate and the whole
     # step is recomputed from a fresh read.
     gen = before['generation'] if before is not None else prov['generation']
-    if traits_change:
-        gen = _generation_after(backend.set_provider_traits(rp_uuid, gen, new_traits), gen)
-    if aggs_change:
-        backend.set_aggregates(rp_uuid, gen, new_aggs)
-    result['provider'] = provider_record(backend, backend.get_provider(rp_uuid))
-    result['diff']['after'] = result['provider']
-    return result
+    if change.traits_change:
+        gen = _generation_after(backend.set_provider_traits(rp_uuid, gen, change.traits), gen)
+    if change.aggregates_change:
+        backend.set_aggregates(rp_uuid, gen, change.aggregates)
+    return provider_record(backend, backend.get_provider(rp_uuid))
 
 
 def set_traits(backend, uuid, traits, what=None, attempts=DEFAULT_ATTEMPTS, log=None):
