@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - Python 2
     from urlparse import parse_qs, urlparse
 
 from .. import errors, resources as ops
+from .. import request as _request
 from ..backends import rest_errors as _rest_errors
 from ..rules import providers as provider_rules
 from .migrations import in_progress
@@ -184,18 +185,29 @@ def _transport_error(exc, endpoint, what, path=PATH, auth_url=None):
     return err
 
 
-def _get(adapter, params, endpoint, retries, backoff, log, path=PATH, microversion=MICROVERSION,
-         hint=ADMIN_ROLE_HINT):
-    """One GET page of nova's API (os-migrations by default); the decoded body."""
-    return request(adapter, 'GET', path, endpoint, retries, backoff, log, params=params,
-                   microversion=microversion, hint=hint)
+class CallOptions(_request.Request):
+    """The options of one call to nova's API (:func:`request`): the query ``params``, the JSON
+    ``body``, the ``microversion``, the ``hint`` a 401/403 names; :func:`_get` takes its ``path``."""
+
+    FIELDS = (('params', None), ('body', None), ('microversion', MICROVERSION), ('hint', ADMIN_ROLE_HINT),
+              ('path', PATH))
 
 
-def request(adapter, method, path, endpoint, retries, backoff, log, params=None, body=None,
-            microversion=MICROVERSION, hint=ADMIN_ROLE_HINT):
+def _get(adapter, params, endpoint, retries, backoff, log, **options):
+    """One GET page of nova's API (os-migrations by default); the decoded body.  ``options``:
+    ``path``, ``microversion``, ``hint`` (:class:`CallOptions`)."""
+    opts = CallOptions(**options)
+    return request(adapter, 'GET', opts.path, endpoint, retries, backoff, log, params=params,
+                   microversion=opts.microversion, hint=opts.hint)
+
+
+def request(adapter, method, path, endpoint, retries, backoff, log, **options):
     """One call to nova's API, retried on connection failures and 5xx (callers send only
     idempotent ones: GETs, a PUT of a service's status); the decoded body.  Failures are
-    :mod:`.errors` types naming nova's endpoint (or Keystone, when it failed)."""
+    :mod:`.errors` types naming nova's endpoint (or Keystone, when it failed).  ``options``:
+    ``params``, ``body``, ``microversion``, ``hint`` (:class:`CallOptions`)."""
+    opts = CallOptions(**options)
+    params, body, microversion, hint = opts.params, opts.body, opts.microversion, opts.hint
     what = '%s %s%s' % (method, path, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items()))
                         if params else '')
     kwargs = {'raise_exc': False, 'headers': {'Accept': 'application/json'}, 'microversion': microversion,

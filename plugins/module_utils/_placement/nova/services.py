@@ -33,6 +33,7 @@ import re
 import time
 
 from .. import errors
+from .. import request as _request
 from . import compute as _nova
 
 MICROVERSION = '2.53'
@@ -158,18 +159,28 @@ def predicted(current, body):
     return after
 
 
-def set_service(adapter, current, enabled=None, disabled_reason=None, forced_down=None, check_mode=False,
-                retries=3, backoff=0.25, log=None):
-    """``(changed, after)``: one PUT with what differs, nothing when nothing does."""
+class ServiceChange(_request.Request):
+    """What :func:`set_service` is asked: ``enabled``, ``disabled_reason``, ``forced_down`` (None:
+    left as it is), ``check_mode``, and the PUT's ``retries``, ``backoff`` and ``log``."""
+
+    FIELDS = (('enabled', None), ('disabled_reason', None), ('forced_down', None), ('check_mode', False),
+              ('retries', 3), ('backoff', 0.25), ('log', None))
+
+
+def set_service(adapter, current, change=None, **fields):
+    """``(changed, after)``: one PUT with what differs, nothing when nothing does (``change``: a
+    :class:`ServiceChange`, or its fields)."""
+    change = ServiceChange.of(change, **fields)
+    enabled, disabled_reason, forced_down, log = change.enabled, change.disabled_reason, change.forced_down, change.log
     if enabled is True and disabled_reason:
         raise errors.ConfigurationError('disabled_reason is for a disabled service; nova refuses it with '
                                         'state=enabled')
     body = wanted_update(current, enabled=enabled, disabled_reason=disabled_reason, forced_down=forced_down)
     if not body:
         return False, dict(current)
-    if check_mode:
+    if change.check_mode:
         return True, predicted(current, body)
-    after = _put(adapter, current['id'], body, retries, backoff, log)
+    after = _put(adapter, current['id'], body, change.retries, change.backoff, log)
     if log is not None:
         log('nova-compute on %s: %s' % (current['host'], ', '.join('%s=%s' % kv for kv in sorted(body.items()))))
     return True, after
@@ -244,10 +255,25 @@ def next_pause(now, begun, expected, interval, first_interval=FIRST_INTERVAL):
     return max(0.0, min([interval] + pauses))
 
 
-def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, disabled_reason=None, timeout=300,
-                              interval=5.0,
-                              clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL,
-                              retries=3, backoff=0.25, report_interval=REPORT_INTERVAL, forced_down_at=None):
+class Waiting(_request.Request):
+    """How :func:`wait_for` polls: ``timeout``, ``interval`` (the longest pause), ``first_interval``,
+    ``clock`` and ``sleep`` (time.time and time.sleep, or a test's), ``log``."""
+
+    FIELDS = (('timeout', 300), ('interval', 5.0), ('clock', time.time), ('sleep', time.sleep), ('log', None),
+              ('first_interval', FIRST_INTERVAL))
+
+
+class ClearRequest(_request.Request):
+    """What :func:`clear_forced_down_when_up` is asked besides the service and ``reported_since``:
+    ``enabled`` and ``disabled_reason`` (sent with the clearing PUT), the polling (the fields of
+    :class:`Waiting`), the PUT's ``retries`` and ``backoff``, nova's ``report_interval`` and the
+    caller's own forced_down write (``forced_down_at``)."""
+
+    FIELDS = (('enabled', None), ('disabled_reason', None)) + Waiting.FIELDS + (
+        ('retries', 3), ('backoff', 0.25), ('report_interval', REPORT_INTERVAL), ('forced_down_at', None))
+
+
+def clear_forced_down_when_up(adapter, current, reported_since, request=None, **fields):
     """Clear ``forced_down`` of a restarted service and wait until it is up and has reported since
     ``reported_since``, without being fooled by nova's own bookkeeping: ``(record, waited seconds,
     changed)`` (``changed``: a PUT was sent; something else may have cleared it meanwhile).
@@ -274,6 +300,9 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     after ``reported_since`` (the earliest a started nova-compute's first heartbeat can come), and
     after the clearing around when the next write is due (below).
     """
+    req = ClearRequest.of(request, **fields)
+    clock, timeout, forced_down_at = req.clock, req.timeout, req.forced_down_at
+    waiting = Waiting(**dict((name, getattr(req, name)) for name, _default in Waiting.FIELDS))
     begun = clock()
     # a write after reported_since AND after the caller's own forced_down PUT (``forced_down_at``,
     # nova's stamp of it): that PUT is stamped by nova's clock, which need not be the caller's (nor
@@ -289,12 +318,11 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
         since = current['updated_at']
     started = epoch(reported_since)
     first, _waited = wait_for(adapter, current['host'], None, binary=current['binary'], reported_since=since,
-                              timeout=timeout, interval=interval, clock=clock, sleep=sleep, log=log,
-                              first_interval=first_interval,
-                              expected=[started + FIRST_REPORT_DELAY] if started is not None else [])
-    changed, cleared = set_service(adapter, first, enabled=enabled, disabled_reason=disabled_reason,
-                                   forced_down=False, retries=retries, backoff=backoff, log=log)
-    stored = get_service(adapter, current['host'], binary=current['binary'], log=log)
+                              expected=[started + FIRST_REPORT_DELAY] if started is not None else [],
+                              waiting=waiting)
+    changed, cleared = set_service(adapter, first, enabled=req.enabled, disabled_reason=req.disabled_reason,
+                                   forced_down=False, retries=req.retries, backoff=req.backoff, log=req.log)
+    stored = get_service(adapter, current['host'], binary=current['binary'], log=req.log)
     baseline = cleared.get('updated_at') or reported_since
     if _after(stored.get('updated_at'), baseline):
         baseline = stored['updated_at']
@@ -306,17 +334,15 @@ def clear_forced_down_when_up(adapter, current, reported_since, enabled=None, di
     due = []
     if wrote is not None:
         version_saved = started is not None and wrote < started + FIRST_REPORT_DELAY
-        due = [wrote + (FIRST_REPORT_DELAY if version_saved else report_interval)]
+        due = [wrote + (FIRST_REPORT_DELAY if version_saved else req.report_interval)]
     record, _more = wait_for(adapter, current['host'], 'up', binary=current['binary'],
-                             reported_since=baseline,
-                             timeout=max(0.0, timeout - (clock() - begun)), interval=interval,
-                             clock=clock, sleep=sleep, log=log, first_interval=first_interval,
-                             expected=due)
+                             reported_since=baseline, expected=due,
+                             waiting=waiting.replace(timeout=max(0.0, timeout - (clock() - begun))))
     return record, round(clock() - begun, 3), changed
 
 
-def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, timeout=300, interval=5.0,
-             clock=time.time, sleep=time.sleep, log=None, first_interval=FIRST_INTERVAL, expected=None):
+def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, expected=None, waiting=None,
+             **fields):
     """Poll nova until the service's ``state`` is ``state`` (and, for ``up``, it reported after
     ``reported_since``); ``(record, waited seconds)``; WaitTimeout after ``timeout``.
 
@@ -328,8 +354,11 @@ def wait_for(adapter, host, state, binary='nova-compute', reported_since=None, t
     ``first_interval`` (0.25 s) at first and then as long as the wait so far: a service that gets
     there within a second is seen within a fraction of a second, and a long wait (nova's
     service_down_time) reads every ``interval``.  ``first_interval`` at or above ``interval``
-    polls every ``interval``, as before.
+    polls every ``interval``, as before.  ``waiting``: a :class:`Waiting`, or its fields.
     """
+    waiting = Waiting.of(waiting, **fields)
+    timeout, interval, clock, sleep, log = waiting.timeout, waiting.interval, waiting.clock, waiting.sleep, waiting.log
+    first_interval = waiting.first_interval
     if state not in STATES and not (state is None and reported_since):
         raise errors.ConfigurationError('wait_for must be up or down, got %r' % (state,))
     if expected is None:
