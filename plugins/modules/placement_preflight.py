@@ -292,8 +292,9 @@ def _run(module, _backend, log):
     if problem:
         module.fail_json(msg=problem)
     result = preflight.preflight(
-        backend_options(params), params['providers'], params['min_microversion'], params['check_reshape_permission'],
-        params['directories'], params['commands'], params['nodes'], params['fail_on_transient_mdevs'],
+        backend_options(params), providers=params['providers'], min_microversion=params['min_microversion'],
+        check_reshape_permission=params['check_reshape_permission'], directories=params['directories'],
+        commands=params['commands'], nodes=params['nodes'], fail_on_transient_mdevs=params['fail_on_transient_mdevs'],
         warn=module.warn, log=log, opened=lambda backend: protect_secrets(module, backend))
     if result.get('failed'):
         module.fail_json(**result)

@@ -27,6 +27,7 @@ import re
 import time
 
 from .. import journal as _journal
+from .. import request as _request
 from .. import shapes
 from ..node import reshaper
 from .checks import check_record, record_key
@@ -228,12 +229,19 @@ def _outcome(entry, mode, inventory):
 # ---------------------------------------------------------------------------
 # the report
 
-def build_report(records, hosts=None, title='Rolling reshape report', mode='apply', started=None,
-                 finished=None, run_id=None, stopped=None, context=None):
+class ReportRequest(_request.Request):
+    """What :func:`build_report` is asked besides the records (each field is described there)."""
+
+    FIELDS = (('hosts', None), ('title', 'Rolling reshape report'), ('mode', 'apply'), ('started', None),
+              ('finished', None), ('run_id', None), ('stopped', None), ('context', None))
+
+
+def build_report(records, request=None, **fields):
     """Assemble the report data (a JSON-serialisable dict).
 
     ``records``: node records (:mod:`.checks`), any order, or a dict
-    ``{node: record}``.  ``hosts``: every target node in roll order; a host
+    ``{node: record}``.  ``request``: a :class:`ReportRequest`, or its fields:
+    ``hosts``: every target node in roll order; a host
     without a record is ``unreached``.  ``mode``: ``apply`` or ``plan`` (check
     mode; the nodes that would stop a real roll come first).  ``stopped``:
     ``{"node", "reason"}`` when the roll stopped early (by default the first
@@ -241,8 +249,49 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     (:func:`.context.run_context`).  A record that is not a dict is left out, one that
     cannot be drawn is shown without trees; ``problems`` in the result names them.
     """
-    mode = 'plan' if mode in ('plan', 'check') else mode
+    req = ReportRequest.of(request, **fields)
+    mode = 'plan' if req.mode in ('plan', 'check') else req.mode
     problems = []
+    by_node = _records_by_node(records, problems)
+    names = {}
+    nodes = _node_entries(by_node, req.hosts, names, mode, problems)
+    context = _report_context(req.context, by_node)
+    _finish_entries(nodes, names, mode, context)
+    started, finished, stopped = req.started, req.finished, req.stopped
+    starts = [e['started'] for e in nodes if e['started'] is not None]
+    ends = [e['finished'] for e in nodes if e['finished'] is not None]
+    if started is None and starts:
+        started = min(starts)
+    if finished is None and ends:
+        finished = max(ends)
+    failed = [e for e in nodes if e['status'] == 'failed']
+    if stopped is None and failed and mode != 'plan':
+        stopped = {'node': failed[0]['node'], 'reason': failed[0]['reason']}
+    return {
+        'title': req.title,
+        'mode': mode,
+        'run_id': req.run_id or '',
+        'context': context,
+        'started': started,
+        'finished': finished,
+        'generated': time.time(),
+        'stopped': stopped,
+        'totals': _totals(nodes, mode, started, finished),
+        'nodes': nodes,
+        'names': names,
+        'deferred': [{'node': e['node'], 'reason': e['reason']} for e in nodes if e['status'] == 'deferred'],
+        'unreached': [e['node'] for e in nodes if e['status'] == 'unreached'],
+        'failed': [{'node': e['node'], 'reason': e['reason'], 'touched': e['touched']} for e in failed],
+        'would_stop': ([{'node': e['node'], 'reason': e['reason']} for e in failed] if mode == 'plan' else []),
+        'touched': [e['node'] for e in nodes if e['touched']],
+        'unread': [{'node': e['node'], 'reason': e['unread']} for e in nodes if e['unread']],
+        'next_steps': next_steps(nodes, mode, context),
+        'problems': problems,
+    }
+
+
+def _records_by_node(records, problems):
+    """``{node: record}`` of the records (a list, or a dict by node); what is left out said in ``problems``."""
     if isinstance(records, dict):
         records = [dict(r, node=r.get('node') or n) if isinstance(r, dict) else r for n, r in records.items()]
     by_node = {}
@@ -257,11 +306,16 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
             problems.append('a node record names no node; it was left out')
             continue
         by_node[key] = rec
+    return by_node
+
+
+def _node_entries(by_node, hosts, names, mode, problems):
+    """The report's entry of every host in roll order, then of every other node recorded (in
+    plan mode the nodes that would stop a real roll first); a host without a record is unreached."""
     order = [str(h) for h in hosts or []]
     for node in sorted(by_node):
         if node not in order:
             order.append(node)
-    names = {}
     nodes = []
     for node in order:
         rec = by_node.get(node) or {'node': node, 'status': 'unreached'}
@@ -275,13 +329,24 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
     if mode == 'plan':
         # the nodes that would stop a real roll first, then the rest in roll order
         nodes = [e for e in nodes if e['status'] == 'failed'] + [e for e in nodes if e['status'] != 'failed']
-    context = dict(context or {})
+    return nodes
+
+
+def _report_context(given, by_node):
+    """What the report ran against; without a microversion of its own, the ones the node passes negotiated."""
+    context = dict(given or {})
     if context.get('backend') and not context.get('placement_microversion'):
         # the report did not read Placement itself: the microversion the run's node passes negotiated
         seen = sorted(set(str(r['placement_microversion']) for r in by_node.values()
                           if isinstance(r, dict) and r.get('placement_microversion')))
         if seen:
             context['placement_microversion'] = ', '.join(seen)
+    return context
+
+
+def _finish_entries(nodes, names, mode, context):
+    """Each entry's outcome and rollback command (none for a rehearsal's copy), and the names of
+    the providers its moves name."""
     inventory = inventory_arg(context)
     copy = rehearsal_copy(context)
     _reconcile_consumer_warnings(nodes)
@@ -300,23 +365,18 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
             for side in ('from', 'to'):
                 for pair in move[side]:
                     names.setdefault(pair[0], short_uuid(pair[0]))
+
+
+def _totals(nodes, mode, started, finished):
+    """The report's totals: nodes per status, what was touched and moved, retries, duration."""
     counts = dict((s, 0) for s in STATUSES)
     for entry in nodes:
         counts[entry['status']] = counts.get(entry['status'], 0) + 1
-    starts = [e['started'] for e in nodes if e['started'] is not None]
-    ends = [e['finished'] for e in nodes if e['finished'] is not None]
-    if started is None and starts:
-        started = min(starts)
-    if finished is None and ends:
-        finished = max(ends)
-    failed = [e for e in nodes if e['status'] == 'failed']
-    if stopped is None and failed and mode != 'plan':
-        stopped = {'node': failed[0]['node'], 'reason': failed[0]['reason']}
     figures = dict((key, 0) for key in _journal.FIGURES)
     for entry in nodes:
         for key, value in entry['figures'].items():
             figures[key] = figures.get(key, 0) + value
-    totals = {
+    return {
         'nodes': len(nodes),
         'statuses': counts,
         'touched': sum(1 for e in nodes if e['touched']),
@@ -327,27 +387,6 @@ def build_report(records, hosts=None, title='Rolling reshape report', mode='appl
         'words': words_of(nodes, mode),
         'retries': sum(e['retries'] for e in nodes),
         'duration': (float(finished) - float(started)) if started is not None and finished is not None else None,
-    }
-    return {
-        'title': title,
-        'mode': mode,
-        'run_id': run_id or '',
-        'context': context,
-        'started': started,
-        'finished': finished,
-        'generated': time.time(),
-        'stopped': stopped,
-        'totals': totals,
-        'nodes': nodes,
-        'names': names,
-        'deferred': [{'node': e['node'], 'reason': e['reason']} for e in nodes if e['status'] == 'deferred'],
-        'unreached': [e['node'] for e in nodes if e['status'] == 'unreached'],
-        'failed': [{'node': e['node'], 'reason': e['reason'], 'touched': e['touched']} for e in failed],
-        'would_stop': ([{'node': e['node'], 'reason': e['reason']} for e in failed] if mode == 'plan' else []),
-        'touched': [e['node'] for e in nodes if e['touched']],
-        'unread': [{'node': e['node'], 'reason': e['unread']} for e in nodes if e['unread']],
-        'next_steps': next_steps(nodes, mode, context),
-        'problems': problems,
     }
 
 

@@ -25,6 +25,7 @@ import os
 import shutil
 
 from .. import files
+from .. import request as _request
 from ..backends import factory
 from ..errors import BadRequest, Forbidden, PlacementError, ServiceUnavailable, UnsupportedVersion
 from ..node import mdev_persistence
@@ -299,18 +300,28 @@ def check_mdevs(nodes, fail, warn):
         '(warned: fail_on_transient_mdevs is false)' % (len(found), len(mdev_nodes)), found
 
 
-def run_checks(backend, providers, min_microversion, check_reshape_permission, directories=(),
-               nodes=(), fail_on_transient_mdevs=False, warn=None, log=None):
-    """Run the checks on an open backend; return the result dict (``failed`` set when one failed)."""
-    warn = warn or (lambda message: None)
-    want = microversions.version_tuple(min_microversion)
+class PreflightRequest(_request.Request):
+    """What :func:`preflight` is asked besides the backend options (each field is described there)."""
+
+    FIELDS = (('providers', ()), ('min_microversion', '1.30'), ('check_reshape_permission', True), ('directories', ()),
+              ('commands', ()), ('nodes', ()), ('fail_on_transient_mdevs', False), ('warn', None), ('log', None),
+              ('opened', None))
+
+
+def run_checks(backend, request=None, **fields):
+    """Run the checks on an open backend; return the result dict (``failed`` set when one failed).
+    ``request``: a :class:`PreflightRequest`, or its fields (``commands`` and ``opened`` are :func:`preflight`'s)."""
+    req = PreflightRequest.of(request, **fields)
+    providers, directories, nodes, log = req.providers, req.directories, req.nodes, req.log
+    warn = req.warn or (lambda message: None)
+    want = microversions.version_tuple(req.min_microversion)
     checks = [check('reachable', True, 'Placement answered (%s backend)' % backend.kind)]
     result = {'changed': False, 'checks': checks, 'backend': backend.kind, 'providers': {}, 'missing': []}
     version = backend.microversion
     result['microversion'] = version
     ok = microversions.version_tuple(version) >= want
     checks.append(check('microversion', ok, 'negotiated %s (need at least %s)' % (version, microversions.version_str(want))))
-    if check_reshape_permission:
+    if req.check_reshape_permission:
         passed, detail = probe_reshape_permission(backend)
         checks.append(check('reshape_permission', passed, detail))
     refs = [str(r) for r in providers if r is not None and str(r) != '']
@@ -332,7 +343,7 @@ def run_checks(backend, providers, min_microversion, check_reshape_permission, d
     if nova is not None:
         checks.append(check('nova_credentials', nova[0], nova[1]))
         result['nova_credentials'] = nova[2]
-    mdevs = check_mdevs(list(nodes or []), fail_on_transient_mdevs, warn)
+    mdevs = check_mdevs(list(nodes or []), req.fail_on_transient_mdevs, warn)
     if mdevs is not None:
         checks.append(check('mdev_persistence', mdevs[0], mdevs[1]))
         result['mdev_problems'] = mdevs[2]
@@ -355,9 +366,10 @@ def microversion_problem(value):
     return None
 
 
-def preflight(options, providers=(), min_microversion='1.30', check_reshape_permission=True, directories=(),
-              commands=(), nodes=(), fail_on_transient_mdevs=False, warn=None, log=None, opened=None):
+def preflight(options, request=None, **fields):
     """Open Placement with the backend ``options`` and run the checks (:func:`run_checks`): the result.
+    ``request``: a :class:`PreflightRequest`, or its fields (``providers``, ``min_microversion``,
+    ``check_reshape_permission``, ``directories``, ``nodes``, ``fail_on_transient_mdevs`` and those below).
 
     Placement that cannot be reached (or is too old) is a failed check, not an error.  ``failed``
     is set when a check failed; the result then carries the messages of the run (``log``) and,
@@ -366,6 +378,8 @@ def preflight(options, providers=(), min_microversion='1.30', check_reshape_perm
     told the warnings and the messages; ``opened(backend)``: called with the backend once it is open
     (the module hides the secrets of the cloud configuration it resolved).
     """
+    req = PreflightRequest.of(request, **fields)
+    log, opened = req.log, req.opened
     messages = []
 
     def keep(message):
@@ -373,7 +387,7 @@ def preflight(options, providers=(), min_microversion='1.30', check_reshape_perm
         if log is not None:
             log(message)
 
-    found = [command_found(c['command'], c.get('requires')) for c in commands or []]
+    found = [command_found(c['command'], c.get('requires')) for c in req.commands or []]
     try:
         backend = factory.get_backend(options, create=False, log=keep)
         if opened is not None:
@@ -384,8 +398,7 @@ def preflight(options, providers=(), min_microversion='1.30', check_reshape_perm
     except PlacementError as exc:
         return _connect_failure(exc, [check('reachable', False, error_text(exc))], messages, found)
     try:
-        result = run_checks(backend, providers, min_microversion, check_reshape_permission, directories,
-                            nodes=nodes, fail_on_transient_mdevs=fail_on_transient_mdevs, warn=warn, log=keep)
+        result = run_checks(backend, req.replace(log=keep))
     finally:
         backend.close()
     result['commands_found'] = found

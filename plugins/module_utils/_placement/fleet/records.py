@@ -29,6 +29,7 @@ import time
 
 from .. import files as _files
 from .. import names as _names
+from .. import request as _request
 from ..backends import factory
 from ..errors import BadInput, PlacementError, ServiceUnavailable, type_name
 from ..node import snapshot as _snapshot
@@ -45,28 +46,37 @@ _PLAIN = (str, int, float, bool, type(None))
 # ---------------------------------------------------------------------------
 # a node's record as the roll keeps it
 
-def node_record(node, provider, result, run_id='', started=None, finished=None, instances=None, nova_compute=None,
-                warnings=None):
+class NodeDetails(_request.Request):
+    """What :func:`node_record` records besides the node and its reshape's result (described there)."""
+
+    FIELDS = (('run_id', ''), ('started', None), ('finished', None), ('instances', None), ('nova_compute', None),
+              ('warnings', None))
+
+
+def node_record(node, provider, result, details=None, **fields):
     """The record the rolling role keeps for a node whose reshape task returned ``result``.
 
+    ``details``: a :class:`NodeDetails`, or its fields:
     ``result``: the reshape's result (``status``, ``deferred_reason``, ``moved``, ``plan``, ...).
     ``started`` / ``finished``: epoch seconds of the node's pass (``finished`` defaults to now).
     ``instances``: the device report's guests (named in the report).
     ``warnings``: the warnings of the node's pass before the reshape (:func:`discovery_warnings`);
     the reshape's own remarks are in ``result``.
     """
+    req = NodeDetails.of(details, **fields)
+    finished = req.finished
     return {
-        'warnings': list(warnings or []),
+        'warnings': list(req.warnings or []),
         'node': node,
         'provider': provider,
         'status': result.get('status'),
-        'run_id': run_id,
+        'run_id': req.run_id,
         'reason': result.get('deferred_reason') or '',
-        'started': started,
+        'started': req.started,
         'finished': time.time() if finished is None else finished,
-        'nova_compute': dict(nova_compute or {}),
+        'nova_compute': dict(req.nova_compute or {}),
         'reshape': result,
-        'instances': dict(instances or {}),
+        'instances': dict(req.instances or {}),
     }
 
 
@@ -227,8 +237,17 @@ def _collected(collect, record, log, bad=None):
     return rec
 
 
-def store(backend, dest, record, mode='apply', snapshot_dir=None, run_id='', read_error=None, log=None, read=None):
-    """Collect ``record`` with its trees (:func:`.collect.collect_record`) and store it in ``dest``.
+class StoreRequest(_request.Request):
+    """How :func:`store` collects a record: ``mode``, ``snapshot_dir``, ``run_id``, ``read_error``,
+    ``log``, ``read`` (described there)."""
+
+    FIELDS = (('mode', 'apply'), ('snapshot_dir', None), ('run_id', ''), ('read_error', None), ('log', None),
+              ('read', None))
+
+
+def store(backend, dest, record, request=None, **fields):
+    """Collect ``record`` with its trees (:func:`.collect.collect_record`) and store it in ``dest``
+    (``request``: a :class:`StoreRequest`, or its fields).
 
     The run id is checked against the records already in ``dest`` (:func:`check_run`:
     a folder never mixes two runs).  A record that cannot be collected (Placement stopped
@@ -237,8 +256,10 @@ def store(backend, dest, record, mode='apply', snapshot_dir=None, run_id='', rea
     the reshape last read it (``reshape_node``'s ``observed``): the tree is then not read again.
     Returns ``(path, collected record)``.
     """
+    req = StoreRequest.of(request, **fields)
+    mode, snapshot_dir, read_error, log, read = req.mode, req.snapshot_dir, req.read_error, req.log, req.read
     node = record.get('node') or record.get('provider')
-    run_id = check_run(load_some_records(dest, [node]), run_id, dest)
+    run_id = check_run(load_some_records(dest, [node]), req.run_id, dest)
 
     def collect(given):
         try:
@@ -341,20 +362,30 @@ def save_records(dest, collected, run_id, check_mode=False):
     return [] if check_mode else [save_record(dest, rec) for rec in collected]
 
 
-def store_given(options, given, dest, run_id='', mode='apply', snapshot_dir=None, read_trees=True, check_mode=False,
-                log=None):
-    """fleet_report ``summarize: false``: collect and store the ``given`` records; nothing else is read.
+class StoreGivenRequest(_request.Request):
+    """How :func:`store_given` collects and stores: ``run_id``, ``mode``, ``snapshot_dir``,
+    ``read_trees`` (False: the trees are not read), ``check_mode`` (nothing stored), ``log``."""
+
+    FIELDS = (('run_id', ''), ('mode', 'apply'), ('snapshot_dir', None), ('read_trees', True), ('check_mode', False),
+              ('log', None))
+
+
+def store_given(options, given, dest, request=None, **fields):
+    """fleet_report ``summarize: false``: collect and store the ``given`` records; nothing else is read
+    (``request``: a :class:`StoreGivenRequest`, or its fields).
 
     Only the stored records of the given nodes (or one stored record) are read, for their run id
     (:func:`check_run`).  Returns ``(stored paths, collected records, bad records)``.
     """
-    log = log or (lambda message: None)
+    req = StoreGivenRequest.of(request, **fields)
+    mode, snapshot_dir = req.mode, req.snapshot_dir
+    log = req.log or (lambda message: None)
     bad = []
     records = given_records(given, bad)
     for item in bad:
         log('node record skipped: %s' % item['problem'])
-    run_id = check_run(load_some_records(dest, [r.get('node') or r.get('provider') for r in records]), run_id, dest)
-    reader = Reader(options, read_trees, log)
+    run_id = check_run(load_some_records(dest, [r.get('node') or r.get('provider') for r in records]), req.run_id, dest)
+    reader = Reader(options, req.read_trees, log)
     collected = []
     try:
         if records:
@@ -362,7 +393,7 @@ def store_given(options, given, dest, run_id='', mode='apply', snapshot_dir=None
         collected = collect_records(reader, records, mode, snapshot_dir, run_id, bad, log)
     finally:
         reader.close()
-    return save_records(dest, collected, run_id, check_mode), collected, bad
+    return save_records(dest, collected, run_id, req.check_mode), collected, bad
 
 
 # ---------------------------------------------------------------------------
