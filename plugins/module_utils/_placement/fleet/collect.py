@@ -166,6 +166,31 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
     status = _status_of(record, mode)
     node = record.get('node') or record.get('provider')
     applied = _applied(status, result, mode)
+    out = _record_fields(record, result, status, mode, applied)
+    if backend is not None:
+        out['placement_microversion'] = _microversion(backend)
+    run_snapshot = _run_snapshot(out, status, mode, snapshot_dir, run_id)
+    known = None
+    if out['snapshot'] and (applied or run_snapshot) and status != 'planned':
+        known = _known_state(out['snapshot'])
+    if read is not None:
+        state = read[0]
+        foreign_names = dict((rp, info['name']) for rp, info in (read[1] or {}).items() if info.get('name'))
+    else:
+        state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error, known=known)
+    out['names'].update(foreign_names)
+    before, after = _before_after(out, state, result, applied, run_snapshot, warnings)
+    if out['moved'] is None and not out['touched']:
+        out['moved'] = {'consumers': 0, 'allocations': 0}
+    out['before'] = before
+    out['after'] = after
+    return out, warnings
+
+
+def _record_fields(record, result, status, mode, applied):
+    """Step 1 of :func:`collect_record`: the record's fields from what the roll recorded and the
+    reshape's result (no tree yet)."""
+    node = record.get('node') or record.get('provider')
     out = {
         'node': node,
         'provider': record.get('provider') or node,
@@ -195,24 +220,26 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
         out['written'] = written_of(dict(result['would_write'], reshaper_applied=result['would_write'].get('reshaper'),
                                          traits_written=result['would_write'].get('traits'),
                                          children_created=result['would_write'].get('children')))
-    if backend is not None:
-        out['placement_microversion'] = _microversion(backend)
-    run_snapshot = None
+    return out
+
+
+def _run_snapshot(out, status, mode, snapshot_dir, run_id):
+    """Step 2: a reshaped or failed node whose result names no snapshot: this run's snapshot of it
+    (then named in ``out``), else None."""
     if (mode != 'plan' and status in ('reshaped', 'failed') and not out['snapshot']
             and snapshot_dir and run_id):
         found = _snapshot.run_snapshots(snapshot_dir, out['provider'], run_id)
         if found:
-            run_snapshot = found[0][0]
-            out['snapshot'] = run_snapshot
-    known = None
-    if out['snapshot'] and (applied or run_snapshot) and status != 'planned':
-        known = _known_state(out['snapshot'])
-    if read is not None:
-        state = read[0]
-        foreign_names = dict((rp, info['name']) for rp, info in (read[1] or {}).items() if info.get('name'))
-    else:
-        state, foreign_names = _read_tree(backend, node, out['provider'], out, warnings, read_error, known=known)
-    out['names'].update(foreign_names)
+            out['snapshot'] = found[0][0]
+            return found[0][0]
+    return None
+
+
+def _before_after(out, state, result, applied, run_snapshot, warnings):
+    """Step 3: the trees before and after (``state``: the tree read now): the plan applied to it
+    (planned), what the rollback read (rolled back), the snapshot (reshaped; a failed node's run
+    snapshot, and whether its tree is still the snapshot's)."""
+    status, node = out['status'], out['node']
     before, after = state, state
     if status == 'planned' and state is not None:
         after = apply_plan(state, result.get('plan'))
@@ -236,11 +263,7 @@ def collect_record(backend, record, mode='apply', read_error=None, snapshot_dir=
                     before = state
     elif status == 'rolled_back':
         before = None
-    if out['moved'] is None and not out['touched']:
-        out['moved'] = {'consumers': 0, 'allocations': 0}
-    out['before'] = before
-    out['after'] = after
-    return out, warnings
+    return before, after
 
 
 def _unique(texts):
