@@ -73,12 +73,19 @@ FLEET = 1000
 SERIALS = (1, 10, 20)
 
 
+def takes(func, name, request_class):
+    """Whether this tree's ``func`` takes the option ``name``: a parameter, or a field of the request
+    object it takes instead (nova/services.py ``Waiting``, ``ClearRequest``; issue 44)."""
+    fields = getattr(getattr(services, request_class, None), 'FIELDS', ())
+    return name in inspect.signature(func).parameters or name in [field for field, _default in fields]
+
+
 def pollings(interval):
     """{name: (first pause, interval)} of the pollings this tree's nova/services.py can do (nova's
     seconds): fixed (every wait_interval, as before), backoff (0.25 s doubling up to it), and
     backoff up to 1 s (what a task setting wait_interval: 1 would get)."""
     found = {'fixed': (interval, interval)}
-    if 'first_interval' in inspect.signature(services.wait_for).parameters:
+    if takes(services.wait_for, 'first_interval', 'Waiting'):
         found['backoff'] = (min(0.25, interval), interval)
         if interval > 1:
             found['backoff<=1s'] = (0.25, 1.0)
@@ -116,7 +123,7 @@ class Stopwatch(object):
 
 
 def wait(adapter, host, state, interval, first, since=None, timeout=300.0):
-    kwargs = {'first_interval': first} if 'first_interval' in inspect.signature(services.wait_for).parameters else {}
+    kwargs = {'first_interval': first} if takes(services.wait_for, 'first_interval', 'Waiting') else {}
     return services.wait_for(adapter, host, state, reported_since=since, timeout=timeout, interval=interval, **kwargs)
 
 
@@ -146,7 +153,7 @@ def roll_node(nova, adapter, host, args, polling, force_down, t_start):
         # as the compute_service module clears it (nova/services.py clear_forced_down_when_up): once
         # the new process wrote its record, then up with a report after the clearing
         timed = ({'report_interval': nova.report_interval}
-                 if 'report_interval' in inspect.signature(services.clear_forced_down_when_up).parameters else {})
+                 if takes(services.clear_forced_down_when_up, 'report_interval', 'ClearRequest') else {})
         record, _waited, _changed = services.clear_forced_down_when_up(
             adapter, record, started_at, timeout=300 * scale, interval=interval, first_interval=first, **timed)
     else:
