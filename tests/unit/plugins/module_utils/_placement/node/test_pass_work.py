@@ -20,11 +20,12 @@ import sys
 import uuid as _uuid
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import layout
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import moves
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import planner
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import report_check
 
-from test_reshaper_support import put
+from test_reshaper_support import consumers_by_name, put
 
 CORE = 'ansible_collections.placement.upgrade.plugins.module_utils._placement'
 
@@ -139,3 +140,32 @@ def test_verify_node_checks_the_report_once_and_builds_one_layout(embedded_backe
     assert result['verified'] is True, result['msg']
     assert counts.checks == 1
     assert len(counts.states) == 1 and counts.reports == 1
+
+
+def _two_gpu_moves():
+    return [{'from_resource_provider': 'compute-01', 'to_resource_provider': name, 'moved_resources': {'VGPU': 8}}
+            for name in ('compute-01_pci_0000_84_00_0', 'compute-01_pci_0000_85_00_0')]
+
+
+def _split(node):
+    names = consumers_by_name(node['report'])
+    a, b = 'compute-01_pci_0000_84_00_0', 'compute-01_pci_0000_85_00_0'
+    return {names['instance-00000001']: {a: {'VGPU': 2}},
+            names['instance-00000002']: {a: {'VGPU': 1}, b: {'VGPU': 1}},
+            names['instance-00000003']: {b: {'VGPU': 1}}}
+
+
+def test_a_reshape_of_move_records_builds_one_layout_per_tree_state(embedded_backend, node, monkeypatch):
+    states = []
+    real = moves.layout_from_moves
+
+    def counting(state, *args, **kwargs):
+        states.append(getattr(state, 'state', state)['providers'])   # a state dict or a ProviderTree
+        return real(state, *args, **kwargs)
+
+    monkeypatch.setattr(moves, 'layout_from_moves', counting)
+    result = reshaper.reshape_node(embedded_backend, 'compute-01', None, moves=_two_gpu_moves(), consumers=_split(node),
+                                   snapshot_dir=node['snapdir'], backoff=0)
+    assert result['status'] == 'reshaped' and result['verified'] is True, result['msg']
+    # the read (its selection and its plan), then the read plus the two children created
+    assert len(states) == 2 and states[0] is not states[1]
