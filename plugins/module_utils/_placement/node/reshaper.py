@@ -16,12 +16,17 @@
     says how many retries it took.  Then the tree is read again and verified
     (only the consumers written since the read the reshape was computed from are
     read again: the others' full allocations are taken from that read).
-:func:`rollback_node`
+:func:`rollback_node` (:mod:`.rollback`, imported here for the callers)
     restore a snapshot with one reverse reshape (children left empty, or deleted
     with ``remove_children``), then verify the tree against the snapshot; what
-    refuses a snapshot, the reverse plan and its verification are :mod:`.rollback`'s.
-:func:`verify_node`
+    refuses a snapshot, the reverse plan and its verification are :mod:`.rollback`'s too.
+:func:`verify_node` (:mod:`.verify_pass`, imported here for the callers)
     the checks of :mod:`.verify` on the tree as it is now.
+
+The rooms of the pass: :mod:`.front` (the device report checked once, the layout built once per
+tree state), :mod:`.reading` (the root, the tree read), :mod:`.outcome` (the result and its words).
+Each call takes a request object (:class:`ReshapeRequest`, :class:`.rollback.RollbackRequest`,
+:class:`.verify_pass.VerifyRequest`) or its fields as keywords.
 
 Sending the ``POST /reshaper`` and settling a lost answer, and the clean-up after a failed
 pass, are :mod:`.settle`'s.
