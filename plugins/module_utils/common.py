@@ -165,6 +165,41 @@ def placement_module_kwargs(mutually_exclusive=None, **kwargs):
     return kwargs
 
 
+class ModuleSpec(object):
+    """A module's arguments as data, as openstack.cloud's modules declare ``argument_spec`` and
+    ``module_kwargs``: the module's own ``options`` (an argument spec), the ``rules`` between them
+    (``mutually_exclusive``, ``required_one_of``, ``required_if``, ``required_by``,
+    ``required_together``, ``supports_check_mode``: True unless given) and, with ``placement``
+    (the default), the backend / auth options of the ``placement.upgrade.auth`` fragment and their
+    rules.  Every module of the collection has one, ``SPEC``, next to ``execute(module)`` (its one
+    call of the core); ``main()`` is ``execute(SPEC.module())``, and an action plugin running the
+    module in process (plugin_utils/in_process.py) builds its stand-in from the same ``SPEC``."""
+
+    def __init__(self, options, placement=True, **rules):
+        self.options = dict(options)
+        self.placement = placement
+        self.rules = rules
+
+    def argument_spec(self, args=None):
+        """The argument spec for the task arguments ``args`` (None: those Ansible loaded for this
+        process): the secrets of a dict in ``auth`` or ``cloud`` are declared ``no_log``."""
+        if not self.placement:
+            return dict(self.options)
+        return placement_argument_spec_for(args, **self.options)
+
+    def module_kwargs(self):
+        """AnsibleModule's keyword arguments besides the spec."""
+        if self.placement:
+            return placement_module_kwargs(**self.rules)
+        kwargs = dict(self.rules)
+        kwargs.setdefault('supports_check_mode', True)
+        return kwargs
+
+    def module(self):
+        """The module of this run (:func:`new_module`)."""
+        return new_module(argument_spec=self.argument_spec(), **self.module_kwargs())
+
+
 def protect_secrets(module, backend=None):
     """Add every secret the module may know to ``module.no_log_values`` (belt and braces).
 

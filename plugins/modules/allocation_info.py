@@ -132,12 +132,7 @@ error:
            detail: "Malformed consumer_uuid: not-a-uuid", request_id: null}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
@@ -150,19 +145,23 @@ def _run(module, backend, log):
     return result
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            consumer_uuid=dict(type='str'),
-            resource_provider=dict(type='str'),
-            in_tree=dict(type='str'),
-        ),
-        **placement_module_kwargs(
-            mutually_exclusive=[('consumer_uuid', 'resource_provider', 'in_tree')],
-            required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
-        )
-    )
+SPEC = ModuleSpec(
+    dict(
+        consumer_uuid=dict(type='str'),
+        resource_provider=dict(type='str'),
+        in_tree=dict(type='str'),
+    ),
+    mutually_exclusive=[('consumer_uuid', 'resource_provider', 'in_tree')],
+    required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
+)
+
+
+def execute(module):
     run_module(module, _run, creates_store=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

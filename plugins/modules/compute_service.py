@@ -270,12 +270,7 @@ error:
 
 import datetime
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput, ConfigurationError
@@ -399,31 +394,34 @@ def _version(module, command, log):
     return {'version': found['version'], 'version_line': found['line']}
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            host=dict(type='str', required=True),
-            binary=dict(type='str', default='nova-compute'),
-            state=dict(type='str', choices=['enabled', 'disabled']),
-            disabled_reason=dict(type='str'),
-            forced_down=dict(type='bool'),
-            wait_for=dict(type='str', choices=['up', 'down']),
-            reported_since=dict(type='str'),
-            wait_timeout=dict(type='int', default=300),
-            wait_interval=dict(type='float', default=5),
-            report_interval=dict(type='float', default=10),
-            forced_down_at=dict(type='str'),
-            compute_endpoint=dict(type='str'),
-            version_command=dict(type='list', elements='str'),
-        ),
-        **placement_module_kwargs()
-    )
+SPEC = ModuleSpec(dict(
+    host=dict(type='str', required=True),
+    binary=dict(type='str', default='nova-compute'),
+    state=dict(type='str', choices=['enabled', 'disabled']),
+    disabled_reason=dict(type='str'),
+    forced_down=dict(type='bool'),
+    wait_for=dict(type='str', choices=['up', 'down']),
+    reported_since=dict(type='str'),
+    wait_timeout=dict(type='int', default=300),
+    wait_interval=dict(type='float', default=5),
+    report_interval=dict(type='float', default=10),
+    forced_down_at=dict(type='str'),
+    compute_endpoint=dict(type='str'),
+    version_command=dict(type='list', elements='str'),
+))
+
+
+def execute(module):
     try:
         check_arguments(module.params)       # before the backend is opened: nothing reaches nova
     except BadInput as exc:
         module.fail_json(msg=exc.detail)
     # nova alone: Placement is not looked up (two requests fewer while nova-compute is out of service)
     run_module(module, _run, creates_store=False, placement=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

@@ -454,7 +454,7 @@ leftovers_removed:
   sample: [/var/tmp/.devices-compute-01.json.k3j4h5g6.tmp]
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, unexpected_error
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
@@ -490,11 +490,8 @@ def _virsh_domcapabilities(module):
     return out
 
 
-def argument_spec(args=None):
-    """The module's options (``args``, the task arguments, do not change them); the in-process
-    action (plugins/action/device_info.py) uses it too."""
-    del args
-    return dict(
+SPEC = ModuleSpec(
+    dict(
         sysfs_root=dict(type='path', default='/sys'),
         domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
         use_virsh=dict(type='bool', default=False),
@@ -512,11 +509,9 @@ def argument_spec(args=None):
         fail_on_transient_mdevs=dict(type='bool', default=False),
         record_to=dict(type='path'),
         replay_from=dict(type='path'),
-    )
-
-
-def module_kwargs():
-    return dict(supports_check_mode=True)
+    ),
+    placement=False,
+)
 
 
 def execute(module):
@@ -594,7 +589,7 @@ def _nova_placement(module, path):
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    execute(SPEC.module())
 
 
 def _replay(module):

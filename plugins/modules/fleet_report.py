@@ -416,13 +416,7 @@ leftovers_removed:
   sample: [/var/lib/placement-upgrade/reports/20260101T120000Z/nodes/.compute-01.json.k3j4h5g6.tmp]
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    backend_options,
-    new_module,
-    placement_argument_spec_for,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, backend_options, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 
 
@@ -435,10 +429,8 @@ def _action(module, _backend, log):
     return report.run(module.params, backend_options(module.params), module.check_mode, warn)
 
 
-def argument_spec(args=None):
-    """The module's options for the task arguments ``args`` (None: this run's); the action uses it too."""
-    return placement_argument_spec_for(
-        args,
+SPEC = ModuleSpec(
+    dict(
         dest=dict(type='path', required=True),
         records=dict(type='list', elements='raw', default=[]),
         hosts=dict(type='list', elements='str', default=[]),
@@ -456,11 +448,8 @@ def argument_spec(args=None):
         markdown_template=dict(type='path'),
         return_report=dict(type='bool', default=False),
         files=dict(type='dict'),
-    )
-
-
-def module_kwargs():
-    return placement_module_kwargs()
+    ),
+)
 
 
 def execute(module):
@@ -469,7 +458,7 @@ def execute(module):
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

@@ -172,7 +172,7 @@ published:
   sample: /var/lib/placement-upgrade/reports/sliced-run.json
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import slices
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.records import check_run_id
 
@@ -210,19 +210,25 @@ def _run(module, backend, log):
     return out
 
 
-def main():
-    module = new_module(
-        argument_spec=dict(
-            dest=dict(type='path', required=True),
-            nodes=dict(type='list', elements='str', required=True),
-            run_id=dict(type='str', required=True),
-            owner=dict(type='str', required=True),
-            max_fail=dict(type='int', default=0),
-            publish=dict(type='bool', default=False),
-        ),
-        supports_check_mode=True,
-    )
+SPEC = ModuleSpec(
+    dict(
+        dest=dict(type='path', required=True),
+        nodes=dict(type='list', elements='str', required=True),
+        run_id=dict(type='str', required=True),
+        owner=dict(type='str', required=True),
+        max_fail=dict(type='int', default=0),
+        publish=dict(type='bool', default=False),
+    ),
+    placement=False,
+)
+
+
+def execute(module):
     run_module(module, _run, open_backend=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

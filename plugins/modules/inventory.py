@@ -232,13 +232,7 @@ error:
            request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    conflict_attempts,
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput
@@ -301,20 +295,26 @@ def _check_ratio(provider, rc, ratio):
                        field='allocation_ratio')
 
 
-def main():
-    spec = _record_spec(False)
-    spec.update(
+SPEC = ModuleSpec(
+    dict(
+        _record_spec(False),
         resource_provider=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
         inventories=dict(type='list', elements='dict', options=_record_spec(True)),
         exclusive=dict(type='bool', default=False),
-    )
-    argument_spec = placement_argument_spec(**spec)
-    kwargs = placement_module_kwargs(mutually_exclusive=[('resource_class', 'inventories')],
-                                     required_one_of=[('resource_class', 'inventories')])
-    module = new_module(argument_spec=argument_spec, **kwargs)
+    ),
+    mutually_exclusive=[('resource_class', 'inventories')],
+    required_one_of=[('resource_class', 'inventories')],
+)
+
+
+def execute(module):
     # the provider must exist already: a wrong embedded_db path is an error, never a new store
     run_module(module, _run, creates_store=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

@@ -199,7 +199,7 @@ mdevs:
 
 import socket
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, unexpected_error
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
@@ -207,10 +207,8 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 
 
-def argument_spec(args=None):
-    """The module's options; the in-process action (plugins/action/node_preflight.py) uses it too."""
-    del args
-    return dict(
+SPEC = ModuleSpec(
+    dict(
         nova_conf=dict(type='str', default=novaconf.DEFAULT_NOVA_CONF),
         nova_credentials=dict(type='bool', default=True),
         mdevs=dict(type='bool', default=True),
@@ -219,11 +217,9 @@ def argument_spec(args=None):
         mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
         mdevctl=dict(type='str', default='mdevctl'),
         hostname=dict(type='str'),
-    )
-
-
-def module_kwargs():
-    return dict(supports_check_mode=True)
+    ),
+    placement=False,
+)
 
 
 def read_nova_placement(path):
@@ -262,7 +258,7 @@ def execute(module):
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

@@ -144,12 +144,7 @@ leftovers_removed:
 
 import os
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import export
 
@@ -169,16 +164,19 @@ def _run(module, backend, log):
     return {'changed': True, 'dest': dest, 'export': summary}
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            compute_nodes=dict(type='list', elements='str', default=[]),
-            dest=dict(type='path', required=True),
-            force=dict(type='bool', default=False),
-        ),
-        **placement_module_kwargs()
-    )
+SPEC = ModuleSpec(dict(
+    compute_nodes=dict(type='list', elements='str', default=[]),
+    dest=dict(type='path', required=True),
+    force=dict(type='bool', default=False),
+))
+
+
+def execute(module):
     run_module(module, _run, creates_store=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

@@ -275,10 +275,8 @@ error:
   type: dict
 '''
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    ModuleSpec,
     backend_options,
-    new_module,
-    placement_argument_spec_for,
-    placement_module_kwargs,
     protect_secrets,
     run_module,
 )
@@ -300,11 +298,8 @@ def _run(module, _backend, log):
     return result
 
 
-def argument_spec(args=None):
-    """The module's options (with the backend / auth ones) for the task arguments ``args``
-    (None: those of this run); the in-process action (plugins/action/placement_preflight.py) uses it too."""
-    return placement_argument_spec_for(
-        args,
+SPEC = ModuleSpec(
+    dict(
         providers=dict(type='list', elements='str', default=[]),
         min_microversion=dict(type='str', default='1.30'),
         check_reshape_permission=dict(type='bool', default=True),
@@ -326,12 +321,8 @@ def argument_spec(args=None):
             mdevs=dict(type='dict'),
         )),
         fail_on_transient_mdevs=dict(type='bool', default=False),
-    )
-
-
-def module_kwargs():
-    """AnsibleModule's keyword arguments besides the spec."""
-    return placement_module_kwargs()
+    ),
+)
 
 
 def execute(module):
@@ -341,7 +332,7 @@ def execute(module):
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

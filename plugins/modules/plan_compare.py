@@ -104,7 +104,7 @@ lines:
   elements: str
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare
 
 
@@ -120,16 +120,22 @@ def _run(module, backend, log):
     return out
 
 
-def main():
-    module = new_module(
-        argument_spec=dict(
-            rehearsal=dict(type='path', required=True),
-            plan=dict(type='path', required=True),
-            fail_on_difference=dict(type='bool', default=True),
-        ),
-        supports_check_mode=True,
-    )
+SPEC = ModuleSpec(
+    dict(
+        rehearsal=dict(type='path', required=True),
+        plan=dict(type='path', required=True),
+        fail_on_difference=dict(type='bool', default=True),
+    ),
+    placement=False,
+)
+
+
+def execute(module):
     run_module(module, _run, open_backend=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

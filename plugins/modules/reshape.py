@@ -738,13 +738,7 @@ leftovers_removed:
 
 import time
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    conflict_attempts,
-    new_module,
-    placement_argument_spec_for,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records
@@ -882,11 +876,8 @@ def _store_record(module, backend, result, devices, messages, log, began, observ
     return path
 
 
-def argument_spec(args=None):
-    """The module's options (with the backend / auth ones) for the task arguments ``args``
-    (None: those of this run); the in-process action (plugins/action/reshape.py) uses it too."""
-    return placement_argument_spec_for(
-        args,
+SPEC = ModuleSpec(
+    dict(
         root_provider=dict(type='str', required=True, aliases=['compute_node']),
         devices=dict(type='dict'),
         moves=dict(type='list', elements='dict', options=dict(
@@ -914,15 +905,12 @@ def argument_spec(args=None):
             node=dict(type='str', required=True),
             started=dict(type='float'),
         )),
-    )
-
-
-def module_kwargs():
-    """The rules between the options (AnsibleModule's keyword arguments besides the spec)."""
-    return placement_module_kwargs(required_if=[('state', 'reshaped', ('devices', 'moves'), True),
-                                                ('state', 'verified', ('devices', 'moves'), True)],
-                                   mutually_exclusive=[('devices', 'moves')],
-                                   required_by={'consumers': ('moves',)})
+    ),
+    required_if=[('state', 'reshaped', ('devices', 'moves'), True),
+                 ('state', 'verified', ('devices', 'moves'), True)],
+    mutually_exclusive=[('devices', 'moves')],
+    required_by={'consumers': ('moves',)},
+)
 
 
 def execute(module):
@@ -931,7 +919,7 @@ def execute(module):
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

@@ -212,11 +212,9 @@ error:
 '''
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    ModuleSpec,
     conflict_attempts,
     error_result,
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
     run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
@@ -244,20 +242,22 @@ def _run(module, backend, log):
     )
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            name=dict(type='str'),
-            uuid=dict(type='str'),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            parent_provider=dict(type='str'),
-            traits=dict(type='list', elements='str'),
-            traits_exclusive=dict(type='bool', default=False),
-            aggregates=dict(type='list', elements='str'),
-            aggregates_exclusive=dict(type='bool', default=False),
-        ),
-        **placement_module_kwargs(required_one_of=[('name', 'uuid')])
-    )
+SPEC = ModuleSpec(
+    dict(
+        name=dict(type='str'),
+        uuid=dict(type='str'),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        parent_provider=dict(type='str'),
+        traits=dict(type='list', elements='str'),
+        traits_exclusive=dict(type='bool', default=False),
+        aggregates=dict(type='list', elements='str'),
+        aggregates_exclusive=dict(type='bool', default=False),
+    ),
+    required_one_of=[('name', 'uuid')],
+)
+
+
+def execute(module):
     params = module.params
     if params['state'] == 'present':
         # the checks of the parameters alone, before the backend is opened: a bad name or uuid
@@ -268,6 +268,10 @@ def main():
             module.fail_json(**error_result(exc))
     # a parent must already exist: never create a new store for a child
     run_module(module, _run, creates_store=not params['parent_provider'])
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':

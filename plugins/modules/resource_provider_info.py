@@ -165,12 +165,7 @@ error:
            detail: "Unable to reach Placement", request_id: null}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
@@ -185,18 +180,24 @@ def _run(module, backend, log):
     return {'changed': False, 'providers': providers}
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            name=dict(type='str'),
-            uuid=dict(type='str'),
-            in_tree=dict(type='str'),
-            with_allocations=dict(type='bool', default=False),
-            details=dict(type='bool', default=True),
-        ),
-        **placement_module_kwargs(mutually_exclusive=[('name', 'uuid', 'in_tree')])
-    )
+SPEC = ModuleSpec(
+    dict(
+        name=dict(type='str'),
+        uuid=dict(type='str'),
+        in_tree=dict(type='str'),
+        with_allocations=dict(type='bool', default=False),
+        details=dict(type='bool', default=True),
+    ),
+    mutually_exclusive=[('name', 'uuid', 'in_tree')],
+)
+
+
+def execute(module):
     run_module(module, _run, creates_store=False)
+
+
+def main():
+    execute(SPEC.module())
 
 
 if __name__ == '__main__':
