@@ -38,16 +38,9 @@ options:
     type: str
 extends_documentation_fragment:
   - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: N/A
-    details: The module only reads.
-  idempotent:
-    support: full
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.READ_ONLY
 seealso:
   - module: placement.upgrade.allocation
   - module: placement.upgrade.resource_provider_info
@@ -132,7 +125,7 @@ error:
            detail: "Malformed consumer_uuid: not-a-uuid", request_id: null}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
@@ -153,15 +146,12 @@ SPEC = ModuleSpec(
     ),
     mutually_exclusive=[('consumer_uuid', 'resource_provider', 'in_tree')],
     required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
+    action=_run, creates_store=False,
 )
 
 
-def execute(module):
-    run_module(module, _run, creates_store=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

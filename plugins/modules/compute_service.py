@@ -31,21 +31,18 @@ description:
   - nova does not report the version of a nova-compute service through its API; read it on the
     node (C(nova-compute --version)). Run where nova-compute runs, O(version_command) does that
     and returns RV(version).
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Reads nova's record and returns it as nova would have it; sends nothing, waits for nothing.
   diff_mode:
-    support: full
     details:
       - The service record before and after.
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 options:
   host:
     description:
@@ -394,23 +391,6 @@ def _version(module, command, log):
     return {'version': found['version'], 'version_line': found['line']}
 
 
-SPEC = ModuleSpec(dict(
-    host=dict(type='str', required=True),
-    binary=dict(type='str', default='nova-compute'),
-    state=dict(type='str', choices=['enabled', 'disabled']),
-    disabled_reason=dict(type='str'),
-    forced_down=dict(type='bool'),
-    wait_for=dict(type='str', choices=['up', 'down']),
-    reported_since=dict(type='str'),
-    wait_timeout=dict(type='int', default=300),
-    wait_interval=dict(type='float', default=5),
-    report_interval=dict(type='float', default=10),
-    forced_down_at=dict(type='str'),
-    compute_endpoint=dict(type='str'),
-    version_command=dict(type='list', elements='str'),
-))
-
-
 def execute(module):
     try:
         check_arguments(module.params)       # before the backend is opened: nothing reaches nova
@@ -420,8 +400,28 @@ def execute(module):
     run_module(module, _run, creates_store=False, placement=False)
 
 
+SPEC = ModuleSpec(
+    dict(
+        host=dict(type='str', required=True),
+        binary=dict(type='str', default='nova-compute'),
+        state=dict(type='str', choices=['enabled', 'disabled']),
+        disabled_reason=dict(type='str'),
+        forced_down=dict(type='bool'),
+        wait_for=dict(type='str', choices=['up', 'down']),
+        reported_since=dict(type='str'),
+        wait_timeout=dict(type='int', default=300),
+        wait_interval=dict(type='float', default=5),
+        report_interval=dict(type='float', default=10),
+        forced_down_at=dict(type='str'),
+        compute_endpoint=dict(type='str'),
+        version_command=dict(type='list', elements='str'),
+    ),
+    execute=execute,
+)
+
+
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -161,15 +161,12 @@ options:
     type: path
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.POSIX
 notes:
   - Unheld mdevs, instances naming an mdev that does not exist, devices held by two
     instances and a missing nova.conf are listed in RV(devices.warnings) and each is emitted
@@ -490,30 +487,6 @@ def _virsh_domcapabilities(module):
     return out
 
 
-SPEC = ModuleSpec(
-    dict(
-        sysfs_root=dict(type='path', default='/sys'),
-        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
-        use_virsh=dict(type='bool', default=False),
-        pci_filters=dict(type='list', elements='dict', default=[],
-                         options=dict(vendor_id=dict(type='str', required=True),
-                                      product_id=dict(type='str'))),
-        numa=dict(type='bool', default=True),
-        hostname=dict(type='str'),
-        nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
-        domain_capabilities=dict(type='path'),
-        nova_credentials=dict(type='bool', default=False),
-        check_mdevs=dict(type='bool', default=False),
-        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
-        mdevctl=dict(type='str', default='mdevctl'),
-        fail_on_transient_mdevs=dict(type='bool', default=False),
-        record_to=dict(type='path'),
-        replay_from=dict(type='path'),
-    ),
-    placement=False,
-)
-
-
 def execute(module):
     """Run the module's work on ``module`` (an AnsibleModule, or the action's in-process stand-in)."""
     params = module.params
@@ -588,8 +561,33 @@ def _nova_placement(module, path):
     return found
 
 
+SPEC = ModuleSpec(
+    dict(
+        sysfs_root=dict(type='path', default='/sys'),
+        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
+        use_virsh=dict(type='bool', default=False),
+        pci_filters=dict(type='list', elements='dict', default=[],
+                         options=dict(vendor_id=dict(type='str', required=True),
+                                      product_id=dict(type='str'))),
+        numa=dict(type='bool', default=True),
+        hostname=dict(type='str'),
+        nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
+        domain_capabilities=dict(type='path'),
+        nova_credentials=dict(type='bool', default=False),
+        check_mdevs=dict(type='bool', default=False),
+        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
+        mdevctl=dict(type='str', default='mdevctl'),
+        fail_on_transient_mdevs=dict(type='bool', default=False),
+        record_to=dict(type='path'),
+        replay_from=dict(type='path'),
+    ),
+    auth=False,
+    execute=execute,
+)
+
+
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 def _replay(module):

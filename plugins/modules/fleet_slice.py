@@ -74,15 +74,12 @@ options:
     default: 0
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.POSIX
 notes:
   - "Consistency: a failed node's record is stored before its slice stops, and each slice reads the
     count before each of its batches; a slice can therefore start at most one batch after another
@@ -172,7 +169,7 @@ published:
   sample: /var/lib/placement-upgrade/reports/sliced-run.json
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import slices
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.records import check_run_id
 
@@ -219,16 +216,13 @@ SPEC = ModuleSpec(
         max_fail=dict(type='int', default=0),
         publish=dict(type='bool', default=False),
     ),
-    placement=False,
+    auth=False,
+    action=_run, open_backend=False,
 )
 
 
-def execute(module):
-    run_module(module, _run, open_backend=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

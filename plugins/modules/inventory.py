@@ -123,20 +123,16 @@ options:
         classes not given are removed (which fails, changing nothing, if one is allocated).
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the predicted inventory and provider generation, and fails exactly where a
         real run would.
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 seealso:
   - module: placement.upgrade.resource_provider
   - module: placement.upgrade.resource_provider_info
@@ -232,7 +228,7 @@ error:
            request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput
@@ -305,16 +301,13 @@ SPEC = ModuleSpec(
     ),
     mutually_exclusive=[('resource_class', 'inventories')],
     required_one_of=[('resource_class', 'inventories')],
+    # the provider must exist already: a wrong embedded_db path is an error, never a new store
+    action=_run, creates_store=False,
 )
 
 
-def execute(module):
-    # the provider must exist already: a wrong embedded_db path is an error, never a new store
-    run_module(module, _run, creates_store=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

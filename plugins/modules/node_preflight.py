@@ -70,15 +70,12 @@ options:
     type: str
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.POSIX
 notes:
   - B(Run it with C(no_log=true)), because RV(nova_placement.secrets) holds nova's secret for Placement
     (its password) so that the controller can probe with it. The pre-flight role does, and passes it to
@@ -207,21 +204,6 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 
 
-SPEC = ModuleSpec(
-    dict(
-        nova_conf=dict(type='str', default=novaconf.DEFAULT_NOVA_CONF),
-        nova_credentials=dict(type='bool', default=True),
-        mdevs=dict(type='bool', default=True),
-        sysfs_root=dict(type='path', default='/sys'),
-        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
-        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
-        mdevctl=dict(type='str', default='mdevctl'),
-        hostname=dict(type='str'),
-    ),
-    placement=False,
-)
-
-
 def read_nova_placement(path):
     """nova-compute's [placement] options of ``path``, or ``{missing: why}``."""
     if not path:
@@ -257,8 +239,24 @@ def execute(module):
     module.exit_json(changed=False, node=hostname, nova_placement=nova, mdevs=mdevs)
 
 
+SPEC = ModuleSpec(
+    dict(
+        nova_conf=dict(type='str', default=novaconf.DEFAULT_NOVA_CONF),
+        nova_credentials=dict(type='bool', default=True),
+        mdevs=dict(type='bool', default=True),
+        sysfs_root=dict(type='path', default='/sys'),
+        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
+        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
+        mdevctl=dict(type='str', default='mdevctl'),
+        hostname=dict(type='str'),
+    ),
+    auth=False,
+    execute=execute,
+)
+
+
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

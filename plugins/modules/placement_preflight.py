@@ -146,19 +146,14 @@ options:
         reshape does not touch the mdevs (they are lost at the next reboot of the host, not by the roll).
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details: The module only reads; the permission probe is refused by Placement's schema and writes nothing.
-  diff_mode:
-    support: N/A
-    details: The module only reads.
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.READ_ONLY
 notes:
   - The roll's P(placement.upgrade.preflight#role) role runs this module once per run, delegated to the
     controller, together with the optional C(placement-status upgrade check) and C(nova-status
@@ -278,7 +273,6 @@ from ansible_collections.placement.upgrade.plugins.module_utils.common import (
     ModuleSpec,
     backend_options,
     protect_secrets,
-    run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import preflight
 
@@ -322,17 +316,12 @@ SPEC = ModuleSpec(
         )),
         fail_on_transient_mdevs=dict(type='bool', default=False),
     ),
+    action=_run, open_backend=False,
 )
 
 
-def execute(module):
-    """Run the checks on ``module`` (an AnsibleModule, or the in-process stand-in).  PlacementError
-    and anything unexpected are mapped by run_module: never a traceback."""
-    run_module(module, _run, open_backend=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

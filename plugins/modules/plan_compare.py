@@ -46,15 +46,12 @@ options:
     default: true
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.POSIX
 notes:
   - The module only reads the two folders and never reports a change.
 seealso:
@@ -104,7 +101,7 @@ lines:
   elements: str
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare
 
 
@@ -126,16 +123,13 @@ SPEC = ModuleSpec(
         plan=dict(type='path', required=True),
         fail_on_difference=dict(type='bool', default=True),
     ),
-    placement=False,
+    auth=False,
+    action=_run, open_backend=False,
 )
 
 
-def execute(module):
-    run_module(module, _run, open_backend=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

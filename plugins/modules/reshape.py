@@ -286,22 +286,19 @@ options:
           - When the node's pass began, in seconds since the epoch (the report shows each node's
             duration). Default is when this task began.
         type: float
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the full plan and the diff of the tree, with the UUIDs the new children will
         get (they are deterministic), and changes nothing (no snapshot is written).
   diff_mode:
-    support: full
     details:
       - Before/after of every provider and every consumer the reshape touches.
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 notes:
   - C(POST /reshaper) needs the C(service) role under Placement's default policy; a 403
     fails the task with a message saying so.
@@ -738,7 +735,7 @@ leftovers_removed:
 
 import time
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records
@@ -910,16 +907,12 @@ SPEC = ModuleSpec(
                  ('state', 'verified', ('devices', 'moves'), True)],
     mutually_exclusive=[('devices', 'moves')],
     required_by={'consumers': ('moves',)},
+    action=_run, creates_store=False,
 )
 
 
-def execute(module):
-    """Run the module's work on ``module`` (an AnsibleModule, or the in-process stand-in)."""
-    run_module(module, _run, creates_store=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -77,20 +77,16 @@ options:
       - When V(true), O(aggregates) is the complete set; other aggregates are removed.
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the predicted provider, including its predicted generation. A provider created
         without O(uuid) has RV(provider.uuid) V(null) in check mode (Placement picks it).
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 seealso:
   - module: placement.upgrade.resource_provider_info
   - module: placement.upgrade.inventory
@@ -242,21 +238,6 @@ def _run(module, backend, log):
     )
 
 
-SPEC = ModuleSpec(
-    dict(
-        name=dict(type='str'),
-        uuid=dict(type='str'),
-        state=dict(type='str', default='present', choices=['present', 'absent']),
-        parent_provider=dict(type='str'),
-        traits=dict(type='list', elements='str'),
-        traits_exclusive=dict(type='bool', default=False),
-        aggregates=dict(type='list', elements='str'),
-        aggregates_exclusive=dict(type='bool', default=False),
-    ),
-    required_one_of=[('name', 'uuid')],
-)
-
-
 def execute(module):
     params = module.params
     if params['state'] == 'present':
@@ -270,8 +251,24 @@ def execute(module):
     run_module(module, _run, creates_store=not params['parent_provider'])
 
 
+SPEC = ModuleSpec(
+    dict(
+        name=dict(type='str'),
+        uuid=dict(type='str'),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        parent_provider=dict(type='str'),
+        traits=dict(type='list', elements='str'),
+        traits_exclusive=dict(type='bool', default=False),
+        aggregates=dict(type='list', elements='str'),
+        aggregates_exclusive=dict(type='bool', default=False),
+    ),
+    required_one_of=[('name', 'uuid')],
+    execute=execute,
+)
+
+
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -56,16 +56,9 @@ notes:
   - Without O(name), O(uuid) or O(in_tree), every provider is returned.
 extends_documentation_fragment:
   - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: N/A
-    details: The module only reads.
-  idempotent:
-    support: full
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.READ_ONLY
 seealso:
   - module: placement.upgrade.resource_provider
   - module: placement.upgrade.allocation_info
@@ -165,7 +158,7 @@ error:
            detail: "Unable to reach Placement", request_id: null}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
@@ -189,15 +182,12 @@ SPEC = ModuleSpec(
         details=dict(type='bool', default=True),
     ),
     mutually_exclusive=[('name', 'uuid', 'in_tree')],
+    action=_run, creates_store=False,
 )
 
 
-def execute(module):
-    run_module(module, _run, creates_store=False)
-
-
 def main():
-    execute(SPEC.module())
+    SPEC.main()
 
 
 if __name__ == '__main__':

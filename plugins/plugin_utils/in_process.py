@@ -11,8 +11,8 @@ code here instead (:func:`run`), through :class:`InProcessModule`: the part of
 ``AnsibleModule`` the collection's modules use, with the same argument validation
 (``ArgumentSpecValidator`` over the spec and rules the module file declares as data, its
 ``SPEC``), the same ``no_log`` masking of the result, check and diff mode, warnings, and
-``fail_json`` / ``exit_json``.  The module's ``main()``, ``execute(SPEC.module())``, is the same
-code through ``AnsibleModule`` when it runs anywhere else.
+``fail_json`` / ``exit_json``.  The module's ``main()``, ``SPEC.main()``, is the same code
+through ``AnsibleModule`` when it runs anywhere else.
 
 :func:`runs_here` decides: the local connection, no become, no task ``environment`` (the module
 would see it, this process does not), and the task's Python interpreter is this one (as for
@@ -178,13 +178,13 @@ def _infinite_ints(spec, args):
 
 def run(name, module_file, args, check_mode=False, diff=False):
     """The result of the module ``name`` run here: ``module_file`` is its module file, whose
-    arguments are data (``SPEC``, a module_utils/common.py ``ModuleSpec``) and whose work is
-    ``execute(module)``.  Never raises: an unexpected error is a failed result."""
+    ``SPEC`` (a module_utils/common.py ``ModuleSpec``) holds its arguments as data and its work
+    (``SPEC.execute(module)``).  Never raises: an unexpected error is a failed result."""
     try:
         spec = module_file.SPEC
         module = InProcessModule(name, spec.argument_spec(args), args, check_mode=check_mode, diff=diff,
                                  **spec.module_kwargs())
-        module_file.execute(module)
+        spec.execute(module)
     except ModuleExit as done:
         return done.result
     except Exception as exc:  # pylint: disable=broad-except
@@ -210,8 +210,8 @@ def runs_here(transport, become, environment, interpreter):
 class InProcessAction(ActionBase):
     """Base of the action plugins that run their module in process on the controller (``_run_module``).
 
-    A subclass sets ``MODULE`` (the module's FQCN) and returns the module file (its ``SPEC`` and
-    ``execute``) from ``_module_file()`` (imported there, when needed).
+    A subclass sets ``MODULE`` (the module's FQCN) and returns the module file (its ``SPEC``) from
+    ``_module_file()`` (imported there, when needed).
     """
 
     MODULE = None

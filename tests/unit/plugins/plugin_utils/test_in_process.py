@@ -106,10 +106,10 @@ def test_secrets_are_masked_in_every_result(tmp_path):
 class _Raising(object):
     """A module file whose work raises, or exits through fail_json inside an ``except Exception``."""
 
-    SPEC = common.ModuleSpec({'name': {'type': 'str'}}, placement=False, supports_check_mode=False)
-
     def __init__(self, how):
         self.how = how
+        self.SPEC = common.ModuleSpec({'name': {'type': 'str'}}, execute=self.execute, auth=False,
+                                      supports_check_mode=False)
 
     def execute(self, module):
         if self.how == 'raise':
