@@ -19,16 +19,10 @@ __metaclass__ = type
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.compute_service'
-
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import compute_service
-        return compute_service
+    MODULE = 'placement.upgrade.compute_service'
 
     def in_process(self, task_vars):
         if self._task.args.get('version_command'):

@@ -16,13 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.resource_provider_info'
-
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
-        return resource_provider_info
+    MODULE = 'placement.upgrade.resource_provider_info'

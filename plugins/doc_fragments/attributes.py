@@ -64,10 +64,15 @@ attributes:
     support: full
 '''
 
-    # The modules that run on a POSIX host (a compute node, or the controller).
-    POSIX = r'''
+    # The modules that work on the host they run on (a node, or the controller), not through
+    # Placement: POSIX, check mode as a real run, no diff.
+    HOST = r'''
 options: {}
 attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
   platform:
     description: Target OS/families that can be operated against.
     support: full

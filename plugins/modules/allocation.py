@@ -280,7 +280,9 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    # allocations name providers that must exist already: never create a new store
+    action=_run, creates_store=False,
+    options=dict(
         consumer_uuid=dict(type='str'),
         allocations=dict(type='list', elements='dict', options=_allocations_spec()),
         project_id=dict(type='str'),
@@ -300,8 +302,6 @@ SPEC = ModuleSpec(
                         ('project_id', 'consumers'), ('user_id', 'consumers'),
                         ('consumer_type', 'consumers')],
     required_one_of=[('consumer_uuid', 'consumers')],
-    # allocations name providers that must exist already: never create a new store
-    action=_run, creates_store=False,
 )
 
 

@@ -139,14 +139,14 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    action=_run, creates_store=False,
+    options=dict(
         consumer_uuid=dict(type='str'),
         resource_provider=dict(type='str'),
         in_tree=dict(type='str'),
     ),
     mutually_exclusive=[('consumer_uuid', 'resource_provider', 'in_tree')],
     required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
-    action=_run, creates_store=False,
 )
 
 

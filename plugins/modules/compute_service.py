@@ -401,7 +401,8 @@ def execute(module):
 
 
 SPEC = ModuleSpec(
-    dict(
+    execute=execute,
+    options=dict(
         host=dict(type='str', required=True),
         binary=dict(type='str', default='nova-compute'),
         state=dict(type='str', choices=['enabled', 'disabled']),
@@ -416,7 +417,6 @@ SPEC = ModuleSpec(
         compute_endpoint=dict(type='str'),
         version_command=dict(type='list', elements='str'),
     ),
-    execute=execute,
 )
 
 

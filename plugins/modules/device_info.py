@@ -159,14 +159,9 @@ options:
         replayed for another node.
       - Cannot be used with O(record_to) or O(use_virsh); the other probing options are ignored.
     type: path
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 extends_documentation_fragment:
   - placement.upgrade.attributes
-  - placement.upgrade.attributes.POSIX
+  - placement.upgrade.attributes.HOST
 notes:
   - Unheld mdevs, instances naming an mdev that does not exist, devices held by two
     instances and a missing nova.conf are listed in RV(devices.warnings) and each is emitted
@@ -562,7 +557,9 @@ def _nova_placement(module, path):
 
 
 SPEC = ModuleSpec(
-    dict(
+    auth=False,
+    execute=execute,
+    options=dict(
         sysfs_root=dict(type='path', default='/sys'),
         domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
         use_virsh=dict(type='bool', default=False),
@@ -581,8 +578,6 @@ SPEC = ModuleSpec(
         record_to=dict(type='path'),
         replay_from=dict(type='path'),
     ),
-    auth=False,
-    execute=execute,
 )
 
 

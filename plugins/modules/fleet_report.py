@@ -429,7 +429,8 @@ def _action(module, _backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    action=_action, open_backend=False,
+    options=dict(
         dest=dict(type='path', required=True),
         records=dict(type='list', elements='raw', default=[]),
         hosts=dict(type='list', elements='str', default=[]),
@@ -448,7 +449,6 @@ SPEC = ModuleSpec(
         return_report=dict(type='bool', default=False),
         files=dict(type='dict'),
     ),
-    action=_action, open_backend=False,
 )
 
 

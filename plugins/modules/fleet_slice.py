@@ -72,14 +72,9 @@ options:
         failed node anywhere stops every slice at its next batch.
     type: int
     default: 0
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 extends_documentation_fragment:
   - placement.upgrade.attributes
-  - placement.upgrade.attributes.POSIX
+  - placement.upgrade.attributes.HOST
 notes:
   - "Consistency: a failed node's record is stored before its slice stops, and each slice reads the
     count before each of its batches; a slice can therefore start at most one batch after another
@@ -208,7 +203,9 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    auth=False,
+    action=_run, open_backend=False,
+    options=dict(
         dest=dict(type='path', required=True),
         nodes=dict(type='list', elements='str', required=True),
         run_id=dict(type='str', required=True),
@@ -216,8 +213,6 @@ SPEC = ModuleSpec(
         max_fail=dict(type='int', default=0),
         publish=dict(type='bool', default=False),
     ),
-    auth=False,
-    action=_run, open_backend=False,
 )
 
 

@@ -292,7 +292,9 @@ def _check_ratio(provider, rc, ratio):
 
 
 SPEC = ModuleSpec(
-    dict(
+    # the provider must exist already: a wrong embedded_db path is an error, never a new store
+    action=_run, creates_store=False,
+    options=dict(
         _record_spec(False),
         resource_provider=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
@@ -301,8 +303,6 @@ SPEC = ModuleSpec(
     ),
     mutually_exclusive=[('resource_class', 'inventories')],
     required_one_of=[('resource_class', 'inventories')],
-    # the provider must exist already: a wrong embedded_db path is an error, never a new store
-    action=_run, creates_store=False,
 )
 
 

@@ -41,12 +41,10 @@ attributes:
     details:
       - Skipped in check mode, as M(ansible.builtin.command) without C(creates) or C(removes); set
         C(check_mode=false) on a command that only reads.
-  diff_mode:
-    support: none
 extends_documentation_fragment:
   - placement.upgrade.attributes
   - placement.upgrade.attributes.ACTION
-  - placement.upgrade.attributes.POSIX
+  - placement.upgrade.attributes.HOST
 options:
   argv:
     description:

@@ -68,14 +68,9 @@ options:
   hostname:
     description: Host name recorded with the result (default the node's).
     type: str
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 extends_documentation_fragment:
   - placement.upgrade.attributes
-  - placement.upgrade.attributes.POSIX
+  - placement.upgrade.attributes.HOST
 notes:
   - B(Run it with C(no_log=true)), because RV(nova_placement.secrets) holds nova's secret for Placement
     (its password) so that the controller can probe with it. The pre-flight role does, and passes it to
@@ -240,7 +235,9 @@ def execute(module):
 
 
 SPEC = ModuleSpec(
-    dict(
+    auth=False,
+    execute=execute,
+    options=dict(
         nova_conf=dict(type='str', default=novaconf.DEFAULT_NOVA_CONF),
         nova_credentials=dict(type='bool', default=True),
         mdevs=dict(type='bool', default=True),
@@ -250,8 +247,6 @@ SPEC = ModuleSpec(
         mdevctl=dict(type='str', default='mdevctl'),
         hostname=dict(type='str'),
     ),
-    auth=False,
-    execute=execute,
 )
 
 

@@ -165,12 +165,12 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    action=_run, creates_store=False,
+    options=dict(
         compute_nodes=dict(type='list', elements='str', default=[]),
         dest=dict(type='path', required=True),
         force=dict(type='bool', default=False),
     ),
-    action=_run, creates_store=False,
 )
 
 

@@ -293,7 +293,8 @@ def _run(module, _backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    action=_run, open_backend=False,
+    options=dict(
         providers=dict(type='list', elements='str', default=[]),
         min_microversion=dict(type='str', default='1.30'),
         check_reshape_permission=dict(type='bool', default=True),
@@ -316,7 +317,6 @@ SPEC = ModuleSpec(
         )),
         fail_on_transient_mdevs=dict(type='bool', default=False),
     ),
-    action=_run, open_backend=False,
 )
 
 

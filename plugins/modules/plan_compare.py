@@ -44,14 +44,9 @@ options:
       - With V(false) the task succeeds and RV(equal) says it.
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 extends_documentation_fragment:
   - placement.upgrade.attributes
-  - placement.upgrade.attributes.POSIX
+  - placement.upgrade.attributes.HOST
 notes:
   - The module only reads the two folders and never reports a change.
 seealso:
@@ -118,13 +113,13 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    auth=False,
+    action=_run, open_backend=False,
+    options=dict(
         rehearsal=dict(type='path', required=True),
         plan=dict(type='path', required=True),
         fail_on_difference=dict(type='bool', default=True),
     ),
-    auth=False,
-    action=_run, open_backend=False,
 )
 
 

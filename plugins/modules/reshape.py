@@ -750,7 +750,8 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    action=_run, creates_store=False,
+    options=dict(
         root_provider=dict(type='str', required=True, aliases=['compute_node']),
         devices=dict(type='dict'),
         moves=dict(type='list', elements='dict', options=dict(
@@ -783,7 +784,6 @@ SPEC = ModuleSpec(
                  ('state', 'verified', ('devices', 'moves'), True)],
     mutually_exclusive=[('devices', 'moves')],
     required_by={'consumers': ('moves',)},
-    action=_run, creates_store=False,
 )
 
 

@@ -252,7 +252,8 @@ def execute(module):
 
 
 SPEC = ModuleSpec(
-    dict(
+    execute=execute,
+    options=dict(
         name=dict(type='str'),
         uuid=dict(type='str'),
         state=dict(type='str', default='present', choices=['present', 'absent']),
@@ -263,7 +264,6 @@ SPEC = ModuleSpec(
         aggregates_exclusive=dict(type='bool', default=False),
     ),
     required_one_of=[('name', 'uuid')],
-    execute=execute,
 )
 
 

@@ -174,7 +174,8 @@ def _run(module, backend, log):
 
 
 SPEC = ModuleSpec(
-    dict(
+    action=_run, creates_store=False,
+    options=dict(
         name=dict(type='str'),
         uuid=dict(type='str'),
         in_tree=dict(type='str'),
@@ -182,7 +183,6 @@ SPEC = ModuleSpec(
         details=dict(type='bool', default=True),
     ),
     mutually_exclusive=[('name', 'uuid', 'in_tree')],
-    action=_run, creates_store=False,
 )
 
 

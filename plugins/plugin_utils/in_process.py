@@ -24,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import importlib
 import os
 import sys
 
@@ -210,14 +211,17 @@ def runs_here(transport, become, environment, interpreter):
 class InProcessAction(ActionBase):
     """Base of the action plugins that run their module in process on the controller (``_run_module``).
 
-    A subclass sets ``MODULE`` (the module's FQCN) and returns the module file (its ``SPEC``) from
-    ``_module_file()`` (imported there, when needed).
+    A subclass sets ``MODULE`` (the module's FQCN); its module file (the module's ``SPEC``) is
+    imported from plugins/modules/ when first needed (``_module_file()``).
     """
 
     MODULE = None
 
     def _module_file(self):
-        raise NotImplementedError
+        """The module file of :attr:`MODULE` (this collection's plugins/modules/<name>.py), imported
+        when first needed."""
+        return importlib.import_module('ansible_collections.placement.upgrade.plugins.modules.%s'
+                                       % self.MODULE.rsplit('.', 1)[-1])
 
     def _interpreter(self, task_vars):
         use_vars = task_vars or {}

@@ -208,11 +208,14 @@ def test_documentation_matches_argument_spec(monkeypatch):
     for name, option in sub_doc.items():
         assert option['type'] == sub_spec[name]['type']
         assert option.get('required', False) == sub_spec[name].get('required', False)
-    assert doc['attributes']['check_mode']['support'] == 'full'
-    assert doc['attributes']['diff_mode']['support'] == 'none'
-    # the platform: from the collection's attributes fragment (plugins/doc_fragments/attributes.py)
-    assert 'placement.upgrade.attributes.POSIX' in doc['extends_documentation_fragment']
-    assert yaml.safe_load(attributes.ModuleDocFragment.POSIX)['attributes']['platform']['platforms'] == 'posix'
+    # its attributes: the collection's fragment of the modules that work on their host
+    # (plugins/doc_fragments/attributes.py)
+    assert 'placement.upgrade.attributes.HOST' in doc['extends_documentation_fragment']
+    assert 'attributes' not in doc
+    host = yaml.safe_load(attributes.ModuleDocFragment.HOST)['attributes']
+    assert host['check_mode']['support'] == 'full'
+    assert host['diff_mode']['support'] == 'none'
+    assert host['platform']['platforms'] == 'posix'
     yaml.safe_load(device_info.EXAMPLES)
     returned = yaml.safe_load(device_info.RETURN)
     # started: added by the action plugin (tests/integration/test_in_process_action.py sees it);
