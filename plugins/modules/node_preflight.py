@@ -151,38 +151,12 @@ nova_placement:
 mdevs:
   description:
     - The persistence of the node's mdevs, or V(null) with O(mdevs=false).
+    - The keys of RV(placement.upgrade.device_info#module:mdev_persistence) (C(mdev_node), C(mdevctl),
+      C(mdevctl_dir), C(held), C(not_persistent), C(unreadable)), read the same way, without its
+      C(problems).
   returned: always
   type: dict
   contains:
-    mdev_node:
-      description: Whether the node has mdev parents, or guests naming mdevs.
-      type: bool
-      returned: always
-    mdevctl:
-      description: The mdevctl found, or V(null).
-      type: str
-      returned: always
-    mdevctl_dir:
-      description: Where the definitions were read.
-      type: str
-      returned: always
-    held:
-      description: How many mdevs the guests name.
-      type: int
-      returned: always
-    not_persistent:
-      description:
-        - Each mdev a guest holds that is not defined persistently, with C(uuid), C(parent), C(type),
-          C(instance), C(instance_name), C(active) (it exists now) and C(defined_on) (the parents it is
-          defined on instead).
-      type: list
-      elements: dict
-      returned: always
-    unreadable:
-      description: Definition files that could not be read, with why.
-      type: list
-      elements: str
-      returned: always
     error:
       description: Why the node's devices could not be read, when they could not.
       type: str
