@@ -392,6 +392,7 @@ def _version(module, command, log):
 
 
 def execute(module):
+    """The module's work (SPEC's one call): its arguments checked, then nova's steps through run_module."""
     try:
         check_arguments(module.params)       # before the backend is opened: nothing reaches nova
     except BadInput as exc:

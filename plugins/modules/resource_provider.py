@@ -239,6 +239,7 @@ def _run(module, backend, log):
 
 
 def execute(module):
+    """The module's work (SPEC's one call): the request checked, then the provider through run_module."""
     params = module.params
     if params['state'] == 'present':
         # the checks of the parameters alone, before the backend is opened: a bad name or uuid
