@@ -6,9 +6,9 @@
 The rolling role delegates nova's steps to the controller (read, disable, wait down, wait up,
 enable): nova-compute is out of service from the disable to the enable, and a module run there
 costs a Python and the collection's module_utils imported again for a few requests to nova.  On
-the controller the module's own ``main()`` (its argument spec, its own argument checks, its run)
-runs inside this action (``plugin_utils/in_process.py``, :class:`MainFile`): the same validation
-and result, check and diff mode.  Anywhere else (another host, become, a task ``environment``,
+the controller the module's own code (its argument spec and rules, its own argument checks, its
+run) runs inside this action (``plugin_utils/in_process.py``): the same validation and result,
+check and diff mode.  Anywhere else (another host, become, a task ``environment``,
 another Python interpreter), and whenever ``version_command`` is given (it runs a command, which
 the in-process stand-in does not), the module runs as usual.
 """
@@ -19,16 +19,10 @@ __metaclass__ = type
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.compute_service'
-
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import compute_service
-        return in_process.MainFile(compute_service)
+    MODULE = 'placement.upgrade.compute_service'
 
     def in_process(self, task_vars):
         if self._task.args.get('version_command'):

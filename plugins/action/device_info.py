@@ -30,18 +30,12 @@ from ansible.utils.display import Display
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.device_info'
-
 display = Display()
 
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import device_info
-        return device_info
+    MODULE = 'placement.upgrade.device_info'
 
     def run(self, tmp=None, task_vars=None):
         started = time.time()

@@ -33,8 +33,6 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
-
-MODULE = 'placement.upgrade.fleet_report'
 TEMPLATE_OPTIONS = ('html_template', 'markdown_template')
 INTERNAL_OPTIONS = ('return_report', 'files')
 
@@ -45,11 +43,7 @@ def _unexpected(exc):
 
 class ActionModule(in_process.InProcessAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import fleet_report
-        return fleet_report
+    MODULE = 'placement.upgrade.fleet_report'
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -57,7 +51,7 @@ class ActionModule(in_process.InProcessAction):
         args = dict(self._task.args)
         for name in INTERNAL_OPTIONS:
             if args.get(name) not in (None, False):
-                return self._fail(result, '%s is set by the action plugin of %s, not by a task' % (name, MODULE))
+                return self._fail(result, '%s is set by the action plugin of %s, not by a task' % (name, self.MODULE))
         try:
             render = boolean(args.get('render', True), strict=True)
             templates = {}

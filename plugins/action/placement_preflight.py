@@ -16,13 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.placement_preflight'
-
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import placement_preflight
-        return placement_preflight
+    MODULE = 'placement.upgrade.placement_preflight'

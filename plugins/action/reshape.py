@@ -4,7 +4,7 @@
 """The action plugin of placement.upgrade.reshape: on the controller, the module runs in process.
 
 The roles delegate the reshape to the controller.  There, the module's own code (its argument
-spec, its run) is run inside this action (``module_utils/in_process.py``): the same validation,
+spec, its run) is run inside this action (``plugin_utils/in_process.py``): the same validation,
 result, check and diff mode, without packing the module and starting a Python for each node.
 Anywhere else (another host, become, a task ``environment``, another Python interpreter) the
 module runs as usual.
@@ -16,13 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.reshape'
-
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import reshape
-        return reshape
+    MODULE = 'placement.upgrade.reshape'

@@ -4,9 +4,9 @@
 """The action plugin of placement.upgrade.resource_provider_info: on the controller, the module runs in process.
 
 The rolling role reads the node's tree on the controller once nova-compute is back, while it is
-still out of service.  There, the module's own ``main()`` (its argument spec and rules, its read)
-runs inside this action (``plugin_utils/in_process.py``, :class:`MainFile`): the same validation
-and result, without packing the module and starting a Python for it.  Anywhere else (another
+still out of service.  There, the module's own code (its argument spec and rules, its read) runs
+inside this action (``plugin_utils/in_process.py``): the same validation and result, without
+packing the module and starting a Python for it.  Anywhere else (another
 host, become, a task ``environment``, another Python interpreter) the module runs as usual.
 """
 
@@ -16,13 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.placement.upgrade.plugins.plugin_utils import in_process
 
-MODULE = 'placement.upgrade.resource_provider_info'
-
 
 class ActionModule(in_process.RunModuleAction):
 
-    MODULE = MODULE
-
-    def _module_file(self):
-        from ansible_collections.placement.upgrade.plugins.modules import resource_provider_info
-        return in_process.MainFile(resource_provider_info)
+    MODULE = 'placement.upgrade.resource_provider_info'

@@ -140,26 +140,3 @@ notes:
   - Placement's default policy allows the provider, inventory and allocation calls to the
     C(admin) and C(service) roles.
 '''
-
-    ATTRIBUTES = r'''
-options: {}
-attributes:
-  check_mode:
-    description: Can run in C(check_mode) and return changed status prediction without modifying target.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in C(check_mode)), when in diff mode.
-  idempotent:
-    description:
-      - When run twice in a row outside check mode, with the same arguments, the second invocation
-        indicates no change.
-'''
-
-    ACTIONGROUP = r'''
-options: {}
-attributes:
-  action_group:
-    description: Use C(group/placement.upgrade.placement) in C(module_defaults) to set defaults for this module.
-    support: full
-    membership:
-      - placement.upgrade.placement
-'''

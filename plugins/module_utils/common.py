@@ -165,6 +165,56 @@ def placement_module_kwargs(mutually_exclusive=None, **kwargs):
     return kwargs
 
 
+class ModuleSpec(object):
+    """A module as data, as openstack.cloud's modules declare ``argument_spec``, ``module_kwargs``
+    and ``run``: the module's own ``options`` (an argument spec), the ``rules`` between them
+    (``mutually_exclusive``, ``required_one_of``, ``required_if``, ``required_by``,
+    ``required_together``, ``supports_check_mode``: True unless given), with ``auth`` (the default)
+    the backend / auth options of the ``placement.upgrade.auth`` fragment and their rules, and its one
+    call: ``action(module, backend, log)`` through :func:`run_module` (``creates_store``,
+    ``open_backend`` and ``placement`` are run_module's), or ``execute(module)`` for a module that
+    does its work itself.  Every module of the collection has one, ``SPEC``; ``main()`` is
+    ``SPEC.main()``, and an action plugin running the module in process (plugin_utils/in_process.py)
+    builds its stand-in from the same ``SPEC`` and runs ``SPEC.execute``."""
+
+    def __init__(self, options, action=None, execute=None, auth=True, creates_store=True, open_backend=True,
+                 placement=True, **rules):
+        if (action is None) == (execute is None):
+            raise TypeError('ModuleSpec takes an action or an execute, one of them')
+        self.options = dict(options)
+        self.auth = auth
+        self.rules = rules
+        self._action = action
+        self._execute = execute
+        self._run = dict(creates_store=creates_store, open_backend=open_backend, placement=placement)
+
+    def argument_spec(self, args=None):
+        """The argument spec for the task arguments ``args`` (None: those Ansible loaded for this
+        process): the secrets of a dict in ``auth`` or ``cloud`` are declared ``no_log``."""
+        if not self.auth:
+            return dict(self.options)
+        return placement_argument_spec_for(args, **self.options)
+
+    def module_kwargs(self):
+        """AnsibleModule's keyword arguments besides the spec."""
+        if self.auth:
+            return placement_module_kwargs(**self.rules)
+        kwargs = dict(self.rules)
+        kwargs.setdefault('supports_check_mode', True)
+        return kwargs
+
+    def execute(self, module):
+        """The module's work on ``module`` (an AnsibleModule, or the in-process stand-in): exits or fails it."""
+        if self._execute is not None:
+            self._execute(module)
+        else:
+            run_module(module, self._action, **self._run)
+
+    def main(self):
+        """The module's ``main()``: its AnsibleModule (:func:`new_module`) built and worked on."""
+        self.execute(new_module(argument_spec=self.argument_spec(), **self.module_kwargs()))
+
+
 def protect_secrets(module, backend=None):
     """Add every secret the module may know to ``module.no_log_values`` (belt and braces).
 

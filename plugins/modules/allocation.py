@@ -116,20 +116,16 @@ options:
         type: str
         choices: [present, absent]
         default: present
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the predicted allocations with the predicted provider and consumer generations,
         and fails exactly where a real run would.
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 seealso:
   - module: placement.upgrade.allocation_info
   - module: placement.upgrade.inventory
@@ -247,13 +243,7 @@ error:
              The requested amount would exceed the capacity.", request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    conflict_attempts,
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 VIEW_KEYS = ('allocations', 'consumer_generation', 'project_id', 'user_id', 'consumer_type')
@@ -289,33 +279,34 @@ def _run(module, backend, log):
     return result
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            consumer_uuid=dict(type='str'),
+SPEC = ModuleSpec(
+    # allocations name providers that must exist already: never create a new store
+    action=_run, creates_store=False,
+    options=dict(
+        consumer_uuid=dict(type='str'),
+        allocations=dict(type='list', elements='dict', options=_allocations_spec()),
+        project_id=dict(type='str'),
+        user_id=dict(type='str'),
+        consumer_type=dict(type='str'),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        consumers=dict(type='list', elements='dict', options=dict(
+            consumer_uuid=dict(type='str', required=True),
             allocations=dict(type='list', elements='dict', options=_allocations_spec()),
             project_id=dict(type='str'),
             user_id=dict(type='str'),
             consumer_type=dict(type='str'),
             state=dict(type='str', default='present', choices=['present', 'absent']),
-            consumers=dict(type='list', elements='dict', options=dict(
-                consumer_uuid=dict(type='str', required=True),
-                allocations=dict(type='list', elements='dict', options=_allocations_spec()),
-                project_id=dict(type='str'),
-                user_id=dict(type='str'),
-                consumer_type=dict(type='str'),
-                state=dict(type='str', default='present', choices=['present', 'absent']),
-            )),
-        ),
-        **placement_module_kwargs(
-            mutually_exclusive=[('consumer_uuid', 'consumers'), ('allocations', 'consumers'),
-                                ('project_id', 'consumers'), ('user_id', 'consumers'),
-                                ('consumer_type', 'consumers')],
-            required_one_of=[('consumer_uuid', 'consumers')],
-        )
-    )
-    # allocations name providers that must exist already: never create a new store
-    run_module(module, _run, creates_store=False)
+        )),
+    ),
+    mutually_exclusive=[('consumer_uuid', 'consumers'), ('allocations', 'consumers'),
+                        ('project_id', 'consumers'), ('user_id', 'consumers'),
+                        ('consumer_type', 'consumers')],
+    required_one_of=[('consumer_uuid', 'consumers')],
+)
+
+
+def main():
+    SPEC.main()
 
 
 if __name__ == '__main__':

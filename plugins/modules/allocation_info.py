@@ -38,16 +38,9 @@ options:
     type: str
 extends_documentation_fragment:
   - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: N/A
-    details: The module only reads.
-  idempotent:
-    support: full
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.READ_ONLY
 seealso:
   - module: placement.upgrade.allocation
   - module: placement.upgrade.resource_provider_info
@@ -132,12 +125,7 @@ error:
            detail: "Malformed consumer_uuid: not-a-uuid", request_id: null}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
@@ -150,19 +138,20 @@ def _run(module, backend, log):
     return result
 
 
+SPEC = ModuleSpec(
+    action=_run, creates_store=False,
+    options=dict(
+        consumer_uuid=dict(type='str'),
+        resource_provider=dict(type='str'),
+        in_tree=dict(type='str'),
+    ),
+    mutually_exclusive=[('consumer_uuid', 'resource_provider', 'in_tree')],
+    required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
+)
+
+
 def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            consumer_uuid=dict(type='str'),
-            resource_provider=dict(type='str'),
-            in_tree=dict(type='str'),
-        ),
-        **placement_module_kwargs(
-            mutually_exclusive=[('consumer_uuid', 'resource_provider', 'in_tree')],
-            required_one_of=[('consumer_uuid', 'resource_provider', 'in_tree')],
-        )
-    )
-    run_module(module, _run, creates_store=False)
+    SPEC.main()
 
 
 if __name__ == '__main__':

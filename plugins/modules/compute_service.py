@@ -31,21 +31,18 @@ description:
   - nova does not report the version of a nova-compute service through its API; read it on the
     node (C(nova-compute --version)). Run where nova-compute runs, O(version_command) does that
     and returns RV(version).
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Reads nova's record and returns it as nova would have it; sends nothing, waits for nothing.
   diff_mode:
-    support: full
     details:
       - The service record before and after.
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 options:
   host:
     description:
@@ -270,12 +267,7 @@ error:
 
 import datetime
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, run_module
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput, ConfigurationError
@@ -399,31 +391,38 @@ def _version(module, command, log):
     return {'version': found['version'], 'version_line': found['line']}
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            host=dict(type='str', required=True),
-            binary=dict(type='str', default='nova-compute'),
-            state=dict(type='str', choices=['enabled', 'disabled']),
-            disabled_reason=dict(type='str'),
-            forced_down=dict(type='bool'),
-            wait_for=dict(type='str', choices=['up', 'down']),
-            reported_since=dict(type='str'),
-            wait_timeout=dict(type='int', default=300),
-            wait_interval=dict(type='float', default=5),
-            report_interval=dict(type='float', default=10),
-            forced_down_at=dict(type='str'),
-            compute_endpoint=dict(type='str'),
-            version_command=dict(type='list', elements='str'),
-        ),
-        **placement_module_kwargs()
-    )
+def execute(module):
+    """The module's work (SPEC's one call): its arguments checked, then nova's steps through run_module."""
     try:
         check_arguments(module.params)       # before the backend is opened: nothing reaches nova
     except BadInput as exc:
         module.fail_json(msg=exc.detail)
     # nova alone: Placement is not looked up (two requests fewer while nova-compute is out of service)
     run_module(module, _run, creates_store=False, placement=False)
+
+
+SPEC = ModuleSpec(
+    execute=execute,
+    options=dict(
+        host=dict(type='str', required=True),
+        binary=dict(type='str', default='nova-compute'),
+        state=dict(type='str', choices=['enabled', 'disabled']),
+        disabled_reason=dict(type='str'),
+        forced_down=dict(type='bool'),
+        wait_for=dict(type='str', choices=['up', 'down']),
+        reported_since=dict(type='str'),
+        wait_timeout=dict(type='int', default=300),
+        wait_interval=dict(type='float', default=5),
+        report_interval=dict(type='float', default=10),
+        forced_down_at=dict(type='str'),
+        compute_endpoint=dict(type='str'),
+        version_command=dict(type='list', elements='str'),
+    ),
+)
+
+
+def main():
+    SPEC.main()
 
 
 if __name__ == '__main__':

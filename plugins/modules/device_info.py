@@ -159,17 +159,9 @@ options:
         replayed for another node.
       - Cannot be used with O(record_to) or O(use_virsh); the other probing options are ignored.
     type: path
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.HOST
 notes:
   - Unheld mdevs, instances naming an mdev that does not exist, devices held by two
     instances and a missing nova.conf are listed in RV(devices.warnings) and each is emitted
@@ -454,7 +446,7 @@ leftovers_removed:
   sample: [/var/tmp/.devices-compute-01.json.k3j4h5g6.tmp]
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, unexpected_error
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
@@ -488,35 +480,6 @@ def _virsh_domcapabilities(module):
     if rc != 0:
         module.fail_json(msg='virsh domcapabilities failed (rc %d): %s' % (rc, (err or out).strip()))
     return out
-
-
-def argument_spec(args=None):
-    """The module's options (``args``, the task arguments, do not change them); the in-process
-    action (plugins/action/device_info.py) uses it too."""
-    del args
-    return dict(
-        sysfs_root=dict(type='path', default='/sys'),
-        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
-        use_virsh=dict(type='bool', default=False),
-        pci_filters=dict(type='list', elements='dict', default=[],
-                         options=dict(vendor_id=dict(type='str', required=True),
-                                      product_id=dict(type='str'))),
-        numa=dict(type='bool', default=True),
-        hostname=dict(type='str'),
-        nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
-        domain_capabilities=dict(type='path'),
-        nova_credentials=dict(type='bool', default=False),
-        check_mdevs=dict(type='bool', default=False),
-        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
-        mdevctl=dict(type='str', default='mdevctl'),
-        fail_on_transient_mdevs=dict(type='bool', default=False),
-        record_to=dict(type='path'),
-        replay_from=dict(type='path'),
-    )
-
-
-def module_kwargs():
-    return dict(supports_check_mode=True)
 
 
 def execute(module):
@@ -593,8 +556,33 @@ def _nova_placement(module, path):
     return found
 
 
+SPEC = ModuleSpec(
+    auth=False,
+    execute=execute,
+    options=dict(
+        sysfs_root=dict(type='path', default='/sys'),
+        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
+        use_virsh=dict(type='bool', default=False),
+        pci_filters=dict(type='list', elements='dict', default=[],
+                         options=dict(vendor_id=dict(type='str', required=True),
+                                      product_id=dict(type='str'))),
+        numa=dict(type='bool', default=True),
+        hostname=dict(type='str'),
+        nova_conf=dict(type='str', default=discovery.DEFAULT_NOVA_CONF),
+        domain_capabilities=dict(type='path'),
+        nova_credentials=dict(type='bool', default=False),
+        check_mdevs=dict(type='bool', default=False),
+        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
+        mdevctl=dict(type='str', default='mdevctl'),
+        fail_on_transient_mdevs=dict(type='bool', default=False),
+        record_to=dict(type='path'),
+        replay_from=dict(type='path'),
+    ),
+)
+
+
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    SPEC.main()
 
 
 def _replay(module):

@@ -198,14 +198,8 @@ options:
         (O(auth), a O(cloud) dict) are never included.
     type: dict
     default: {}
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
-    support: full
     details: The action plugin runs the module for the data and renders the report on the controller.
   check_mode:
     support: full
@@ -217,6 +211,11 @@ attributes:
   idempotent:
     support: none
     details: Every call rewrites the report with the time it was generated.
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.ACTION
 notes:
   - Writing the report is the run's output, not managed state; the roles mark the task
     C(changed_when=false).
@@ -416,13 +415,7 @@ leftovers_removed:
   sample: [/var/lib/placement-upgrade/reports/20260101T120000Z/nodes/.compute-01.json.k3j4h5g6.tmp]
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    backend_options,
-    new_module,
-    placement_argument_spec_for,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, backend_options
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import report
 
 
@@ -435,10 +428,9 @@ def _action(module, _backend, log):
     return report.run(module.params, backend_options(module.params), module.check_mode, warn)
 
 
-def argument_spec(args=None):
-    """The module's options for the task arguments ``args`` (None: this run's); the action uses it too."""
-    return placement_argument_spec_for(
-        args,
+SPEC = ModuleSpec(
+    action=_action, open_backend=False,
+    options=dict(
         dest=dict(type='path', required=True),
         records=dict(type='list', elements='raw', default=[]),
         hosts=dict(type='list', elements='str', default=[]),
@@ -456,20 +448,12 @@ def argument_spec(args=None):
         markdown_template=dict(type='path'),
         return_report=dict(type='bool', default=False),
         files=dict(type='dict'),
-    )
-
-
-def module_kwargs():
-    return placement_module_kwargs()
-
-
-def execute(module):
-    """Run the module's work on ``module`` (an AnsibleModule, or the action's in-process stand-in)."""
-    run_module(module, _action, open_backend=False)
+    ),
+)
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -72,17 +72,9 @@ options:
         failed node anywhere stops every slice at its next batch.
     type: int
     default: 0
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.HOST
 notes:
   - "Consistency: a failed node's record is stored before its slice stops, and each slice reads the
     count before each of its batches; a slice can therefore start at most one batch after another
@@ -172,7 +164,7 @@ published:
   sample: /var/lib/placement-upgrade/reports/sliced-run.json
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import slices
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet.records import check_run_id
 
@@ -210,19 +202,22 @@ def _run(module, backend, log):
     return out
 
 
+SPEC = ModuleSpec(
+    auth=False,
+    action=_run, open_backend=False,
+    options=dict(
+        dest=dict(type='path', required=True),
+        nodes=dict(type='list', elements='str', required=True),
+        run_id=dict(type='str', required=True),
+        owner=dict(type='str', required=True),
+        max_fail=dict(type='int', default=0),
+        publish=dict(type='bool', default=False),
+    ),
+)
+
+
 def main():
-    module = new_module(
-        argument_spec=dict(
-            dest=dict(type='path', required=True),
-            nodes=dict(type='list', elements='str', required=True),
-            run_id=dict(type='str', required=True),
-            owner=dict(type='str', required=True),
-            max_fail=dict(type='int', default=0),
-            publish=dict(type='bool', default=False),
-        ),
-        supports_check_mode=True,
-    )
-    run_module(module, _run, open_backend=False)
+    SPEC.main()
 
 
 if __name__ == '__main__':

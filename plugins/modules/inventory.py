@@ -123,20 +123,16 @@ options:
         classes not given are removed (which fails, changing nothing, if one is allocated).
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the predicted inventory and provider generation, and fails exactly where a
         real run would.
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 seealso:
   - module: placement.upgrade.resource_provider
   - module: placement.upgrade.resource_provider_info
@@ -232,13 +228,7 @@ error:
            request_id: req-5c1b0c52-7b9c-4c8e-9b65-0c5c4d1f4e2a}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    conflict_attempts,
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules import inventory as inventory_rules
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import BadInput
@@ -301,20 +291,23 @@ def _check_ratio(provider, rc, ratio):
                        field='allocation_ratio')
 
 
-def main():
-    spec = _record_spec(False)
-    spec.update(
+SPEC = ModuleSpec(
+    # the provider must exist already: a wrong embedded_db path is an error, never a new store
+    action=_run, creates_store=False,
+    options=dict(
+        _record_spec(False),
         resource_provider=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
         inventories=dict(type='list', elements='dict', options=_record_spec(True)),
         exclusive=dict(type='bool', default=False),
-    )
-    argument_spec = placement_argument_spec(**spec)
-    kwargs = placement_module_kwargs(mutually_exclusive=[('resource_class', 'inventories')],
-                                     required_one_of=[('resource_class', 'inventories')])
-    module = new_module(argument_spec=argument_spec, **kwargs)
-    # the provider must exist already: a wrong embedded_db path is an error, never a new store
-    run_module(module, _run, creates_store=False)
+    ),
+    mutually_exclusive=[('resource_class', 'inventories')],
+    required_one_of=[('resource_class', 'inventories')],
+)
+
+
+def main():
+    SPEC.main()
 
 
 if __name__ == '__main__':

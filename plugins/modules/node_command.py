@@ -34,23 +34,17 @@ description:
     that only reads.
 attributes:
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
-    support: full
     details:
       - The whole module is its action plugin; the node needs no Python.
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: none
     details:
       - Skipped in check mode, as M(ansible.builtin.command) without C(creates) or C(removes); set
         C(check_mode=false) on a command that only reads.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.ACTION
+  - placement.upgrade.attributes.HOST
 options:
   argv:
     description:

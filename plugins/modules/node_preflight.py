@@ -68,17 +68,9 @@ options:
   hostname:
     description: Host name recorded with the result (default the node's).
     type: str
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.HOST
 notes:
   - B(Run it with C(no_log=true)), because RV(nova_placement.secrets) holds nova's secret for Placement
     (its password) so that the controller can probe with it. The pre-flight role does, and passes it to
@@ -159,38 +151,12 @@ nova_placement:
 mdevs:
   description:
     - The persistence of the node's mdevs, or V(null) with O(mdevs=false).
+    - The keys of RV(placement.upgrade.device_info#module:mdev_persistence) (C(mdev_node), C(mdevctl),
+      C(mdevctl_dir), C(held), C(not_persistent), C(unreadable)), read the same way, without its
+      C(problems).
   returned: always
   type: dict
   contains:
-    mdev_node:
-      description: Whether the node has mdev parents, or guests naming mdevs.
-      type: bool
-      returned: always
-    mdevctl:
-      description: The mdevctl found, or V(null).
-      type: str
-      returned: always
-    mdevctl_dir:
-      description: Where the definitions were read.
-      type: str
-      returned: always
-    held:
-      description: How many mdevs the guests name.
-      type: int
-      returned: always
-    not_persistent:
-      description:
-        - Each mdev a guest holds that is not defined persistently, with C(uuid), C(parent), C(type),
-          C(instance), C(instance_name), C(active) (it exists now) and C(defined_on) (the parents it is
-          defined on instead).
-      type: list
-      elements: dict
-      returned: always
-    unreadable:
-      description: Definition files that could not be read, with why.
-      type: list
-      elements: str
-      returned: always
     error:
       description: Why the node's devices could not be read, when they could not.
       type: str
@@ -199,31 +165,12 @@ mdevs:
 
 import socket
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, unexpected_error
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, unexpected_error
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import PlacementError
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import mdev_persistence
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import novaconf
-
-
-def argument_spec(args=None):
-    """The module's options; the in-process action (plugins/action/node_preflight.py) uses it too."""
-    del args
-    return dict(
-        nova_conf=dict(type='str', default=novaconf.DEFAULT_NOVA_CONF),
-        nova_credentials=dict(type='bool', default=True),
-        mdevs=dict(type='bool', default=True),
-        sysfs_root=dict(type='path', default='/sys'),
-        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
-        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
-        mdevctl=dict(type='str', default='mdevctl'),
-        hostname=dict(type='str'),
-    )
-
-
-def module_kwargs():
-    return dict(supports_check_mode=True)
 
 
 def read_nova_placement(path):
@@ -261,8 +208,24 @@ def execute(module):
     module.exit_json(changed=False, node=hostname, nova_placement=nova, mdevs=mdevs)
 
 
+SPEC = ModuleSpec(
+    auth=False,
+    execute=execute,
+    options=dict(
+        nova_conf=dict(type='str', default=novaconf.DEFAULT_NOVA_CONF),
+        nova_credentials=dict(type='bool', default=True),
+        mdevs=dict(type='bool', default=True),
+        sysfs_root=dict(type='path', default='/sys'),
+        domain_xml_glob=dict(type='str', default=discovery.DEFAULT_DOMAIN_XML_GLOB),
+        mdevctl_dir=dict(type='path', default=mdev_persistence.DEFAULT_MDEVCTL_DIR),
+        mdevctl=dict(type='str', default='mdevctl'),
+        hostname=dict(type='str'),
+    ),
+)
+
+
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -53,10 +53,6 @@ options:
       - Replace O(dest) when it exists. Without it an existing file fails the task and is left as it is.
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
     support: full
@@ -66,6 +62,10 @@ attributes:
   idempotent:
     support: none
     details: With O(force=true) the store is written again on every run.
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
 notes:
   - C(changed) is about O(dest) only; the source is never written to.
   - O(embedded_db), when given, is the source (an embedded store copied into another one), never O(dest).
@@ -144,12 +144,7 @@ leftovers_removed:
 
 import os
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import export
 
@@ -169,16 +164,18 @@ def _run(module, backend, log):
     return {'changed': True, 'dest': dest, 'export': summary}
 
 
+SPEC = ModuleSpec(
+    action=_run, creates_store=False,
+    options=dict(
+        compute_nodes=dict(type='list', elements='str', default=[]),
+        dest=dict(type='path', required=True),
+        force=dict(type='bool', default=False),
+    ),
+)
+
+
 def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            compute_nodes=dict(type='list', elements='str', default=[]),
-            dest=dict(type='path', required=True),
-            force=dict(type='bool', default=False),
-        ),
-        **placement_module_kwargs()
-    )
-    run_module(module, _run, creates_store=False)
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -146,19 +146,14 @@ options:
         reshape does not touch the mdevs (they are lost at the next reboot of the host, not by the roll).
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details: The module only reads; the permission probe is refused by Placement's schema and writes nothing.
-  diff_mode:
-    support: N/A
-    details: The module only reads.
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.READ_ONLY
 notes:
   - The roll's P(placement.upgrade.preflight#role) role runs this module once per run, delegated to the
     controller, together with the optional C(placement-status upgrade check) and C(nova-status
@@ -275,12 +270,9 @@ error:
   type: dict
 '''
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    ModuleSpec,
     backend_options,
-    new_module,
-    placement_argument_spec_for,
-    placement_module_kwargs,
     protect_secrets,
-    run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import preflight
 
@@ -301,11 +293,9 @@ def _run(module, _backend, log):
     return result
 
 
-def argument_spec(args=None):
-    """The module's options (with the backend / auth ones) for the task arguments ``args``
-    (None: those of this run); the in-process action (plugins/action/placement_preflight.py) uses it too."""
-    return placement_argument_spec_for(
-        args,
+SPEC = ModuleSpec(
+    action=_run, open_backend=False,
+    options=dict(
         providers=dict(type='list', elements='str', default=[]),
         min_microversion=dict(type='str', default='1.30'),
         check_reshape_permission=dict(type='bool', default=True),
@@ -327,22 +317,12 @@ def argument_spec(args=None):
             mdevs=dict(type='dict'),
         )),
         fail_on_transient_mdevs=dict(type='bool', default=False),
-    )
-
-
-def module_kwargs():
-    """AnsibleModule's keyword arguments besides the spec."""
-    return placement_module_kwargs()
-
-
-def execute(module):
-    """Run the checks on ``module`` (an AnsibleModule, or the in-process stand-in).  PlacementError
-    and anything unexpected are mapped by run_module: never a traceback."""
-    run_module(module, _run, open_backend=False)
+    ),
+)
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    SPEC.main()
 
 
 if __name__ == '__main__':

@@ -44,17 +44,9 @@ options:
       - With V(false) the task succeeds and RV(equal) says it.
     type: bool
     default: true
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
+extends_documentation_fragment:
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.HOST
 notes:
   - The module only reads the two folders and never reports a change.
 seealso:
@@ -104,7 +96,7 @@ lines:
   elements: str
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import new_module, run_module
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import compare
 
 
@@ -120,16 +112,19 @@ def _run(module, backend, log):
     return out
 
 
+SPEC = ModuleSpec(
+    auth=False,
+    action=_run, open_backend=False,
+    options=dict(
+        rehearsal=dict(type='path', required=True),
+        plan=dict(type='path', required=True),
+        fail_on_difference=dict(type='bool', default=True),
+    ),
+)
+
+
 def main():
-    module = new_module(
-        argument_spec=dict(
-            rehearsal=dict(type='path', required=True),
-            plan=dict(type='path', required=True),
-            fail_on_difference=dict(type='bool', default=True),
-        ),
-        supports_check_mode=True,
-    )
-    run_module(module, _run, open_backend=False)
+    SPEC.main()
 
 
 if __name__ == '__main__':

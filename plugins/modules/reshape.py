@@ -286,22 +286,19 @@ options:
           - When the node's pass began, in seconds since the epoch (the report shows each node's
             duration). Default is when this task began.
         type: float
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the full plan and the diff of the tree, with the UUIDs the new children will
         get (they are deterministic), and changes nothing (no snapshot is written).
   diff_mode:
-    support: full
     details:
       - Before/after of every provider and every consumer the reshape touches.
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 notes:
   - C(POST /reshaper) needs the C(service) role under Placement's default policy; a 403
     fails the task with a message saying so.
@@ -736,157 +733,25 @@ leftovers_removed:
   sample: [/var/lib/placement-upgrade/snapshots/.compute-01.latest.json.k3j4h5g6.tmp]
 '''
 
-import time
-
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    conflict_attempts,
-    new_module,
-    placement_argument_spec_for,
-    placement_module_kwargs,
-    run_module,
-)
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import compute as nova
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import reshaper
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec, conflict_attempts
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import records
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.errors import ConfigurationError
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.resources import tree_order
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules.inventory import normalize_inventory
-from ansible_collections.placement.upgrade.plugins.module_utils._placement.rules.providers import provider_view
-
-
-def _devices(params):
-    devices = params.get('devices')
-    if devices is None:
-        raise ConfigurationError('devices (the device_info result of the node) is required with '
-                                 'state=%s' % params['state'])
-    # the whole registered device_info result is accepted too
-    if 'devices' in devices and isinstance(devices['devices'], dict) and 'gpus' not in devices:
-        devices = devices['devices']
-    return devices
-
-
-def _moves(params):
-    """``(devices, moves, consumers)``: the device report, or the explicit move records."""
-    if params.get('moves') is not None:
-        return None, params['moves'], params.get('consumers')
-    if params.get('consumers') is not None:
-        raise ConfigurationError('consumers is only used with moves (the split of a class over the '
-                                 'targets of explicit move records)')
-    return _devices(params), None, None
-
-
-def _tree(state):
-    """RV(tree): the providers of a tree state read by the reshape (backends/base.py
-    ``provider_tree_state``), as resource_provider_info gives them, root first."""
-    out = []
-    for prov in tree_order(list(state['providers'].values())):
-        entry = provider_view(prov)
-        entry['inventories'] = dict((rc, normalize_inventory(rec, rc))
-                                    for rc, rec in (prov.get('inventories') or {}).items())
-        out.append(entry)
-    return out
-
-
-def _orphan_lookup(backend, found, log):
-    """When nova answered for the node's migrations, ask it which unexplained consumers are orphans."""
-    if found['source'] != nova.SOURCE_NOVA:
-        return None
-    adapter = nova.compute_adapter(backend)
-
-    def lookup(consumers):
-        return nova.orphaned(adapter, consumers, found['records'], log=log)
-    return lookup
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import run as reshape_run
 
 
 def _run(module, backend, log):
-    began = time.time()
-    params = module.params
-    attempts = conflict_attempts(params)
-    messages = []
-    devices = None
-    observed = {}  # the tree as the reshape last read it (reshape_node fills it)
-    found = {'source': nova.SOURCE_NONE, 'count': 0, 'records': []}
-
-    def keep(message):
-        messages.append(message)
-        log(message)
-
-    records.check_run_id(params['run_id'])     # before anything is read or written: it names the record's folder
-    state = params['state']
-    if state == 'rolled_back':
-        result = reshaper.rollback_node(
-            backend, params['root_provider'], snapshot_dir=params['snapshot_dir'],
-            snapshot_file=params['snapshot'], remove_children=params['remove_children'],
-            check_mode=module.check_mode, attempts=attempts, log=keep)
-    elif state == 'verified':
-        devices, moves, consumers = _moves(params)
-        result = reshaper.verify_node(
-            backend, params['root_provider'], devices, layout_options=params['layout'],
-            policy=params['ownership_policy'], ownership=params['ownership'],
-            snapshot_dir=params['snapshot_dir'], snapshot_file=params['snapshot'],
-            moves=moves, consumers=consumers)
-    else:
-        devices, moves, consumers = _moves(params)
-        found = nova.node_migrations(backend, params['root_provider'], mode=params['nova_migrations'],
-                                     host=params['compute_host'], given=params['migrations'], log=keep)
-        result = reshaper.reshape_node(
-            backend, params['root_provider'], devices, layout_options=params['layout'],
-            policy=params['ownership_policy'], ownership=params['ownership'],
-            allow_foreign_allocations=params['allow_foreign_allocations'],
-            migrations=None if found['source'] == nova.SOURCE_NONE else found['records'],
-            snapshot_dir=params['snapshot_dir'], check_mode=module.check_mode,
-            attempts=attempts, log=keep, run_id=params['run_id'], orphan_lookup=_orphan_lookup(backend, found, keep),
-            moves=moves, consumers=consumers, observed=observed)
-    result = dict(result)
-    result['migrations'] = found
-    result['remarks'] = list(result.pop('warnings', None) or [])
-    for remark in result['remarks']:
-        module.warn(remark)
-    if result.get('verified') is False:
-        failed = dict(result)
-        failed['log'] = messages
-        if not getattr(module, '_diff', False):
-            failed.pop('diff', None)
-        module.fail_json(**failed)
-    if params['fail_on_deferred'] and state == 'reshaped' and result.get('status') == 'deferred':
-        deferred = dict(result)
-        deferred['log'] = messages
-        if not getattr(module, '_diff', False):
-            deferred.pop('diff', None)
-        deferred.pop('msg', None)
-        module.fail_json(msg='%s is deferred and fail_on_deferred is set: %s'
-                         % (params['root_provider'], result.get('deferred_reason') or 'a move in flight'), **deferred)
-    if state == 'reshaped' and not module.check_mode and result.get('status') == 'reshaped' and 'state' in observed:
-        # the verification's read, after the reshape: what later reads of the tree are compared with
-        result['tree'] = _tree(observed['state'])
-    if params['record'] and state == 'reshaped':
-        result['stored'] = _store_record(module, backend, result, devices, messages, keep, began, observed)
+    """run_module's action: the request built from the options, the core's run (node/run.py)."""
+    request = reshape_run.Request(module.params, conflict_attempts(module.params), records,
+                                  check_mode=module.check_mode, diff=getattr(module, '_diff', False),
+                                  warn=module.warn)
+    result = reshape_run.run(backend, request, log)
+    if result.pop('failed', False):
+        module.fail_json(**result)
     return result
 
 
-def _store_record(module, backend, result, devices, messages, log, began, observed):
-    """Store the node's record for the report of the run (the option record): the path."""
-    params = module.params
-    wanted = params['record']
-    outcome = dict(result)
-    outcome.setdefault('changed', False)
-    outcome['log'] = list(messages)
-    record = records.node_record(
-        wanted['node'], params['root_provider'], outcome, run_id=params['run_id'],
-        started=began if wanted['started'] is None else wanted['started'],
-        instances=(devices or {}).get('instances'), warnings=records.discovery_warnings(devices))
-    path, _rec = records.store(backend, wanted['dest'], record, mode='plan' if module.check_mode else 'apply',
-                               snapshot_dir=params['snapshot_dir'], run_id=params['run_id'], log=log,
-                               # the tree as the reshape last read it: not read again for the record
-                               read=(observed['state'], observed['foreign']) if 'state' in observed else None)
-    return path
-
-
-def argument_spec(args=None):
-    """The module's options (with the backend / auth ones) for the task arguments ``args``
-    (None: those of this run); the in-process action (plugins/action/reshape.py) uses it too."""
-    return placement_argument_spec_for(
-        args,
+SPEC = ModuleSpec(
+    action=_run, creates_store=False,
+    options=dict(
         root_provider=dict(type='str', required=True, aliases=['compute_node']),
         devices=dict(type='dict'),
         moves=dict(type='list', elements='dict', options=dict(
@@ -914,24 +779,16 @@ def argument_spec(args=None):
             node=dict(type='str', required=True),
             started=dict(type='float'),
         )),
-    )
-
-
-def module_kwargs():
-    """The rules between the options (AnsibleModule's keyword arguments besides the spec)."""
-    return placement_module_kwargs(required_if=[('state', 'reshaped', ('devices', 'moves'), True),
-                                                ('state', 'verified', ('devices', 'moves'), True)],
-                                   mutually_exclusive=[('devices', 'moves')],
-                                   required_by={'consumers': ('moves',)})
-
-
-def execute(module):
-    """Run the module's work on ``module`` (an AnsibleModule, or the in-process stand-in)."""
-    run_module(module, _run, creates_store=False)
+    ),
+    required_if=[('state', 'reshaped', ('devices', 'moves'), True),
+                 ('state', 'verified', ('devices', 'moves'), True)],
+    mutually_exclusive=[('devices', 'moves')],
+    required_by={'consumers': ('moves',)},
+)
 
 
 def main():
-    execute(new_module(argument_spec=argument_spec(), **module_kwargs()))
+    SPEC.main()
 
 
 if __name__ == '__main__':

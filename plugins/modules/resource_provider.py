@@ -77,20 +77,16 @@ options:
       - When V(true), O(aggregates) is the complete set; other aggregates are removed.
     type: bool
     default: false
-extends_documentation_fragment:
-  - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
 attributes:
   check_mode:
-    support: full
     details:
       - Returns the predicted provider, including its predicted generation. A provider created
         without O(uuid) has RV(provider.uuid) V(null) in check mode (Placement picks it).
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - placement.upgrade.auth
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.WRITES
 seealso:
   - module: placement.upgrade.resource_provider_info
   - module: placement.upgrade.inventory
@@ -212,11 +208,9 @@ error:
 '''
 
 from ansible_collections.placement.upgrade.plugins.module_utils.common import (
+    ModuleSpec,
     conflict_attempts,
     error_result,
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
     run_module,
 )
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
@@ -244,20 +238,8 @@ def _run(module, backend, log):
     )
 
 
-def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            name=dict(type='str'),
-            uuid=dict(type='str'),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            parent_provider=dict(type='str'),
-            traits=dict(type='list', elements='str'),
-            traits_exclusive=dict(type='bool', default=False),
-            aggregates=dict(type='list', elements='str'),
-            aggregates_exclusive=dict(type='bool', default=False),
-        ),
-        **placement_module_kwargs(required_one_of=[('name', 'uuid')])
-    )
+def execute(module):
+    """The module's work (SPEC's one call): the request checked, then the provider through run_module."""
     params = module.params
     if params['state'] == 'present':
         # the checks of the parameters alone, before the backend is opened: a bad name or uuid
@@ -268,6 +250,26 @@ def main():
             module.fail_json(**error_result(exc))
     # a parent must already exist: never create a new store for a child
     run_module(module, _run, creates_store=not params['parent_provider'])
+
+
+SPEC = ModuleSpec(
+    execute=execute,
+    options=dict(
+        name=dict(type='str'),
+        uuid=dict(type='str'),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        parent_provider=dict(type='str'),
+        traits=dict(type='list', elements='str'),
+        traits_exclusive=dict(type='bool', default=False),
+        aggregates=dict(type='list', elements='str'),
+        aggregates_exclusive=dict(type='bool', default=False),
+    ),
+    required_one_of=[('name', 'uuid')],
+)
+
+
+def main():
+    SPEC.main()
 
 
 if __name__ == '__main__':

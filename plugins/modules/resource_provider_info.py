@@ -56,16 +56,9 @@ notes:
   - Without O(name), O(uuid) or O(in_tree), every provider is returned.
 extends_documentation_fragment:
   - placement.upgrade.auth
-  - placement.upgrade.auth.ATTRIBUTES
-  - placement.upgrade.auth.ACTIONGROUP
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: N/A
-    details: The module only reads.
-  idempotent:
-    support: full
+  - placement.upgrade.attributes
+  - placement.upgrade.attributes.PLACEMENT
+  - placement.upgrade.attributes.READ_ONLY
 seealso:
   - module: placement.upgrade.resource_provider
   - module: placement.upgrade.allocation_info
@@ -165,12 +158,7 @@ error:
            detail: "Unable to reach Placement", request_id: null}
 '''
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import (
-    new_module,
-    placement_argument_spec,
-    placement_module_kwargs,
-    run_module,
-)
+from ansible_collections.placement.upgrade.plugins.module_utils.common import ModuleSpec
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import resources as ops
 
 
@@ -185,18 +173,21 @@ def _run(module, backend, log):
     return {'changed': False, 'providers': providers}
 
 
+SPEC = ModuleSpec(
+    action=_run, creates_store=False,
+    options=dict(
+        name=dict(type='str'),
+        uuid=dict(type='str'),
+        in_tree=dict(type='str'),
+        with_allocations=dict(type='bool', default=False),
+        details=dict(type='bool', default=True),
+    ),
+    mutually_exclusive=[('name', 'uuid', 'in_tree')],
+)
+
+
 def main():
-    module = new_module(
-        argument_spec=placement_argument_spec(
-            name=dict(type='str'),
-            uuid=dict(type='str'),
-            in_tree=dict(type='str'),
-            with_allocations=dict(type='bool', default=False),
-            details=dict(type='bool', default=True),
-        ),
-        **placement_module_kwargs(mutually_exclusive=[('name', 'uuid', 'in_tree')])
-    )
-    run_module(module, _run, creates_store=False)
+    SPEC.main()
 
 
 if __name__ == '__main__':

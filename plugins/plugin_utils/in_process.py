@@ -9,9 +9,10 @@ imports them all again, for a few milliseconds of Placement work.  When the task
 on this very machine, as this user, in this Python, the action plugin runs the module's own
 code here instead (:func:`run`), through :class:`InProcessModule`: the part of
 ``AnsibleModule`` the collection's modules use, with the same argument validation
-(``ArgumentSpecValidator`` over the module's spec and rules), the same ``no_log`` masking of
-the result, check and diff mode, warnings, and ``fail_json`` / ``exit_json``.  The module's
-``main()`` is the same code through ``AnsibleModule`` when it runs anywhere else.
+(``ArgumentSpecValidator`` over the spec and rules the module file declares as data, its
+``SPEC``), the same ``no_log`` masking of the result, check and diff mode, warnings, and
+``fail_json`` / ``exit_json``.  The module's ``main()``, ``SPEC.main()``, is the same code
+through ``AnsibleModule`` when it runs anywhere else.
 
 :func:`runs_here` decides: the local connection, no become, no task ``environment`` (the module
 would see it, this process does not), and the task's Python interpreter is this one (as for
@@ -23,16 +24,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import importlib
 import os
 import sys
-import types
 
 from ansible import constants as C
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.placement.upgrade.plugins.module_utils.common import auth_argument_spec, report_leftovers
+from ansible_collections.placement.upgrade.plugins.module_utils.common import report_leftovers
 
 try:  # ansible-core 2.19 and later: templated values carry tags (_AnsibleTaggedStr, _AnsibleTaggedList, ...)
     from ansible.module_utils._internal._datatag import AnsibleTagHelper
@@ -176,68 +177,15 @@ def _infinite_ints(spec, args):
     return sorted(names)
 
 
-class _Built(BaseException):
-    """What a module's ``main()`` gave ``new_module`` (see :class:`MainFile`)."""
-
-    def __init__(self, argument_spec, kwargs):
-        super(_Built, self).__init__('new_module')
-        self.argument_spec = argument_spec
-        self.kwargs = kwargs
-
-
-class MainFile(object):
-    """What :func:`run` needs of a module file (``argument_spec(args)``, ``module_kwargs()``,
-    ``execute(module)``) for a module file that has only ``main()``, calling
-    ``new_module(argument_spec=..., **kwargs)`` (module_utils/common.py) and then working on it.
-
-    ``main()``'s own code is run, with ``new_module`` bound to a stand-in in a copy of the module
-    file's namespace (the module file itself is not changed): once to read the spec and rules it
-    builds, and for ``execute`` to work on the in-process module.  Everything else ``main()`` does
-    (its own argument checks, ``run_module``) runs as it is.  The ``auth`` and ``cloud`` options
-    depend on the task's arguments (their secrets declared ``no_log``): they are built for ``args``.
-    """
-
-    def __init__(self, module_file):
-        self._file = module_file
-        self._built = None
-
-    def _main(self, new_module):
-        namespace = dict(vars(self._file))
-        namespace['new_module'] = new_module
-        return types.FunctionType(self._file.main.__code__, namespace, 'main')
-
-    def _capture(self):
-        if self._built is None:
-            def new_module(argument_spec, **kwargs):
-                raise _Built(argument_spec, kwargs)
-
-            try:
-                self._main(new_module)()
-            except _Built as built:
-                self._built = built
-            else:
-                raise TypeError('%s.main() built no module' % self._file.__name__)
-        return self._built
-
-    def argument_spec(self, args=None):
-        spec = dict(self._capture().argument_spec)
-        spec.update((key, value) for key, value in auth_argument_spec(args).items() if key in ('auth', 'cloud'))
-        return spec
-
-    def module_kwargs(self):
-        return dict(self._capture().kwargs)
-
-    def execute(self, module):
-        self._main(lambda argument_spec, **kwargs: module)()
-
-
-def run(name, build, args, check_mode=False, diff=False):
-    """The result of the module ``name`` run here: ``build`` is its module file (``argument_spec()``,
-    ``module_kwargs()``, ``execute(module)``).  Never raises: an unexpected error is a failed result."""
+def run(name, module_file, args, check_mode=False, diff=False):
+    """The result of the module ``name`` run here: ``module_file`` is its module file, whose
+    ``SPEC`` (a module_utils/common.py ``ModuleSpec``) holds its arguments as data and its work
+    (``SPEC.execute(module)``).  Never raises: an unexpected error is a failed result."""
     try:
-        module = InProcessModule(name, build.argument_spec(args), args, check_mode=check_mode, diff=diff,
-                                 **build.module_kwargs())
-        build.execute(module)
+        spec = module_file.SPEC
+        module = InProcessModule(name, spec.argument_spec(args), args, check_mode=check_mode, diff=diff,
+                                 **spec.module_kwargs())
+        spec.execute(module)
     except ModuleExit as done:
         return done.result
     except Exception as exc:  # pylint: disable=broad-except
@@ -263,14 +211,17 @@ def runs_here(transport, become, environment, interpreter):
 class InProcessAction(ActionBase):
     """Base of the action plugins that run their module in process on the controller (``_run_module``).
 
-    A subclass sets ``MODULE`` (the module's FQCN) and returns the module file from
-    ``_module_file()`` (imported there, when needed).
+    A subclass sets ``MODULE`` (the module's FQCN); its module file (the module's ``SPEC``) is
+    imported from plugins/modules/ when first needed (``_module_file()``).
     """
 
     MODULE = None
 
     def _module_file(self):
-        raise NotImplementedError
+        """The module file of :attr:`MODULE` (this collection's plugins/modules/<name>.py), imported
+        when first needed."""
+        return importlib.import_module('ansible_collections.placement.upgrade.plugins.modules.%s'
+                                       % self.MODULE.rsplit('.', 1)[-1])
 
     def _interpreter(self, task_vars):
         use_vars = task_vars or {}

@@ -16,6 +16,7 @@ from ansible.module_utils import basic
 
 import fakehost
 from module_runner import run_module_main
+from ansible_collections.placement.upgrade.plugins.doc_fragments import attributes
 from ansible_collections.placement.upgrade.plugins.modules import device_info
 
 
@@ -207,9 +208,14 @@ def test_documentation_matches_argument_spec(monkeypatch):
     for name, option in sub_doc.items():
         assert option['type'] == sub_spec[name]['type']
         assert option.get('required', False) == sub_spec[name].get('required', False)
-    assert doc['attributes']['check_mode']['support'] == 'full'
-    assert doc['attributes']['diff_mode']['support'] == 'none'
-    assert doc['attributes']['platform']['platforms'] == 'posix'
+    # its attributes: the collection's fragment of the modules that work on their host
+    # (plugins/doc_fragments/attributes.py)
+    assert 'placement.upgrade.attributes.HOST' in doc['extends_documentation_fragment']
+    assert 'attributes' not in doc
+    host = yaml.safe_load(attributes.ModuleDocFragment.HOST)['attributes']
+    assert host['check_mode']['support'] == 'full'
+    assert host['diff_mode']['support'] == 'none'
+    assert host['platform']['platforms'] == 'posix'
     yaml.safe_load(device_info.EXAMPLES)
     returned = yaml.safe_load(device_info.RETURN)
     # started: added by the action plugin (tests/integration/test_in_process_action.py sees it);

@@ -108,15 +108,8 @@ class _Raising(object):
 
     def __init__(self, how):
         self.how = how
-
-    @staticmethod
-    def argument_spec(args=None):
-        del args
-        return {'name': {'type': 'str'}}
-
-    @staticmethod
-    def module_kwargs():
-        return {'supports_check_mode': False}
+        self.SPEC = common.ModuleSpec({'name': {'type': 'str'}}, execute=self.execute, auth=False,
+                                      supports_check_mode=False)
 
     def execute(self, module):
         if self.how == 'raise':
@@ -148,7 +141,7 @@ def test_runs_here_only_where_the_module_would_run_as_this_process():
     assert in_process.runs_here('local', False, [], None) is False
 
 
-# -- compute_service and resource_provider_info: modules with only main(), run through MainFile --
+# -- compute_service and resource_provider_info (their arguments once captured from main(), now data) --
 
 COMPUTE_SERVICE = 'placement.upgrade.compute_service'
 RP_INFO = 'placement.upgrade.resource_provider_info'
@@ -201,7 +194,7 @@ def test_compute_service_same_result_as_the_module(placement_server, nova, capsy
     _reset(nova)
     if asked.get('state') == 'enabled':
         record.update(status='disabled', disabled_reason='r1')
-    got = in_process.run(COMPUTE_SERVICE, in_process.MainFile(compute_service_module), dict(args),
+    got = in_process.run(COMPUTE_SERVICE, compute_service_module, dict(args),
                          check_mode=check, diff=True)
     assert rc == 0 and 'failed' not in got, got
     sent_in_process = [body for _host, body, _when in nova.puts][len(sent_by_module):]
@@ -230,7 +223,7 @@ def test_compute_service_same_result_as_the_module(placement_server, nova, capsy
 def test_compute_service_validation_fails_like_the_module(nova, capsys, args):
     args = dict(args, compute_endpoint=nova.url)
     rc, expected = run_module_main(compute_service_module.main, dict(args), capsys)
-    got = in_process.run(COMPUTE_SERVICE, in_process.MainFile(compute_service_module), dict(args))
+    got = in_process.run(COMPUTE_SERVICE, compute_service_module, dict(args))
     assert rc == 1 and got['failed'] is True and got['msg']
     # the same message as the module (which names itself by the file it runs from)
     assert got['msg'].split(' module: ')[-1] == expected['msg'].split(' module: ')[-1]
@@ -250,7 +243,7 @@ def test_compute_service_validation_fails_like_the_module(nova, capsys, args):
 def test_resource_provider_info_same_result_as_the_module(fleet, capsys, extra):
     args = dict({'embedded_db': fleet['embedded_db']}, **extra)
     rc, expected = run_module_main(rp_info_module.main, dict(args), capsys, check=True)
-    got = in_process.run(RP_INFO, in_process.MainFile(rp_info_module), dict(args), check_mode=True)
+    got = in_process.run(RP_INFO, rp_info_module, dict(args), check_mode=True)
     assert rc == (1 if expected.get('failed') else 0)
     assert bool(got.get('failed')) is bool(expected.get('failed'))
     if got.get('failed'):
@@ -262,7 +255,7 @@ def test_resource_provider_info_same_result_as_the_module(fleet, capsys, extra):
 
 
 def test_resource_provider_info_reads_the_tree(fleet):
-    got = in_process.run(RP_INFO, in_process.MainFile(rp_info_module),
+    got = in_process.run(RP_INFO, rp_info_module,
                          {'embedded_db': fleet['embedded_db'], 'in_tree': 'compute-01'})
     assert 'failed' not in got, got
     assert got['changed'] is False and got['providers'][0]['name'] == 'compute-01'
@@ -280,7 +273,7 @@ def test_main_only_modules_mask_secrets(name, module_file, extra):
                       'project_name': 'admin', 'user_domain_name': 'Default', 'project_domain_name': 'Default'})
     if name == RP_INFO:
         del args['compute_endpoint']
-    got = in_process.run(name, in_process.MainFile(module_file), args)
+    got = in_process.run(name, module_file, args)
     assert got['failed'] is True and got['msg']
     assert secret not in json.dumps(got)
     assert got['invocation']['module_args']['auth']['username'] == 'admin'
@@ -295,25 +288,25 @@ def test_a_secret_in_a_successful_result_is_masked_as_by_the_module(placement_se
                 disabled_reason='rolled by %s today' % token)
     rc, expected = run_module_main(compute_service_module.main, dict(args), capsys)
     _reset(nova)
-    got = in_process.run(COMPUTE_SERVICE, in_process.MainFile(compute_service_module), dict(args))
+    got = in_process.run(COMPUTE_SERVICE, compute_service_module, dict(args))
     assert rc == 0 and got['changed'] is True, got
     assert nova.services['cmp-01'].record['disabled_reason'] == 'rolled by %s today' % token
     assert got['service']['disabled_reason'] == expected['service']['disabled_reason'] == 'rolled by ******** today'
 
 
-def test_main_file_runs_the_module_main_without_changing_the_module_file():
-    built = in_process.MainFile(compute_service_module)
-    spec = built.argument_spec({'auth': {'token': 'x', 'endpoint': 'http://e'}})
-    assert spec['host'] == {'type': 'str', 'required': True}
-    assert spec['auth']['options']['token']['no_log'] is True           # built for these arguments
-    assert 'options' not in built.argument_spec({})['auth']
-    assert built.module_kwargs()['supports_check_mode'] is True
-    assert ('embedded_db', 'cloud') in built.module_kwargs()['mutually_exclusive']
-    got = in_process.run(COMPUTE_SERVICE, built, {'host': ''})
+def test_the_arguments_are_data_built_for_the_task_arguments():
+    spec = compute_service_module.SPEC
+    built = spec.argument_spec({'auth': {'token': 'x', 'endpoint': 'http://e'}})
+    assert built['host'] == {'type': 'str', 'required': True}
+    assert built['auth']['options']['token']['no_log'] is True           # built for these arguments
+    assert 'options' not in spec.argument_spec({})['auth']
+    assert spec.module_kwargs()['supports_check_mode'] is True
+    assert ('embedded_db', 'cloud') in spec.module_kwargs()['mutually_exclusive']
+    assert ('name', 'uuid', 'in_tree') in rp_info_module.SPEC.module_kwargs()['mutually_exclusive']
+    got = in_process.run(COMPUTE_SERVICE, compute_service_module, {'host': ''})
     assert got['msg'] == "host must name nova's service host of the compute service, got an empty string"
-    # main() ran with the stand-in bound in a copy of its namespace: the module file still has its own
-    assert compute_service_module.new_module is common.new_module
-    assert rp_info_module.new_module is common.new_module
+    # the module's own check, before any backend: the same message as main() gives
+    assert not hasattr(in_process, 'MainFile')
 
 
 def test_no_log_values_are_masked_in_a_result_as_remove_values_masked_them():

@@ -34,7 +34,7 @@ def test_argument_errors_of_tagged_values_read_as_the_modules(capsys, tmp_path):
     rc, expected = run_module_main(fleet_slice.main, dict(args), capsys)
     assert rc == 1
     tagged = dict(args, nodes=_tagged({'cn-01': _tagged('a mapping, not a list')}), owner=_tagged('AWX job 7'))
-    got = in_process.run('placement.upgrade.fleet_slice', in_process.MainFile(fleet_slice), tagged)
+    got = in_process.run('placement.upgrade.fleet_slice', fleet_slice, tagged)
     assert got['failed'] is True
     assert 'Tagged' not in got['msg'], got['msg']
     assert got['msg'] == expected['msg']
@@ -44,7 +44,7 @@ def test_argument_errors_of_tagged_values_read_as_the_modules(capsys, tmp_path):
 def test_tagged_values_that_are_right_are_taken_as_plain_ones(tmp_path):
     args = {'dest': _tagged(str(tmp_path / 'run-1')), 'run_id': _tagged('run-1'), 'owner': _tagged('AWX job 7'),
             'nodes': _tagged([_tagged('cn-01')])}
-    got = in_process.run('placement.upgrade.fleet_slice', in_process.MainFile(fleet_slice), args, check_mode=True)
+    got = in_process.run('placement.upgrade.fleet_slice', fleet_slice, args, check_mode=True)
     assert 'failed' not in got, got
     nodes = got['invocation']['module_args']['nodes']
     assert got['claimed'] == ['cn-01'] and nodes.__class__ is list and nodes[0].__class__ is str
