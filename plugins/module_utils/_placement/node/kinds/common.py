@@ -264,7 +264,7 @@ class Kind(object):
     ``name``        the kind's name (docs/reshape.md);
     ``discovery``   the module that discovers its devices on the host (node/discover/);
     ``options``     the layout option sections it reads (common.DEFAULT_OPTIONS);
-    ``plan_keys``   the keys it adds to a plan (planner._PlanWork.results).
+    ``plan_keys``   the keys it adds to a plan (``PlanState.set_result``).
     """
 
     name = None
@@ -298,7 +298,8 @@ class Kind(object):
         return set()
 
     def check_root(self, work):
-        """The kind's refusals (PlanError) of a plan (``work``: planner._PlanWork)."""
+        """The kind's refusals (PlanError) of a plan (``work``: a :class:`..plan_state.PlanState`,
+        the kinds' API)."""
 
     def taker(self, children, rc):
         """The child every allocation of ``rc`` goes to by nova's rule for this kind, or None:
@@ -306,7 +307,7 @@ class Kind(object):
         return None
 
     def prepare_root(self, work):
-        """Changes of the root the kind makes before anything moves (``work.inv_after``);
+        """Changes of the root the kind makes before anything moves (``work.root_inventory_after()``);
         returns a reason to defer the node, or None."""
         return None
 

@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
 
 from ...rules import inventory as inventory_rules
 from ...rules import providers as provider_rules
@@ -145,22 +144,23 @@ class PCPU(Kind):
                     'pcpu.unpinned, or reshape once the migration is over'
                     % (cpu['files'], '; '.join(undecided)))
         cpu_plan = cpu_inventory(work.root_inv, cpu, work.layout.get('nova') or {})
-        work.inv_after[work.root_uuid].update(cpu_plan['set'])
+        root_after = work.root_inventory_after()
+        root_after.update(cpu_plan['set'])
         for rc in cpu_plan['drop']:
-            work.inv_after[work.root_uuid].pop(rc, None)
-        work.results['cpu'] = cpu_plan
-        work.kind_state[self.name] = pinned
+            root_after.pop(rc, None)
+        work.set_result('cpu', cpu_plan)
+        work.remember(self.name, pinned)
         return None
 
     def settle(self, work):
         """The pinned guests' VCPU on the root becomes PCPU; the root's usage must fit."""
-        cpu_plan = work.results.get('cpu')
+        cpu_plan = work.result('cpu')
         if cpu_plan is None:
             return
         root_uuid, current = work.root_uuid, work.current
-        pinned = work.kind_state.get(self.name) or []
+        pinned = work.recall(self.name) or []
         for consumer in pinned:
-            allocs = work.new_allocs.setdefault(consumer, copy.deepcopy(current[consumer]))
+            allocs = work.allocations_of(consumer)
             res = allocs[root_uuid]['resources']
             n = res.pop('VCPU')
             res['PCPU'] = res.get('PCPU', 0) + n
