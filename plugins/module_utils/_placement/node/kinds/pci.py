@@ -320,6 +320,7 @@ class PCI(Kind):
 
     name = 'pci'
     discovery = 'node/discover/pci.py'
+    need = 'pci'
     options = (KIND_SRIOV, KIND_PCI)
 
     def children(self, root_name, devices, opts, nova, numa_source, warnings):
@@ -373,6 +374,24 @@ class PCI(Kind):
     def settle(self, work):
         heal([c for c in work.children if c['heal']], work.current, work.new_allocs, work.used,
              work.assignments, work.warnings)
+
+
+    def held_devices(self, devices, here):
+        classes = [rc for rc in here if pci_class_held(rc)]
+        if not classes:
+            return None
+        pfs = devices.get('sriov_pfs') or ()
+        items = (list(devices.get('pci_devices') or ()) + [vf for pf in pfs for vf in pf.get('vfs') or ()]
+                 + [pf for pf in pfs if pf.get('instance_uuid')])
+        return 'PCI device', items, classes
+
+    def root_class(self, rc):
+        return rc in ('SRIOV_NET_VF', 'PGPU') or rc.startswith('CUSTOM_PCI_')
+
+
+def pci_class_held(rc):
+    """A class a consumer holds through a PCI device or VF of the host."""
+    return rc.startswith('CUSTOM_PCI_') or rc in ('SRIOV_NET_VF', 'PCI_DEVICE')
 
 
 KIND = PCI()

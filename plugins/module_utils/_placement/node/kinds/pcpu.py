@@ -200,4 +200,16 @@ class PCPU(Kind):
         return [text]
 
 
+    def defer_hint(self, hits):
+        if hits and not set(hits) - set(['VCPU']):
+            return 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned'
+        return None
+
+    def snapshot_summary(self, plan, tree):
+        """``cpu_pinned``: the VCPU units on the root each pinned guest has converted to PCPU."""
+        root_uuid = plan['root']['uuid']
+        return {'cpu_pinned': dict((c, tree.amount(c, root_uuid, 'VCPU'))
+                                   for c in ((plan.get('cpu') or {}).get('pinned') or []))}
+
+
 KIND = PCPU()
