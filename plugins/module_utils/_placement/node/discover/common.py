@@ -63,9 +63,10 @@ class DevicePart(object):
         """``(field, address)`` of every PCI device of its part (each named once in a report)."""
         return []
 
-    def holder(self, report):
+    def holder(self, report, reported=()):
         """``hold(uuid, label, info, warnings)``: sets ``instance_uuid`` on its devices a guest
-        domain (``info``, a report instance) holds; None when its devices have no holders."""
+        domain (``info``, a report instance) holds; None when its devices have no holders.
+        ``reported``: the PCI address of every device of the report, every part's."""
         return None
 
     def after_holding(self, report, warnings):

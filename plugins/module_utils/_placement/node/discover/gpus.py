@@ -160,7 +160,7 @@ class GPUs(DevicePart):
         return [('%s.gpus[%d].address' % (field, index), gpu['address'])
                 for index, gpu in enumerate(devices.get('gpus') or [])]
 
-    def holder(self, report):
+    def holder(self, report, reported=()):
         index = {}
         for gpu in report['gpus']:
             for mdev in gpu['mdevs']:

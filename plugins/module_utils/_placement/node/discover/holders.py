@@ -25,7 +25,8 @@ from . import registry as _registry
 
 def assign_holders(report, warnings):
     """Set each device's ``instance_uuid`` from the domains of ``report['instances']`` (in place)."""
-    holds = [h for h in (part.holder(report) for part in _registry.PARTS) if h is not None]
+    reported = set(address for part in _registry.PARTS for _where, address in part.addresses(report, ''))
+    holds = [h for h in (part.holder(report, reported) for part in _registry.PARTS) if h is not None]
     for uuid in sorted(report['instances']):
         info = report['instances'][uuid]
         label = '%s (%s)' % (uuid, info['name']) if info['name'] else uuid

@@ -132,10 +132,12 @@ def _check_pf(pf, where):
                    'driver': TEXT_OR_NULL, 'vgpu_type': 'mapping?'})
 
 
-def _hold_pci(uuid, label, info, pci_index, gpu_addresses, warnings):
+def _hold_pci(uuid, label, info, pci_index, gpu_addresses, others, warnings):
     for address in info['pci_addresses']:
         target = pci_index.get(address)
         if target is None:
+            if address in others:
+                continue            # another part's device (its holder sets it)
             if address in gpu_addresses:
                 warnings.append('instance %s holds mdev parent GPU %s by PCI passthrough' % (label, address))
             else:
@@ -183,7 +185,7 @@ class PCI(DevicePart):
             out.append(('%s.pci_devices[%d].address' % (field, index), dev['address']))
         return out
 
-    def holder(self, report):
+    def holder(self, report, reported=()):
         index = {}
         for pf in report['sriov_pfs']:
             index[pf['address']] = pf
@@ -193,7 +195,10 @@ class PCI(DevicePart):
             index[device['address']] = device
         # a GPU held whole is not a reported PCI device: said apart
         gpu_addresses = set(g['address'] for g in report.get('gpus') or [])
-        return lambda uuid, label, info, warnings: _hold_pci(uuid, label, info, index, gpu_addresses, warnings)
+        # a device another part of the report lists (not a GPU) is that part's to hold
+        others = set(reported) - set(index) - gpu_addresses
+        return lambda uuid, label, info, warnings: _hold_pci(uuid, label, info, index, gpu_addresses, others,
+                                                             warnings)
 
     def after_holding(self, report, warnings):
         _nvidia_vfio.guests(report, warnings)
