@@ -22,7 +22,7 @@ Read only (set by the planner before the kinds' hooks run)
 Changed by the steps and by the kinds' ``prepare_root`` / ``settle``
     ``inv_after``     every provider's inventories after the plan (:meth:`root_inventory_after`);
     ``new_allocs``    the consumers' allocations after the plan (:meth:`allocations_of`);
-    ``used``          the usage per provider after the moves;
+    ``used``          the usage per provider after the moves (:meth:`use`);
     ``assignments``   ``{consumer: {class: record}}``: what was moved how (:meth:`assign`);
     ``warnings``      what the plan says besides (:meth:`warn`).
 
@@ -84,6 +84,11 @@ class PlanState(object):
         """The consumer's allocations after the plan, to change in place: a copy of what it
         holds now the first time a step rewrites it."""
         return self.new_allocs.setdefault(consumer, copy.deepcopy(self.current[consumer]))
+
+    def use(self, rp, rc, n):
+        """Count ``n`` more units of ``rc`` as used on ``rp`` after the plan (``n`` < 0: fewer)."""
+        used = self.used.setdefault(rp, {})
+        used[rc] = used.get(rc, 0) + n
 
     def assign(self, consumer, rc, record):
         """Record how ``consumer``'s ``rc`` was moved (the plan's ``assignments``)."""

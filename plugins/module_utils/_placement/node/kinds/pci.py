@@ -35,7 +35,6 @@ from .common import (
     Kind,
     LayoutError,
     PlanError,
-    add,
     address_fields,
     amount_on,
     inherit_fields,
@@ -293,25 +292,27 @@ def pci_option_children(root_name, devs, opts, warnings):
     return out
 
 
-def heal(healers, current, new_allocs, used, assignments, warnings):
-    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units."""
+def heal(healers, work):
+    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units
+    (``work``: the :class:`..plan_state.PlanState`)."""
     for child in healers:
         rc = next(iter(child['inventories']))
         for consumer, units in sorted(child['holders'].items()):
-            if consumer not in current:
-                warnings.append('consumer %s holds %d device(s) of %s but has no allocation on this '
-                                'node (a migration holds them, or it is gone): nova does not heal it '
-                                'either' % (consumer, units, child['name']))
+            if consumer not in work.current:
+                work.warn('consumer %s holds %d device(s) of %s but has no allocation on this '
+                          'node (a migration holds them, or it is gone): nova does not heal it '
+                          'either' % (consumer, units, child['name']))
                 continue
-            allocs = new_allocs[consumer]
+            allocs = work.allocations_of(consumer)
             have = amount_on(allocs, child['uuid'], rc)
             if have == units:
                 continue
-            add(allocs, used, child['uuid'], rc, units - have)
+            entry = allocs.setdefault(child['uuid'], {'resources': {}})
+            entry['resources'][rc] = entry['resources'].get(rc, 0) + units - have
+            work.use(child['uuid'], rc, units - have)
             if not allocs[child['uuid']]['resources'][rc]:
                 del allocs[child['uuid']]['resources'][rc]
-            assignments.setdefault(consumer, {})[rc] = {
-                'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}}
+            work.assign(consumer, rc, {'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}})
 
 
 class PCI(Kind):
@@ -372,8 +373,7 @@ class PCI(Kind):
         return set(c for c in work.current if any(c in child['holders'] for child in healers))
 
     def settle(self, work):
-        heal([c for c in work.children if c['heal']], work.current, work.new_allocs, work.used,
-             work.assignments, work.warnings)
+        heal([c for c in work.children if c['heal']], work)
 
 
     def held_devices(self, devices, here):

@@ -164,8 +164,8 @@ class PCPU(Kind):
             res = allocs[root_uuid]['resources']
             n = res.pop('VCPU')
             res['PCPU'] = res.get('PCPU', 0) + n
-            work.used[root_uuid]['VCPU'] -= n
-            work.used[root_uuid]['PCPU'] = work.used[root_uuid].get('PCPU', 0) + n
+            work.use(root_uuid, 'VCPU', -n)
+            work.use(root_uuid, 'PCPU', n)
         cpu_plan['pinned'] = list(pinned)
         # what the conversion writes, for the result message (summary)
         cpu_plan['units'] = sum(amount_on(current[c], root_uuid, 'VCPU') for c in pinned)
