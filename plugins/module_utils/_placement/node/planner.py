@@ -243,7 +243,7 @@ def _resolve_children(work):
                                 'under another name (%s)' % (uuid, want['name'], tree.get(uuid)['name']))
         if exists and tree.parent(uuid) != root_uuid:
             work.warn('child %s exists but its parent is %s, not the root; it is reused as is'
-                                 % (want['name'], tree.parent(uuid)))
+                      % (want['name'], tree.parent(uuid)))
         cur_inv = tree.inventory(uuid)
         final_inv = {}
         for rc, rec in want['inventories'].items():

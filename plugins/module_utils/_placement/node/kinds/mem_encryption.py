@@ -167,7 +167,6 @@ class MemEncryption(Kind):
             return set(layout.get('root_traits_remove') or [])
         return set()
 
-
     def root_class(self, rc):
         return rc == 'MEM_ENCRYPTION_CONTEXT'
 

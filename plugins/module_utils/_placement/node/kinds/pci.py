@@ -375,7 +375,6 @@ class PCI(Kind):
     def settle(self, work):
         heal([c for c in work.children if c['heal']], work)
 
-
     def held_devices(self, devices, here):
         classes = [rc for rc in here if pci_class_held(rc)]
         if not classes:

@@ -199,7 +199,6 @@ class PCPU(Kind):
             text += ' (root %s: %s)' % (plan['root']['name'], ', '.join(changes))
         return [text]
 
-
     def defer_hint(self, hits):
         if hits and not set(hits) - set(['VCPU']):
             return 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned'

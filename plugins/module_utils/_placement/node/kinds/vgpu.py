@@ -222,7 +222,6 @@ class VGPU(Kind):
                         'and plan again. Nothing was changed.' % (root['name'], held),
                         consumers=holders)
 
-
     def held_devices(self, devices, here):
         classes = [rc for rc in here if mdev_class(rc)]
         if not classes:
