@@ -6,6 +6,8 @@
 :func:`compute_nodes` lists the compute nodes from nova's hypervisors (when a compute
 endpoint is given) or from Placement's root providers, and reads each node's tree
 (providers and inventories) to tell what a reshape would do there, from Placement alone:
+each kind with a need (``Kind.need``, ``Kind.root_class``: :data:`..node.kinds.registry.KINDS`)
+says which classes on a root name it:
 
 ``vgpu``
     VGPU inventory on the root (nova before the VGPU reshape: one child per physical GPU).
@@ -30,11 +32,10 @@ __metaclass__ = type
 
 from .. import errors
 from ..backends.base import SHARING_TRAIT
+from ..node.kinds import registry as _kinds
 
-NEED_VGPU = 'vgpu'
-NEED_MEM_ENCRYPTION = 'mem_encryption'
-NEED_PCI = 'pci'
-NEEDS = (NEED_VGPU, NEED_MEM_ENCRYPTION, NEED_PCI)
+#: the needs, one per kind that has one (``Kind.need``: a class of it still on the root)
+NEEDS = tuple(kind.need for kind in _kinds.KINDS if kind.need)
 STATE_NEEDS_RESHAPE = 'needs_reshape'
 STATE_RESHAPED = 'reshaped'
 STATE_PLAIN = 'plain'
@@ -42,20 +43,17 @@ STATE_PLAIN = 'plain'
 #: compute microversion of GET /os-hypervisors/detail whose ids are the compute nodes' uuids
 #: (= their root providers' uuids) and which carries the service host
 HYPERVISORS_MICROVERSION = '2.53'
-_PCI_CLASSES = ('SRIOV_NET_VF', 'PGPU')
 HYPERVISORS_HINT = ('listing the hypervisors with their services (GET /os-hypervisors/detail) needs the '
                     '`admin` role under nova\'s default policy (os_compute_api:os-hypervisors:list-detail), '
                     'or set source=placement to list the compute nodes from Placement\'s root providers')
 
 
 def need_of(resource_class):
-    """The need a class names when it sits on a root (None for an ordinary class)."""
-    if resource_class == 'VGPU':
-        return NEED_VGPU
-    if resource_class == 'MEM_ENCRYPTION_CONTEXT':
-        return NEED_MEM_ENCRYPTION
-    if resource_class in _PCI_CLASSES or resource_class.startswith('CUSTOM_PCI_'):
-        return NEED_PCI
+    """The need a class names when it sits on a root (None for an ordinary class): the kind's
+    whose class it is (``Kind.root_class``, :data:`kinds.registry.KINDS`)."""
+    for kind in _kinds.KINDS:
+        if kind.need and kind.root_class(resource_class):
+            return kind.need
     return None
 
 

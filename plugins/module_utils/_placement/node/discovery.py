@@ -4,8 +4,9 @@
 """Device discovery on a compute node: sysfs + libvirt domain XML.
 
 :func:`discover` reads what the kernel and libvirt say about the node and
-returns the *device report* documented in ``docs/architecture.md``.  Each kind
-is read by its own module of :mod:`.discover`:
+returns the *device report* documented in ``docs/architecture.md``.  Each part of
+the report is read by its own module of :mod:`.discover`, one line of
+:data:`.discover.registry.PARTS` each, which this module loops over (it names no part):
 
 * GPUs (:mod:`.discover.gpus`): mdev parents under ``<sysfs>/class/mdev_bus/<BDF>``,
   their ``mdev_supported_types`` and the mediated devices that exist
@@ -46,13 +47,10 @@ import os
 import socket
 
 from . import novaconf as _novaconf
-from . import nvidia_vfio as _nvidia_vfio
-from .discover.domains import DEFAULT_DOMAIN_XML_GLOB, KOLLA_DOMAIN_XML_GLOBS, parse_domain_xml, read_domains
-from .discover.gpus import discover_gpus
+from .discover import registry as _parts
+from .discover.domains import DEFAULT_DOMAIN_XML_GLOB, KOLLA_DOMAIN_XML_GLOBS, parse_domain_xml
 from .discover.holders import assign_holders, ownership, ownership_warnings
 from .discover.mem_encryption import MEM_ENCRYPTION_MODELS, mem_encryption
-from .discover.numa import discover_numa, online_cpus
-from .discover.pci import discover_pci
 from .discover.report_check import check_report
 from .discover.sysfs import DISCOVERY_CODE, DiscoveryError, Sysfs, normalize_address, normalize_pci_filters, parse_cpulist
 
@@ -60,7 +58,7 @@ DEFAULT_NOVA_CONF = _novaconf.DEFAULT_NOVA_CONF
 
 __all__ = [
     'DEFAULT_DOMAIN_XML_GLOB', 'KOLLA_DOMAIN_XML_GLOBS', 'DEFAULT_NOVA_CONF', 'DISCOVERY_CODE', 'DiscoveryError', 'MEM_ENCRYPTION_MODELS',
-    'check_report', 'discover', 'mem_encryption', 'normalize_address', 'normalize_pci_filters', 'ownership',
+    'DiscoveryRequest', 'check_report', 'discover', 'read_report', 'mem_encryption', 'normalize_address', 'normalize_pci_filters', 'ownership',
     'ownership_warnings', 'parse_cpulist', 'parse_domain_xml',
 ]
 
@@ -76,23 +74,49 @@ def _read_nova_conf(nova_conf, nova_conf_dir, warnings):
     return nova
 
 
-def _instance_records(instances):
-    """The report's ``instances``: each domain's record, in uuid order."""
-    records = {}
-    for uuid in sorted(instances):
-        info = instances[uuid]
-        records[uuid] = {'name': info['name'], 'mdevs': info['mdevs'],
-                         'pci_addresses': info['pci_addresses'], 'source': info['source'],
-                         'mem_encryption': info.get('mem_encryption'),
-                         'vcpus': info.get('vcpus'), 'pinned_cpus': info.get('pinned_cpus')}
-    return records
+class DiscoveryRequest(object):
+    """What :func:`discover` is asked to read: its fields and their defaults are :attr:`FIELDS`
+    (what each means: :func:`discover`).  An unknown field is a TypeError, as for a function's
+    unknown keyword."""
+
+    FIELDS = (
+        ('sysfs_root', '/sys'),
+        ('domain_xml_paths', None),
+        ('domain_xml_glob', DEFAULT_DOMAIN_XML_GLOB),
+        ('pci_filters', None),
+        ('numa', True),
+        ('hostname', None),
+        ('domain_xmls', None),
+        ('nova_conf', None),
+        ('nova_conf_dir', None),
+        ('domain_capabilities', None),
+    )
+
+    def __init__(self, **fields):
+        unknown = sorted(set(fields) - set(name for name, _default in self.FIELDS))
+        if unknown:
+            raise TypeError('discover() got unexpected keyword argument(s): %s' % ', '.join(unknown))
+        for name, default in self.FIELDS:
+            setattr(self, name, fields.get(name, default))
 
 
-def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_DOMAIN_XML_GLOB,
-             pci_filters=None, numa=True, hostname=None, domain_xmls=None, nova_conf=None,
-             nova_conf_dir=None, domain_capabilities=None):
+class Reading(object):
+    """One discovery under way, what every part of the report (:data:`.discover.registry.PARTS`)
+    reads from: the request, the sysfs reader, the node's nova.conf as read (None without one),
+    the normalised PCI filters and the report's warnings."""
+
+    def __init__(self, request, sysfs, nova, filters, warnings):
+        self.request = request
+        self.sysfs = sysfs
+        self.nova = nova
+        self.filters = filters
+        self.warnings = warnings
+
+
+def discover(sysfs_root='/sys', **fields):
     """Return the device report of this node (see docs/architecture.md).
 
+    The fields of the request (:class:`DiscoveryRequest`), all optional:
     ``domain_xml_paths``: explicit domain XML files; when None the files
     matching ``domain_xml_glob`` are read (``''`` / None reads none).
     ``domain_xmls``: extra domain XML strings, or ``(label, text)`` pairs, for
@@ -109,34 +133,24 @@ def discover(sysfs_root='/sys', domain_xml_paths=None, domain_xml_glob=DEFAULT_D
     ``report["nova_conf"]`` (None when no file exists there, with a warning), and
     the PCI devices its ``[pci]device_spec`` selects are reported.
     """
+    return read_report(DiscoveryRequest(sysfs_root=sysfs_root, **fields))
+
+
+def read_report(request):
+    """The device report a :class:`DiscoveryRequest` asks for: every part of
+    :data:`.discover.registry.PARTS` read in order, then who holds what (holders.py)."""
+    sysfs_root = request.sysfs_root
     if not sysfs_root or not os.path.isdir(sysfs_root):
         raise DiscoveryError('sysfs root %s does not exist or is not a directory' % (sysfs_root,),
                              path=sysfs_root)
-    filters = normalize_pci_filters(pci_filters)
+    filters = normalize_pci_filters(request.pci_filters)
     warnings = []
-    nova = _read_nova_conf(nova_conf, nova_conf_dir, warnings)
-    sysfs = Sysfs(sysfs_root)
-    gpus = discover_gpus(sysfs, warnings)
-    specs = (nova or {}).get('pci', {}).get('device_spec') if nova else None
-    pfs, devices = discover_pci(sysfs, set(g['address'] for g in gpus), filters, specs)
-    _nvidia_vfio.annotate(sysfs, pfs, warnings)
-    cells = discover_numa(sysfs) if numa else []
-    online = online_cpus(sysfs_root, cells)
-    instances = read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings)
-    mem_enc = mem_encryption(sysfs_root, domain_capabilities, nova, warnings)
-    report = {
-        'hostname': hostname or socket.gethostname(),
-        'sysfs_root': sysfs_root,
-        'gpus': gpus,
-        'sriov_pfs': pfs,
-        'pci_devices': devices,
-        'numa_cells': cells,
-        'cpus_online': online,
-        'instances': _instance_records(instances),
-        'nova_conf': nova,
-        'mem_encryption': mem_enc,
-        'warnings': warnings,
-    }
+    nova = _read_nova_conf(request.nova_conf, request.nova_conf_dir, warnings)
+    reading = Reading(request, Sysfs(sysfs_root), nova, filters, warnings)
+    report = {'hostname': request.hostname or socket.gethostname(), 'sysfs_root': sysfs_root}
+    for part in _parts.PARTS:
+        report.update(part.read(reading, report))
+    report['nova_conf'] = nova
+    report['warnings'] = warnings
     assign_holders(report, warnings)
-    _nvidia_vfio.guests(report, warnings)
     return report

@@ -38,6 +38,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from .discover import domains as _domains
+from .kinds import registry as _kinds
 from ..backends.base import SHARING_TRAIT
 from ..nova.migrations import in_progress
 
@@ -90,15 +91,6 @@ def _what_to_do(mig=None, instance=None, host=None):
             % (instance, instance))
 
 
-#: classes a consumer holds through an mdev of the host (VGPU, or a custom class of nova's mdev_class)
-def _mdev_class(rc):
-    return rc == 'VGPU' or (rc.startswith('CUSTOM_') and not rc.startswith('CUSTOM_PCI_'))
-
-
-def _pci_class(rc):
-    return rc.startswith('CUSTOM_PCI_') or rc in ('SRIOV_NET_VF', 'PCI_DEVICE')
-
-
 def _label(uuid, instances):
     name = ((instances or {}).get(uuid) or {}).get('name')
     return '%s (%s)' % (name, uuid) if name else uuid
@@ -108,8 +100,9 @@ def _device_facts(devices, here, holders):
     """What the host's devices say about a consumer no domain is: ``(sentences, likely)``.
 
     ``here``: the classes it holds on the tree; ``holders``: ``{class: set(consumer)}`` of the
-    consumers holding each class on the tree.  For its mdev classes (VGPU) the host's mdevs,
-    for its PCI classes the host's PCI devices and VFs: how many are free, which domains hold
+    consumers holding each class on the tree.  Each kind says which of the host's devices hold
+    which of those classes (``Kind.held_devices``: the mdevs for the mdev classes, the PCI
+    devices and VFs for the PCI classes); for each: how many are free, which domains hold
     them, and the domains holding one whose consumer holds none of that class here: the likely
     instance of a migration (nova keeps the source's allocations on the migration's uuid while
     the instance's domain still holds the device).  ``likely`` lists those domains' uuids.
@@ -118,12 +111,7 @@ def _device_facts(devices, here, holders):
         return [], []
     instances = devices.get('instances') or {}
     out, likely = [], []
-    kinds = (('mdev', [m for g in devices.get('gpus') or () for m in g.get('mdevs') or ()],
-              [rc for rc in here if _mdev_class(rc)]),
-             ('PCI device', list(devices.get('pci_devices') or ())
-              + [vf for pf in devices.get('sriov_pfs') or () for vf in pf.get('vfs') or ()]
-              + [pf for pf in devices.get('sriov_pfs') or () if pf.get('instance_uuid')],
-              [rc for rc in here if _pci_class(rc)]))
+    kinds = [held for held in (kind.held_devices(devices, here) for kind in _kinds.KINDS) if held]
     for what, items, classes in kinds:
         if not classes:
             continue
@@ -158,23 +146,42 @@ def orphan_command(root_uuid):
     return 'nova-manage placement audit --resource_provider %s --verbose --delete' % (root_uuid or '<root provider uuid>')
 
 
-class _Scan(object):
-    """One :func:`find`: its inputs, read once, and the reasons, remarks and consumers it finds."""
+class InFlightQuery(object):
+    """What :func:`find` is asked: the tree read (``state``), the root's name, the uuids of the
+    tree's providers, and the options of :attr:`OPTIONS` (their defaults; what each means:
+    :func:`find`).  An unknown option is a TypeError, as for a function's unknown keyword."""
 
-    def __init__(self, state, root_name, tree_rps, foreign, touched, instances, migrations, explained,
-                 two_trees_ok, root_uuid, orphans, devices):
+    OPTIONS = (('foreign', None), ('touched', ()), ('instances', None), ('migrations', None),
+               ('explained', ()), ('two_trees_ok', False), ('root_uuid', None), ('orphans', None),
+               ('devices', None))
+
+    def __init__(self, state, root_name, tree_rps, **options):
+        unknown = sorted(set(options) - set(name for name, _default in self.OPTIONS))
+        if unknown:
+            raise TypeError('find() got unexpected keyword argument(s): %s' % ', '.join(unknown))
+        self.state, self.root_name, self.tree_rps = state, root_name, tree_rps
+        for name, default in self.OPTIONS:
+            setattr(self, name, options.get(name, default))
+
+
+class _Scan(object):
+    """One :func:`find`: its inputs (an :class:`InFlightQuery`), read once, and the reasons,
+    remarks and consumers it finds."""
+
+    def __init__(self, query):
+        state = query.state
         self.state = state
-        self.root_name = root_name
-        self.tree_rps = set(tree_rps)
-        self.foreign = foreign or {}
-        self.touched = set(touched)
-        self.owned = None if instances is None else set(str(u).lower() for u in instances)
-        self.explained = set(str(u).lower() for u in explained or ())
-        self.orphaned = set(str(u).lower() for u in orphans or ())
-        self.by_uuid = _in_flight_by_uuid(migrations)
-        self.two_trees_ok = two_trees_ok
-        self.root_uuid = root_uuid
-        self.devices = devices
+        self.root_name = query.root_name
+        self.tree_rps = set(query.tree_rps)
+        self.foreign = query.foreign or {}
+        self.touched = set(query.touched)
+        self.owned = None if query.instances is None else set(str(u).lower() for u in query.instances)
+        self.explained = set(str(u).lower() for u in query.explained or ())
+        self.orphaned = set(str(u).lower() for u in query.orphans or ())
+        self.by_uuid = _in_flight_by_uuid(query.migrations)
+        self.two_trees_ok = query.two_trees_ok
+        self.root_uuid = query.root_uuid
+        self.devices = query.devices
         self.holders = _class_holders(state, self.tree_rps)
         self.reasons, self.remarks, self.named = [], [], []
         self.seen = set()
@@ -292,8 +299,8 @@ def _no_domain(scan, consumer, body, here, hits):
         text += ('. If it is a resize or cold migration of %s: `openstack server resize confirm %s` or '
                  '`openstack server resize revert %s`' % (likely[0], likely[0], likely[0]))
     if hits:
-        hint = ('the ownership option if you know where its devices are' if set(hits) - {'VCPU'}
-                else 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned')
+        hint = next((h for h in (kind.defer_hint(hits) for kind in _kinds.KINDS) if h),
+                    'the ownership option if you know where its devices are')
         scan.defer(consumer, text + '. Wait for the migration or remove the orphan, then rerun the roll '
                    'for this node (or name the consumer in %s)' % hint)
     else:
@@ -369,9 +376,9 @@ def no_domain_found(state, root_name, tree_rps, touched, instances):
                _KOLLA_GLOBS['docker'], _KOLLA_GLOBS['podman']))
 
 
-def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, migrations=None,
-         explained=(), two_trees_ok=False, root_uuid=None, orphans=None, devices=None):
+def find(state, root_name, tree_rps, **options):
     """Reasons (list of str) for which this node must wait; [] when nothing is in flight.
+    The arguments are an :class:`InFlightQuery`'s: the options, all optional, below.
 
     ``state``: the node's tree read: the FULL allocations of the consumers the reshape may
     write, a PARTIAL body (its allocations on the tree only, ``"partial": True``) for every
@@ -403,8 +410,7 @@ def find(state, root_name, tree_rps, foreign=None, touched=(), instances=None, m
 
     Returns ``(reasons, remarks, consumers)``: the consumers named in the reasons.
     """
-    scan = _Scan(state, root_name, tree_rps, foreign, touched, instances, migrations, explained,
-                 two_trees_ok, root_uuid, orphans, devices)
+    scan = _Scan(InFlightQuery(state, root_name, tree_rps, **options))
     for consumer in sorted(state.get('allocations') or {}):
         _check_consumer(scan, consumer)
     _nova_reports(scan)

@@ -42,6 +42,7 @@ from . import inflight as _inflight
 from . import layout as _layout
 from .kinds import registry as _kinds
 from .kinds.common import PlanError
+from .plan_state import PlanState
 from ..rules import allocations as allocation_rules
 from ..rules import inventory as inventory_rules
 from ..rules import names as name_rules
@@ -217,7 +218,8 @@ def _plan_reshape(tree, root_uuid, layout, ownership, policy, context):
     :data:`kinds.registry.KINDS` adds its own rules at its step."""
     if policy not in POLICIES:
         raise PlanError('ownership policy must be one of %s, got %r' % (', '.join(POLICIES), policy))
-    work = _PlanWork(tree, root_uuid, layout, ownership, policy, context.foreign)
+    work = PlanState(tree, root_uuid, find_root(tree, provider_rules.normalize_uuid(root_uuid)), layout,
+                     ownership, policy, context.foreign)
     _resolve_children(work)
     _check(work)
     _inventories(work)
@@ -239,37 +241,6 @@ def _plan_reshape(tree, root_uuid, layout, ownership, policy, context):
     return plan
 
 
-class _PlanWork(object):
-    """What a plan computes, step by step: the tree it reads, the children it resolves, the
-    inventories before and after, the consumers' allocations as they are (``current``) and as
-    they will be (``new_allocs``), the usage, what was assigned how, and what each kind adds
-    (``results``: the plan keys of the kinds; ``kind_state``: a kind's notes between steps)."""
-
-    def __init__(self, tree, root_uuid, layout, ownership, policy, foreign):
-        self.tree = tree
-        self.root_uuid = provider_rules.normalize_uuid(root_uuid)
-        self.root = find_root(tree, self.root_uuid)
-        self.layout = layout
-        self.ownership = ownership or {}
-        self.policy = policy
-        self.foreign = foreign or {}
-        self.warnings = list(layout.get('warnings') or [])
-        self.children = []
-        self.child_by_uuid = {}
-        self.root_inv = tree.inventory(self.root_uuid)
-        self.moved = sorted(rc for rc in self.root_inv if rc in layout['classes'])
-        self.inv_before = {}
-        self.inv_after = {}
-        self.current = {}
-        self.names = {}
-        self.used = {}
-        self.used_before = {}
-        self.new_allocs = {}
-        self.assignments = {}
-        self.results = {}
-        self.kind_state = {}
-
-
 def _resolve_children(work):
     """Step 1: every child of the layout, reused by name, else a deterministic uuid; its final
     inventories (fields the layout leaves to Placement inherited) and traits."""
@@ -285,8 +256,8 @@ def _resolve_children(work):
                 raise PlanError('provider %s in the tree already has the uuid planned for child %s '
                                 'under another name (%s)' % (uuid, want['name'], tree.get(uuid)['name']))
         if exists and tree.parent(uuid) != root_uuid:
-            work.warnings.append('child %s exists but its parent is %s, not the root; it is reused as is'
-                                 % (want['name'], tree.parent(uuid)))
+            work.warn('child %s exists but its parent is %s, not the root; it is reused as is'
+                      % (want['name'], tree.parent(uuid)))
         cur_inv = tree.inventory(uuid)
         final_inv = {}
         for rc, rec in want['inventories'].items():

@@ -108,6 +108,7 @@ __all__ = [
 
 
 def _plan_summary(plan, state=None):
+    from .kinds import registry as _kinds   # each kind's part of the summary (Kind.snapshot_summary)
     keep = ('status', 'root', 'policy', 'layout_classes', 'moved_classes', 'children',
             'create_children', 'inventory_changes', 'assignments', 'moved', 'warnings')
     summary = dict((k, plan.get(k)) for k in keep)
@@ -121,13 +122,12 @@ def _plan_summary(plan, state=None):
     summary['planned_allocations'] = dict(
         (c, allocation_rules.strip_allocations(body['allocations'])) for c, body in (plan.get('allocations') or {}).items())
     if state is not None:
-        # what a rollback checks the snapshot against (rollback.rollback_problems): the VCPU
-        # units of the root each pinned guest has converted to PCPU, and the inventory the
-        # reshape replaced (the state's, normalised)
+        # what a rollback checks the snapshot against (rollback.rollback_problems): what each
+        # kind adds (Kind.snapshot_summary: the VCPU units of the root each pinned guest has
+        # converted to PCPU), and the inventory the reshape replaced (the state's, normalised)
         tree = _tree.ProviderTree.of(state)
-        root_uuid = plan['root']['uuid']
-        summary['cpu_pinned'] = dict(
-            (c, tree.amount(c, root_uuid, 'VCPU')) for c in ((plan.get('cpu') or {}).get('pinned') or []))
+        for kind in _kinds.KINDS:
+            summary.update(kind.snapshot_summary(plan, tree))
         summary['inventories_before'] = dict((u, tree.inventory(u)) for u in tree.uuids())
     return summary
 

@@ -23,6 +23,8 @@ import xml.etree.ElementTree as ET
 
 from . import sysfs as _sysfs
 from .sysfs import DiscoveryError
+from ... import shapes as _shapes
+from .common import TEXT_OR_NULL, DevicePart
 
 DEFAULT_DOMAIN_XML_GLOB = '/etc/libvirt/qemu/*.xml'
 
@@ -218,3 +220,44 @@ def read_domains(domain_xml_paths, domain_xml_glob, domain_xmls, warnings):
         instances[uuid] = info
         origin[uuid] = (label, kind)
     return instances
+
+
+def _instance_records(instances):
+    """The report's ``instances``: each domain's record, in uuid order."""
+    records = {}
+    for uuid in sorted(instances):
+        info = instances[uuid]
+        records[uuid] = {'name': info['name'], 'mdevs': info['mdevs'],
+                         'pci_addresses': info['pci_addresses'], 'source': info['source'],
+                         'mem_encryption': info.get('mem_encryption'),
+                         'vcpus': info.get('vcpus'), 'pinned_cpus': info.get('pinned_cpus')}
+    return records
+
+
+class Domains(DevicePart):
+    """The report's ``instances``: the guests' domain XML (files, then live definitions), what
+    each holds (mdevs, PCI addresses), its memory encryption and pinned CPUs."""
+
+    name = 'domains'
+    report_keys = ('instances',)
+    fields = {'instances': 'mapping?'}
+
+    def read(self, reading, report):
+        request = reading.request
+        instances = read_domains(request.domain_xml_paths, request.domain_xml_glob, request.domain_xmls,
+                                 reading.warnings)
+        return {'instances': _instance_records(instances)}
+
+    def check(self, devices, field):
+        for uuid, info in (devices.get('instances') or {}).items():
+            where = '%s.instances.%s' % (field, uuid)
+            _shapes.expect_fields(info, where, {'name': TEXT_OR_NULL, 'vcpus': 'int?',
+                                                'mem_encryption': TEXT_OR_NULL, 'vgpus': 'list?'},
+                                  'an instance record (a mapping)')
+            _shapes.expect_list_of(info.get('mdevs'), 'text', where + '.mdevs', 'a list of mdev UUIDs')
+            _shapes.expect_list_of(info.get('pci_addresses'), 'text', where + '.pci_addresses',
+                                   'a list of PCI addresses')
+            _shapes.expect_list_of(info.get('pinned_cpus'), 'int', where + '.pinned_cpus', 'a list of CPU ids')
+
+
+PART = Domains()

@@ -20,7 +20,9 @@ __metaclass__ = type
 import os
 
 from . import sysfs as _sysfs
+from ... import shapes as _shapes
 from .sysfs import DiscoveryError
+from .common import TEXT_OR_NULL, DevicePart, check_entries
 
 
 def _parent_address(entry, real):
@@ -114,3 +116,82 @@ def discover_gpus(sysfs, warnings):
         gpu['mdevs'].sort(key=lambda m: m['uuid'])
     gpus.sort(key=lambda g: g['address'])
     return gpus
+
+
+def _check_gpu(gpu, where):
+    types = _shapes.expect(gpu.get('mdev_types'), 'mapping', where + '.mdev_types',
+                           'a mapping of mdev type -> {available_instances, ...}', optional=True)
+    for name, info in (types or {}).items():
+        _shapes.expect_fields(info, '%s.mdev_types.%s' % (where, name), {'available_instances': 'int?'})
+    check_entries(gpu.get('mdevs'), where + '.mdevs', 'mdev records',
+                  {'uuid': 'text!', 'type': TEXT_OR_NULL, 'instance_uuid': TEXT_OR_NULL})
+
+
+def _hold_mdevs(uuid, label, info, mdev_index, warnings):
+    for mdev_uuid in info['mdevs']:
+        found = mdev_index.get(mdev_uuid)
+        if found is None:
+            warnings.append('instance %s holds mdev %s which does not exist in sysfs' % (label, mdev_uuid))
+            continue
+        _gpu, mdev = found
+        if mdev['instance_uuid'] and mdev['instance_uuid'] != uuid:
+            warnings.append('mdev %s is held by both instance %s and instance %s; keeping %s'
+                            % (mdev_uuid, mdev['instance_uuid'], uuid, mdev['instance_uuid']))
+            continue
+        mdev['instance_uuid'] = uuid
+
+
+class GPUs(DevicePart):
+    """The report's ``gpus``: mdev parents, their types and mdevs; a guest holds an mdev, which
+    counts against its parent GPU."""
+
+    name = 'gpus'
+    report_keys = ('gpus',)
+
+    def read(self, reading, report):
+        return {'gpus': discover_gpus(reading.sysfs, reading.warnings)}
+
+    def check(self, devices, field):
+        check_entries(devices.get('gpus'), field + '.gpus', 'GPU records',
+                      {'address': 'text!', 'vendor_id': TEXT_OR_NULL, 'product_id': TEXT_OR_NULL,
+                       'numa_node': 'int?', 'mdev_types': 'mapping?'}, _check_gpu)
+
+    def addresses(self, devices, field):
+        return [('%s.gpus[%d].address' % (field, index), gpu['address'])
+                for index, gpu in enumerate(devices.get('gpus') or [])]
+
+    def holder(self, report, reported=()):
+        index = {}
+        for gpu in report['gpus']:
+            for mdev in gpu['mdevs']:
+                index[mdev['uuid']] = (gpu, mdev)
+        return lambda uuid, label, info, warnings: _hold_mdevs(uuid, label, info, index, warnings)
+
+    def after_holding(self, report, warnings):
+        for gpu in report['gpus']:
+            for mdev in gpu['mdevs']:
+                if mdev['instance_uuid'] is None:
+                    warnings.append('mdev %s on GPU %s (type %s) is not held by any instance'
+                                    % (mdev['uuid'], gpu['address'], mdev['type']))
+
+    def owned(self, report):
+        return [(mdev.get('instance_uuid'), gpu['address'])
+                for gpu in report.get('gpus') or [] for mdev in gpu.get('mdevs') or []]
+
+    def report_warnings(self, report):
+        warnings = []
+        known = set()
+        for gpu in report.get('gpus') or []:
+            for mdev in gpu.get('mdevs') or []:
+                known.add(mdev['uuid'])
+                if not mdev.get('instance_uuid'):
+                    warnings.append('mdev %s on GPU %s (type %s) is not held by any instance'
+                                    % (mdev['uuid'], gpu['address'], mdev.get('type')))
+        for uuid in sorted(report.get('instances') or {}):
+            for mdev_uuid in (report['instances'][uuid] or {}).get('mdevs') or []:
+                if mdev_uuid not in known:
+                    warnings.append('instance %s holds mdev %s which does not exist in sysfs' % (uuid, mdev_uuid))
+        return warnings
+
+
+PART = GPUs()

@@ -20,6 +20,8 @@ import xml.etree.ElementTree as ET
 
 from . import sysfs as _sysfs
 from .sysfs import DiscoveryError
+from ... import shapes as _shapes
+from .common import DevicePart
 
 MEM_ENCRYPTION_MODELS = (
     # (nova's model id, trait); the order of nova's fields.MemEncryptionModel.ALL
@@ -125,3 +127,29 @@ def mem_encryption(sysfs_root, domain_capabilities, nova, warnings):
     traits = dict(MEM_ENCRYPTION_MODELS)
     return {'source': source,
             'models': dict((m, {'total': n, 'trait': traits[m]}) for m, n in sorted(models.items()))}
+
+
+class MemEncryption(DevicePart):
+    """The report's ``mem_encryption``: the models nova 34 reports and their slots."""
+
+    name = 'mem_encryption'
+    report_keys = ('mem_encryption',)
+    fields = {'mem_encryption': 'mapping?'}
+
+    def read(self, reading, report):
+        request = reading.request
+        return {'mem_encryption': mem_encryption(request.sysfs_root, request.domain_capabilities,
+                                                 reading.nova, reading.warnings)}
+
+    def check(self, devices, field):
+        enc = devices.get('mem_encryption')
+        if enc is None:
+            return
+        models = _shapes.expect(enc.get('models'), 'mapping', field + '.mem_encryption.models',
+                                'a mapping of model -> {total, trait}', optional=True)
+        for name, info in (models or {}).items():
+            _shapes.expect_fields(info, '%s.mem_encryption.models.%s' % (field, name),
+                                  {'total': 'int?', 'trait': 'text!'})
+
+
+PART = MemEncryption()

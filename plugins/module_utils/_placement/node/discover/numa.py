@@ -19,6 +19,8 @@ import re
 
 from . import sysfs as _sysfs
 from .sysfs import DiscoveryError
+from ... import shapes as _shapes
+from .common import DevicePart, check_entries
 
 _NODE_RE = re.compile(r'^node([0-9]+)$')
 _MEMTOTAL_RE = re.compile(r'^Node\s+([0-9]+)\s+MemTotal:\s+([0-9]+)\s*kB\s*$')
@@ -74,3 +76,26 @@ def discover_numa(sysfs):
         memory_kb = _memory_kb(_node_file(base, 'meminfo', node), node)
         cells.append({'id': node, 'cpus': cpus, 'memory_mb': memory_kb // 1024})
     return cells
+
+
+def _check_cell(cell, where):
+    _shapes.expect_list_of(cell.get('cpus'), 'int', where + '.cpus', 'a list of CPU ids')
+
+
+class NUMA(DevicePart):
+    """The report's ``numa_cells`` (empty when the request says ``numa=False``) and ``cpus_online``."""
+
+    name = 'numa'
+    report_keys = ('numa_cells', 'cpus_online')
+
+    def read(self, reading, report):
+        cells = discover_numa(reading.sysfs) if reading.request.numa else []
+        return {'numa_cells': cells, 'cpus_online': online_cpus(reading.request.sysfs_root, cells)}
+
+    def check(self, devices, field):
+        check_entries(devices.get('numa_cells'), field + '.numa_cells', 'NUMA cell records',
+                      {'id': 'int!', 'memory_mb': 'int?'}, _check_cell)
+        _shapes.expect_list_of(devices.get('cpus_online'), 'int', field + '.cpus_online', 'a list of CPU ids')
+
+
+PART = NUMA()

@@ -22,6 +22,8 @@ import re
 
 from . import sysfs as _sysfs
 from .. import novaconf as _novaconf
+from .. import nvidia_vfio as _nvidia_vfio
+from .common import TEXT_OR_NULL, DevicePart, check_entries
 
 _VIRTFN_RE = re.compile(r'^virtfn([0-9]+)$')
 
@@ -122,3 +124,94 @@ def discover_pci(sysfs, gpu_addresses, filters, specs=None):
     pfs = [pf for pf in pfs if pf['address'] not in gpu_pfs]
     skip = set(gpu_addresses) | gpu_pfs | set(vf_of)
     return pfs, _other_devices(sysfs, infos, skip, filters, specs)
+
+
+def _check_pf(pf, where):
+    check_entries(pf.get('vfs'), where + '.vfs', 'VF records',
+                  {'address': 'text!', 'product_id': TEXT_OR_NULL, 'instance_uuid': TEXT_OR_NULL,
+                   'driver': TEXT_OR_NULL, 'vgpu_type': 'mapping?'})
+
+
+def _hold_pci(uuid, label, info, pci_index, gpu_addresses, others, warnings):
+    for address in info['pci_addresses']:
+        target = pci_index.get(address)
+        if target is None:
+            if address in others:
+                continue            # another part's device (its holder sets it)
+            if address in gpu_addresses:
+                warnings.append('instance %s holds mdev parent GPU %s by PCI passthrough' % (label, address))
+            else:
+                warnings.append('instance %s holds PCI device %s which is not a reported device '
+                                '(no SR-IOV PF/VF, not matched by pci_filters)' % (label, address))
+            continue
+        if target['instance_uuid'] and target['instance_uuid'] != uuid:
+            warnings.append('PCI device %s is held by both instance %s and instance %s; keeping %s'
+                            % (address, target['instance_uuid'], uuid, target['instance_uuid']))
+            continue
+        target['instance_uuid'] = uuid
+
+
+class PCI(DevicePart):
+    """The report's ``sriov_pfs`` (with their VFs, NVIDIA vGPU VFs annotated: node/nvidia_vfio.py)
+    and ``pci_devices``; a guest holds a VF (counting against its PF), a PF whole, or a device."""
+
+    name = 'pci'
+    report_keys = ('sriov_pfs', 'pci_devices')
+
+    def read(self, reading, report):
+        nova = reading.nova
+        specs = (nova or {}).get('pci', {}).get('device_spec') if nova else None
+        gpu_addresses = set(g['address'] for g in report.get('gpus') or [])
+        pfs, devices = discover_pci(reading.sysfs, gpu_addresses, reading.filters, specs)
+        _nvidia_vfio.annotate(reading.sysfs, pfs, reading.warnings)
+        return {'sriov_pfs': pfs, 'pci_devices': devices}
+
+    def check(self, devices, field):
+        check_entries(devices.get('sriov_pfs'), field + '.sriov_pfs', 'SR-IOV PF records',
+                      {'address': 'text!', 'vendor_id': TEXT_OR_NULL, 'product_id': TEXT_OR_NULL,
+                       'vf_product_id': TEXT_OR_NULL, 'num_vfs': 'int?', 'total_vfs': 'int?', 'numa_node': 'int?',
+                       'instance_uuid': TEXT_OR_NULL, 'vgpu_framework': TEXT_OR_NULL}, _check_pf)
+        check_entries(devices.get('pci_devices'), field + '.pci_devices', 'PCI device records',
+                      {'address': 'text!', 'vendor_id': TEXT_OR_NULL, 'product_id': TEXT_OR_NULL,
+                       'numa_node': 'int?', 'instance_uuid': TEXT_OR_NULL})
+
+    def addresses(self, devices, field):
+        out = []
+        for index, pf in enumerate(devices.get('sriov_pfs') or []):
+            out.append(('%s.sriov_pfs[%d].address' % (field, index), pf['address']))
+            for v_index, vf in enumerate(pf.get('vfs') or []):
+                out.append(('%s.sriov_pfs[%d].vfs[%d].address' % (field, index, v_index), vf['address']))
+        for index, dev in enumerate(devices.get('pci_devices') or []):
+            out.append(('%s.pci_devices[%d].address' % (field, index), dev['address']))
+        return out
+
+    def holder(self, report, reported=()):
+        index = {}
+        for pf in report['sriov_pfs']:
+            index[pf['address']] = pf
+            for vf in pf['vfs']:
+                index[vf['address']] = vf
+        for device in report['pci_devices']:
+            index[device['address']] = device
+        # a GPU held whole is not a reported PCI device: said apart
+        gpu_addresses = set(g['address'] for g in report.get('gpus') or [])
+        # a device another part of the report lists (not a GPU) is that part's to hold
+        others = set(reported) - set(index) - gpu_addresses
+        return lambda uuid, label, info, warnings: _hold_pci(uuid, label, info, index, gpu_addresses, others,
+                                                             warnings)
+
+    def after_holding(self, report, warnings):
+        _nvidia_vfio.guests(report, warnings)
+
+    def owned(self, report):
+        out = []
+        for pf in report.get('sriov_pfs') or []:
+            out.append((pf.get('instance_uuid'), pf['address']))
+            for vf in pf.get('vfs') or []:
+                out.append((vf.get('instance_uuid'), pf['address']))
+        for device in report.get('pci_devices') or []:
+            out.append((device.get('instance_uuid'), device['address']))
+        return out
+
+
+PART = PCI()

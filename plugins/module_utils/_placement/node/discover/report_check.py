@@ -4,7 +4,9 @@
 """The shape of a device report given back (the reshape's ``devices`` option, a hand-edited report).
 
 :func:`check_report` refuses a report whose shape the layout cannot read, naming the field
-(:class:`..errors.BadInput`); a report made by discovery always passes.
+(:class:`..errors.BadInput`); a report made by discovery always passes.  Each part of the
+report checks its own (``DevicePart.check``, ``addresses``: :data:`registry.PARTS`); this module
+checks the report's top level, the devices' identities and the node's nova.conf.
 
 Plain Python: no Ansible import here.
 """
@@ -17,40 +19,11 @@ import re
 
 from ... import shapes as _shapes
 from ...errors import BadInput
+from . import registry as _registry
 
 #: a PCI address as the kernel names it in sysfs (``%04x:%02x:%02x.%d``: lower-case hex, a
 #: domain of 4 digits or more) and as nova names its children after it; nothing around it
 CANONICAL_PCI_ADDRESS = re.compile(r'[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]')
-
-_TEXT_OR_NULL = 'text?'
-
-
-def _check_entries(items, field, what, kinds, each=None):
-    _shapes.expect_list_of(items, 'mapping', field, 'a list of %s' % what, 'a mapping (one of %s)' % what)
-    for index, item in enumerate(items or []):
-        where = '%s[%d]' % (field, index)
-        _shapes.expect_fields(item, where, kinds)
-        if each is not None:
-            each(item, where)
-
-
-def _check_gpu(gpu, where):
-    types = _shapes.expect(gpu.get('mdev_types'), 'mapping', where + '.mdev_types',
-                           'a mapping of mdev type -> {available_instances, ...}', optional=True)
-    for name, info in (types or {}).items():
-        _shapes.expect_fields(info, '%s.mdev_types.%s' % (where, name), {'available_instances': 'int?'})
-    _check_entries(gpu.get('mdevs'), where + '.mdevs', 'mdev records',
-                   {'uuid': 'text!', 'type': _TEXT_OR_NULL, 'instance_uuid': _TEXT_OR_NULL})
-
-
-def _check_pf(pf, where):
-    _check_entries(pf.get('vfs'), where + '.vfs', 'VF records',
-                   {'address': 'text!', 'product_id': _TEXT_OR_NULL, 'instance_uuid': _TEXT_OR_NULL,
-                    'driver': _TEXT_OR_NULL, 'vgpu_type': 'mapping?'})
-
-
-def _check_cell(cell, where):
-    _shapes.expect_list_of(cell.get('cpus'), 'int', where + '.cpus', 'a list of CPU ids')
 
 
 def _check_nova_conf(nova, field):
@@ -81,25 +54,6 @@ def _check_nova_conf(nova, field):
         _shapes.expect_list_of(compute.get(key), 'int', '%s.compute.%s' % (field, key), 'a list of CPU ids')
 
 
-def _check_instances(instances, field):
-    for uuid, info in (instances or {}).items():
-        where = '%s.instances.%s' % (field, uuid)
-        _shapes.expect_fields(info, where, {'name': _TEXT_OR_NULL, 'vcpus': 'int?',
-                                            'mem_encryption': _TEXT_OR_NULL, 'vgpus': 'list?'},
-                              'an instance record (a mapping)')
-        _shapes.expect_list_of(info.get('mdevs'), 'text', where + '.mdevs', 'a list of mdev UUIDs')
-        _shapes.expect_list_of(info.get('pci_addresses'), 'text', where + '.pci_addresses', 'a list of PCI addresses')
-        _shapes.expect_list_of(info.get('pinned_cpus'), 'int', where + '.pinned_cpus', 'a list of CPU ids')
-
-
-def _check_mem_encryption(enc, field):
-    models = _shapes.expect(enc.get('models'), 'mapping', field + '.mem_encryption.models',
-                            'a mapping of model -> {total, trait}', optional=True)
-    for name, info in (models or {}).items():
-        _shapes.expect_fields(info, '%s.mem_encryption.models.%s' % (field, name),
-                              {'total': 'int?', 'trait': 'text!'})
-
-
 def _check_address(value, field):
     """A device's address in the canonical form (its type was checked before), else BadInput naming the field."""
     if not CANONICAL_PCI_ADDRESS.fullmatch(value):
@@ -108,15 +62,10 @@ def _check_address(value, field):
 
 
 def _device_addresses(devices, field):
-    """``(field, address)`` of every device the report lists: gpus, sriov_pfs and their vfs, pci_devices."""
-    for index, gpu in enumerate(devices.get('gpus') or []):
-        yield '%s.gpus[%d].address' % (field, index), gpu['address']
-    for index, pf in enumerate(devices.get('sriov_pfs') or []):
-        yield '%s.sriov_pfs[%d].address' % (field, index), pf['address']
-        for v_index, vf in enumerate(pf.get('vfs') or []):
-            yield '%s.sriov_pfs[%d].vfs[%d].address' % (field, index, v_index), vf['address']
-    for index, dev in enumerate(devices.get('pci_devices') or []):
-        yield '%s.pci_devices[%d].address' % (field, index), dev['address']
+    """``(field, address)`` of every device the report lists, part by part (``DevicePart.addresses``)."""
+    for part in _registry.PARTS:
+        for where, address in part.addresses(devices, field):
+            yield where, address
 
 
 def _check_identities(devices, field):
@@ -143,26 +92,12 @@ def check_report(devices, field='devices'):
     """
     if devices is None:
         return
-    _shapes.expect_fields(devices, field, {
-        'hostname': 'scalar?', 'instances': 'mapping?', 'nova_conf': 'mapping?',
-        'mem_encryption': 'mapping?', 'warnings': 'list?'}, 'a device report (a mapping)')
-    _check_entries(devices.get('gpus'), field + '.gpus', 'GPU records',
-                   {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
-                    'numa_node': 'int?', 'mdev_types': 'mapping?'}, _check_gpu)
-    _check_entries(devices.get('sriov_pfs'), field + '.sriov_pfs', 'SR-IOV PF records',
-                   {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
-                    'vf_product_id': _TEXT_OR_NULL, 'num_vfs': 'int?', 'total_vfs': 'int?', 'numa_node': 'int?',
-                    'instance_uuid': _TEXT_OR_NULL, 'vgpu_framework': _TEXT_OR_NULL}, _check_pf)
-    _check_entries(devices.get('pci_devices'), field + '.pci_devices', 'PCI device records',
-                   {'address': 'text!', 'vendor_id': _TEXT_OR_NULL, 'product_id': _TEXT_OR_NULL,
-                    'numa_node': 'int?', 'instance_uuid': _TEXT_OR_NULL})
+    fields = {'hostname': 'scalar?', 'nova_conf': 'mapping?', 'warnings': 'list?'}
+    for part in _registry.PARTS:
+        fields.update(part.fields)
+    _shapes.expect_fields(devices, field, fields, 'a device report (a mapping)')
+    for part in _registry.PARTS:
+        part.check(devices, field)
     _check_identities(devices, field)
-    _check_entries(devices.get('numa_cells'), field + '.numa_cells', 'NUMA cell records',
-                   {'id': 'int!', 'memory_mb': 'int?'}, _check_cell)
-    _shapes.expect_list_of(devices.get('cpus_online'), 'int', field + '.cpus_online', 'a list of CPU ids')
-    _check_instances(devices.get('instances'), field)
     if devices.get('nova_conf') is not None:
         _check_nova_conf(devices['nova_conf'], field + '.nova_conf')
-    enc = devices.get('mem_encryption')
-    if enc is not None:
-        _check_mem_encryption(enc, field)

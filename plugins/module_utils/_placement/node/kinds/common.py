@@ -262,15 +262,19 @@ class Kind(object):
     (planner.py) and verification (verify.py) loop over :data:`KINDS` and name no kind.
 
     ``name``        the kind's name (docs/reshape.md);
-    ``discovery``   the module that discovers its devices on the host (node/discover/);
+    ``discovery``   the module that discovers its devices on the host (node/discover/, a part
+                    of ``discover/registry.py``'s PARTS);
     ``options``     the layout option sections it reads (common.DEFAULT_OPTIONS);
-    ``plan_keys``   the keys it adds to a plan (planner._PlanWork.results).
+    ``plan_keys``   the keys it adds to a plan (``PlanState.set_result``);
+    ``need``        the need a compute node has when one of the kind's classes is still on its
+                    root (fleet/inventory.py, the inventory plugin's groups; :meth:`root_class`).
     """
 
     name = None
     discovery = None
     options = ()
     plan_keys = ()      # keys the kind adds to a plan (None until the kind fills them)
+    need = None
 
     def check_options(self, opts, nova):
         """The kind's refusals (LayoutError) of the layout options on this node."""
@@ -298,7 +302,8 @@ class Kind(object):
         return set()
 
     def check_root(self, work):
-        """The kind's refusals (PlanError) of a plan (``work``: planner._PlanWork)."""
+        """The kind's refusals (PlanError) of a plan (``work``: a :class:`..plan_state.PlanState`,
+        the kinds' API)."""
 
     def taker(self, children, rc):
         """The child every allocation of ``rc`` goes to by nova's rule for this kind, or None:
@@ -306,7 +311,7 @@ class Kind(object):
         return None
 
     def prepare_root(self, work):
-        """Changes of the root the kind makes before anything moves (``work.inv_after``);
+        """Changes of the root the kind makes before anything moves (``work.root_inventory_after()``);
         returns a reason to defer the node, or None."""
         return None
 
@@ -325,3 +330,24 @@ class Kind(object):
     def said(self, plan, past):
         """What the one-line summary says of what the kind writes itself (its ``plan_keys``)."""
         return []
+
+    def held_devices(self, devices, here):
+        """``(what, devices, classes)``: the host's devices of this kind in a device report that
+        hold the classes ``classes`` of ``here`` (the classes a consumer holds on the tree), and
+        what one is called; None when the consumer holds none of its classes
+        (inflight.py: what the host's devices say of a consumer no domain is)."""
+        return None
+
+    def defer_hint(self, hits):
+        """Where the operator names a consumer no domain is, when the classes it holds that the
+        reshape moves are ``hits`` and the kind is the one to tell (inflight.py), or None."""
+        return None
+
+    def snapshot_summary(self, plan, tree):
+        """``{key: value}`` the kind adds to the plan's summary in a snapshot, from the tree
+        before the reshape (what a rollback checks the snapshot against: rollback.py)."""
+        return {}
+
+    def root_class(self, rc):
+        """Whether ``rc`` on a root means the node still needs this kind's reshape (:attr:`need`)."""
+        return False

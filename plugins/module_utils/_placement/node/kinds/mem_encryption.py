@@ -139,6 +139,7 @@ class MemEncryption(Kind):
 
     name = 'mem_encryption'
     discovery = 'node/discover/mem_encryption.py'
+    need = 'mem_encryption'
 
     def children(self, root_name, devices, opts, nova, numa_source, warnings):
         return mem_encryption_children(root_name, devices)
@@ -165,6 +166,9 @@ class MemEncryption(Kind):
         if MEM_ENCRYPTION_CONTEXT in moved:
             return set(layout.get('root_traits_remove') or [])
         return set()
+
+    def root_class(self, rc):
+        return rc == 'MEM_ENCRYPTION_CONTEXT'
 
 
 KIND = MemEncryption()

@@ -35,7 +35,6 @@ from .common import (
     Kind,
     LayoutError,
     PlanError,
-    add,
     address_fields,
     amount_on,
     inherit_fields,
@@ -293,25 +292,27 @@ def pci_option_children(root_name, devs, opts, warnings):
     return out
 
 
-def heal(healers, current, new_allocs, used, assignments, warnings):
-    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units."""
+def heal(healers, work):
+    """nova's PCI allocation healing, done in the reshape: every holder in the tree gets its units
+    (``work``: the :class:`..plan_state.PlanState`)."""
     for child in healers:
         rc = next(iter(child['inventories']))
         for consumer, units in sorted(child['holders'].items()):
-            if consumer not in current:
-                warnings.append('consumer %s holds %d device(s) of %s but has no allocation on this '
-                                'node (a migration holds them, or it is gone): nova does not heal it '
-                                'either' % (consumer, units, child['name']))
+            if consumer not in work.current:
+                work.warn('consumer %s holds %d device(s) of %s but has no allocation on this '
+                          'node (a migration holds them, or it is gone): nova does not heal it '
+                          'either' % (consumer, units, child['name']))
                 continue
-            allocs = new_allocs[consumer]
+            allocs = work.allocations_of(consumer)
             have = amount_on(allocs, child['uuid'], rc)
             if have == units:
                 continue
-            add(allocs, used, child['uuid'], rc, units - have)
+            entry = allocs.setdefault(child['uuid'], {'resources': {}})
+            entry['resources'][rc] = entry['resources'].get(rc, 0) + units - have
+            work.use(child['uuid'], rc, units - have)
             if not allocs[child['uuid']]['resources'][rc]:
                 del allocs[child['uuid']]['resources'][rc]
-            assignments.setdefault(consumer, {})[rc] = {
-                'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}}
+            work.assign(consumer, rc, {'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}})
 
 
 class PCI(Kind):
@@ -320,6 +321,7 @@ class PCI(Kind):
 
     name = 'pci'
     discovery = 'node/discover/pci.py'
+    need = 'pci'
     options = (KIND_SRIOV, KIND_PCI)
 
     def children(self, root_name, devices, opts, nova, numa_source, warnings):
@@ -371,8 +373,24 @@ class PCI(Kind):
         return set(c for c in work.current if any(c in child['holders'] for child in healers))
 
     def settle(self, work):
-        heal([c for c in work.children if c['heal']], work.current, work.new_allocs, work.used,
-             work.assignments, work.warnings)
+        heal([c for c in work.children if c['heal']], work)
+
+    def held_devices(self, devices, here):
+        classes = [rc for rc in here if pci_class_held(rc)]
+        if not classes:
+            return None
+        pfs = devices.get('sriov_pfs') or ()
+        items = (list(devices.get('pci_devices') or ()) + [vf for pf in pfs for vf in pf.get('vfs') or ()]
+                 + [pf for pf in pfs if pf.get('instance_uuid')])
+        return 'PCI device', items, classes
+
+    def root_class(self, rc):
+        return rc in ('SRIOV_NET_VF', 'PGPU') or rc.startswith('CUSTOM_PCI_')
+
+
+def pci_class_held(rc):
+    """A class a consumer holds through a PCI device or VF of the host."""
+    return rc.startswith('CUSTOM_PCI_') or rc in ('SRIOV_NET_VF', 'PCI_DEVICE')
 
 
 KIND = PCI()

@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
 
 from ...rules import inventory as inventory_rules
 from ...rules import providers as provider_rules
@@ -145,27 +144,28 @@ class PCPU(Kind):
                     'pcpu.unpinned, or reshape once the migration is over'
                     % (cpu['files'], '; '.join(undecided)))
         cpu_plan = cpu_inventory(work.root_inv, cpu, work.layout.get('nova') or {})
-        work.inv_after[work.root_uuid].update(cpu_plan['set'])
+        root_after = work.root_inventory_after()
+        root_after.update(cpu_plan['set'])
         for rc in cpu_plan['drop']:
-            work.inv_after[work.root_uuid].pop(rc, None)
-        work.results['cpu'] = cpu_plan
-        work.kind_state[self.name] = pinned
+            root_after.pop(rc, None)
+        work.set_result('cpu', cpu_plan)
+        work.remember(self.name, pinned)
         return None
 
     def settle(self, work):
         """The pinned guests' VCPU on the root becomes PCPU; the root's usage must fit."""
-        cpu_plan = work.results.get('cpu')
+        cpu_plan = work.result('cpu')
         if cpu_plan is None:
             return
         root_uuid, current = work.root_uuid, work.current
-        pinned = work.kind_state.get(self.name) or []
+        pinned = work.recall(self.name) or []
         for consumer in pinned:
-            allocs = work.new_allocs.setdefault(consumer, copy.deepcopy(current[consumer]))
+            allocs = work.allocations_of(consumer)
             res = allocs[root_uuid]['resources']
             n = res.pop('VCPU')
             res['PCPU'] = res.get('PCPU', 0) + n
-            work.used[root_uuid]['VCPU'] -= n
-            work.used[root_uuid]['PCPU'] = work.used[root_uuid].get('PCPU', 0) + n
+            work.use(root_uuid, 'VCPU', -n)
+            work.use(root_uuid, 'PCPU', n)
         cpu_plan['pinned'] = list(pinned)
         # what the conversion writes, for the result message (summary)
         cpu_plan['units'] = sum(amount_on(current[c], root_uuid, 'VCPU') for c in pinned)
@@ -198,6 +198,17 @@ class PCPU(Kind):
         if changes:
             text += ' (root %s: %s)' % (plan['root']['name'], ', '.join(changes))
         return [text]
+
+    def defer_hint(self, hits):
+        if hits and not set(hits) - set(['VCPU']):
+            return 'the layout option pcpu.pinned or pcpu.unpinned if you know whether it is pinned'
+        return None
+
+    def snapshot_summary(self, plan, tree):
+        """``cpu_pinned``: the VCPU units on the root each pinned guest has converted to PCPU."""
+        root_uuid = plan['root']['uuid']
+        return {'cpu_pinned': dict((c, tree.amount(c, root_uuid, 'VCPU'))
+                                   for c in ((plan.get('cpu') or {}).get('pinned') or []))}
 
 
 KIND = PCPU()

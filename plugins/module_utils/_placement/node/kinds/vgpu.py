@@ -185,6 +185,7 @@ class VGPU(Kind):
 
     name = 'vgpu'
     discovery = 'node/discover/gpus.py'
+    need = 'vgpu'
     options = (KIND_GPU,)
 
     def children(self, root_name, devices, opts, nova, numa_source, warnings):
@@ -220,6 +221,21 @@ class VGPU(Kind):
                         'it). Missing input: the node\'s nova.conf (device_info nova_conf); give it '
                         'and plan again. Nothing was changed.' % (root['name'], held),
                         consumers=holders)
+
+    def held_devices(self, devices, here):
+        classes = [rc for rc in here if mdev_class(rc)]
+        if not classes:
+            return None
+        return 'mdev', [m for g in devices.get('gpus') or () for m in g.get('mdevs') or ()], classes
+
+    def root_class(self, rc):
+        return rc == 'VGPU'
+
+
+def mdev_class(rc):
+    """A class a consumer holds through an mdev of the host (VGPU, or a custom class of nova's
+    mdev_class; a ``CUSTOM_PCI_`` class is a PCI device's)."""
+    return rc == 'VGPU' or (rc.startswith('CUSTOM_') and not rc.startswith('CUSTOM_PCI_'))
 
 
 KIND = VGPU()

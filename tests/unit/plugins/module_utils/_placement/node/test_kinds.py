@@ -128,3 +128,98 @@ def test_a_plan_checks_the_device_report_once(monkeypatch, tmp_path):
         body['allocations'][ROOT]['resources'] = {'VCPU': 2}
     planner.plan_from_devices(state, ROOT, devices, layout_options={'numa': {'enabled': True}})
     assert len(calls) == 1
+
+
+# -- a kind is a pair: the code around the kinds names none (issue 44) -----------------------
+
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.fleet import inventory
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import inflight
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import plan_state
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import holders
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import registry as parts
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import report_check
+
+# the classes of the kinds' devices (the ones a guest holds through a device of the host)
+DEVICE_CLASSES = ('VGPU', 'SRIOV_NET_VF', 'PCI_DEVICE', 'PGPU', 'MEM_ENCRYPTION_CONTEXT', r'CUSTOM_PCI_\w*')
+
+
+def _names_of(module, words):
+    return sorted(set(s for s in _string_constants(module.__file__) for w in words if re.search(r'\b%s\b' % w, s)))
+
+
+@pytest.mark.parametrize('module', [planner, assign, layout, verify, inflight, inventory])
+def test_the_code_around_the_kinds_names_no_device_class(module):
+    assert _names_of(module, DEVICE_CLASSES) == []
+
+
+def test_every_part_of_the_report_is_one_module_and_one_registry_line():
+    assert [p.name for p in parts.PARTS] == ['gpus', 'pci', 'numa', 'domains', 'mem_encryption']
+    keys = [k for p in parts.PARTS for k in p.report_keys]
+    assert keys == ['gpus', 'sriov_pfs', 'pci_devices', 'numa_cells', 'cpus_online', 'instances', 'mem_encryption']
+    for part in parts.PARTS:
+        assert type(part).__module__.endswith('.node.discover.' + part.name), part.name
+    # every kind names the parts it reads, each of which is in the registry
+    modules = set('node/discover/%s.py' % p.name for p in parts.PARTS)
+    for kind in kinds.KINDS:
+        named = re.findall(r'node/discover/\w+\.py', kind.discovery)
+        assert named and set(named) <= modules, (kind.name, kind.discovery)
+
+
+@pytest.mark.parametrize('module', [discovery, holders, report_check, inflight])
+def test_discovery_and_the_report_checks_name_no_part(module):
+    # the guests (``instances``) are every kind's: holders.py loops over them
+    keys = [k for p in parts.PARTS for k in p.report_keys if k != 'instances']
+    assert _names_of(module, keys) == []
+
+
+def test_the_kinds_change_a_plan_state_through_its_methods_only():
+    """No ``work.<field> = ...`` nor ``work.<field>[...] = ...`` in a kind's file: PlanState's methods
+    (root_inventory_after, allocations_of, set_result, remember, ...) are the kinds' API."""
+    for kind in kinds.KINDS:
+        tree = ast.parse(open(__import__(type(kind).__module__, fromlist=['x']).__file__).read())
+        writes = []
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, ast.AugAssign) else [])
+            for target in targets:
+                while isinstance(target, ast.Subscript):
+                    target = target.value
+                if isinstance(target, ast.Attribute) and getattr(target.value, 'id', None) == 'work':
+                    writes.append('%s: work.%s' % (kind.name, target.attr))
+        assert writes == []
+    for name in ('root_inventory_after', 'allocations_of', 'assign', 'warn', 'set_result', 'result',
+                 'remember', 'recall'):
+        assert getattr(plan_state.PlanState, name).__doc__, name
+
+
+def test_a_plan_state_keeps_a_kinds_notes_apart_from_the_plan():
+    state = _fpga_state()
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement import tree as _tree
+    work = plan_state.PlanState(_tree.ProviderTree.of(state), ROOT, state['providers'][ROOT],
+                                {'classes': ['CUSTOM_FPGA'], 'children': [], 'warnings': ['w']})
+    assert work.moved == ['CUSTOM_FPGA'] and work.warnings == ['w']
+    work.remember('fpga', [I1])
+    work.set_result('fpga', {'n': 1})
+    assert work.recall('fpga') == [I1] and work.result('fpga') == {'n': 1}
+    assert work.results == {'fpga': {'n': 1}}
+    assert work.recall('other', 'none') == 'none'
+    work.current = {I1: {ROOT: {'resources': {'CUSTOM_FPGA': 1}}}}
+    mine = work.allocations_of(I1)
+    mine[ROOT]['resources']['CUSTOM_FPGA'] = 0
+    assert work.current[I1][ROOT]['resources'] == {'CUSTOM_FPGA': 1}
+    assert work.allocations_of(I1) is mine
+
+
+def test_the_request_objects_refuse_an_unknown_field():
+    with pytest.raises(TypeError, match='sysfs_rot'):
+        discovery.discover(sysfs_rot='/sys')
+    with pytest.raises(TypeError, match='two_tree_ok'):
+        inflight.find({'allocations': {}}, 'cn1', [ROOT], two_tree_ok=True)
+    assert inflight.find({'allocations': {}}, 'cn1', [ROOT], two_trees_ok=True) == ([], [], [])
+
+
+def test_the_inventory_needs_come_from_the_kinds():
+    assert inventory.NEEDS == ('vgpu', 'pci', 'mem_encryption')
+    assert [inventory.need_of(rc) for rc in ('VGPU', 'SRIOV_NET_VF', 'PGPU', 'CUSTOM_PCI_8086_154C',
+                                             'MEM_ENCRYPTION_CONTEXT', 'VCPU', 'CUSTOM_FPGA')] == [
+        'vgpu', 'pci', 'pci', 'pci', 'mem_encryption', None, None]
