@@ -411,10 +411,10 @@ class _NodePass(Progress):
 
     def take_snapshot(self, state, plan):
         self.snapshot = _snapshot.write_snapshot(
-            self.snapshot_dir, self.root_prov, state, foreign=self.foreign,
-            layout_children=[c['name'] for c in plan['children']],
-            created_children=self.created, plan=_plan_summary(plan, state), path=self.snapshot,
-            run_id=self.run_id, outcome={'status': _snapshot.OUTCOME_PENDING})
+            self.snapshot_dir, self.root_prov, state, _snapshot.SnapshotContent(
+                foreign=self.foreign, layout_children=[c['name'] for c in plan['children']],
+                created_children=self.created, plan=_plan_summary(plan, state), run_id=self.run_id,
+                outcome={'status': _snapshot.OUTCOME_PENDING}), path=self.snapshot)
 
     def mark_snapshot(self, checks):
         """Record in the snapshot how the pass ended after its POST /reshaper (damage.py reads it)."""

@@ -62,6 +62,7 @@ from .. import shapes as _shapes
 from .. import names as _names
 from ..files import atomic_write, make_dirs, remove_leftovers
 from ..errors import SNAPSHOT, BadInput, PlacementError
+from ..request import Request
 
 FORMAT = 1
 KIND = 'placement_upgrade.snapshot'  # the document's kind (not an error code, though the same text)
@@ -118,14 +119,24 @@ OUTCOME_FAILED = 'failed'
 OUTCOME_ROLLED_BACK = 'rolled_back'
 
 
-def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None,
-                   created_children=None, plan=None, path=None, now=None, run_id='', outcome=None):
+class SnapshotContent(Request):
+    """What a snapshot holds besides the node's tree (``state``): the providers outside it that
+    its consumers use (``foreign``), the layout's and the created children's names, the plan's
+    summary, the roll's ``run_id`` and how the pass ended (``outcome``; None: not recorded)."""
+
+    FIELDS = (('foreign', None), ('layout_children', None), ('created_children', None), ('plan', None),
+              ('run_id', ''), ('outcome', None))
+
+
+def write_snapshot(snapshot_dir, root, state, content=None, path=None, now=None, **fields):
     """Write a snapshot and ``<root>.latest.json``; return the timestamped path.
 
+    ``content``: a :class:`SnapshotContent`, or its fields as keywords.
     ``path`` rewrites an earlier snapshot of the same run (a conflict retry
     re-reads the tree, and the snapshot must describe what the reshape replaced).
     ``run_id`` names the roll that wrote it (stored as the document's ``run_id``).
     """
+    content = SnapshotContent.of(content, **fields)
     if not snapshot_dir:
         raise SnapshotError('snapshot_dir is required to reshape: a reshape is only applied after '
                             'the node\'s tree and allocations are saved for rollback')
@@ -142,14 +153,14 @@ def write_snapshot(snapshot_dir, root, state, foreign=None, layout_children=None
         'created_at': created_at,
         'root': {'uuid': root['uuid'], 'name': root['name']},
         'state': state,
-        'foreign': foreign or {},
-        'layout_children': sorted(layout_children or []),
-        'created_children': sorted(created_children or []),
-        'plan': plan,
-        'run_id': str(run_id or ''),
+        'foreign': content.foreign or {},
+        'layout_children': sorted(content.layout_children or []),
+        'created_children': sorted(content.created_children or []),
+        'plan': content.plan,
+        'run_id': str(content.run_id or ''),
     }
-    if outcome is not None:
-        doc['outcome'] = outcome
+    if content.outcome is not None:
+        doc['outcome'] = content.outcome
     # the digest is of the content as it is read back (tuples as lists, keys as strings)
     doc = json.loads(json.dumps(doc))
     doc[DIGEST_KEY] = content_digest(doc)

@@ -19,17 +19,6 @@ CORE = os.path.normpath(os.path.join(os.path.dirname(__file__), '..', '..', '..'
 MAX_LINES = 700
 MAX_PARAMETERS = 8
 
-# owned by kinds/libs during the 2026-12-02 renovation: the functions still over the limit in the
-# files those helpers rewrite (node/discovery.py, node/inflight.py, node/snapshot.py are "kinds"'s).
-# The lead empties this list after merging their branches.
-ALLOWED_PARAMETERS = frozenset([
-    'node/discovery.py:discover',
-    'node/inflight.py:_Scan.__init__',
-    'node/inflight.py:find',
-    'node/snapshot.py:write_snapshot',
-])
-# owned by kinds/libs during the 2026-12-02 renovation (none today)
-ALLOWED_LINES = frozenset()
 
 
 def _sources():
@@ -96,15 +85,10 @@ def test_the_reader_counts_what_the_limit_means():
 
 def test_no_core_file_over_700_lines():
     long_files, _params = _over_limits()
-    assert dict((f, n) for f, n in long_files.items() if f not in ALLOWED_LINES) == {}
+    assert long_files == {}
 
 
 def test_no_core_function_with_more_than_8_parameters():
     _files, many_params = _over_limits()
-    assert dict((f, n) for f, n in many_params.items() if f not in ALLOWED_PARAMETERS) == {}
+    assert many_params == {}
 
-
-def test_the_allow_lists_name_only_what_is_still_over():
-    long_files, many_params = _over_limits()
-    assert sorted(ALLOWED_LINES - set(long_files)) == []
-    assert sorted(ALLOWED_PARAMETERS - set(many_params)) == []
