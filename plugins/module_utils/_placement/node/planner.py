@@ -101,14 +101,9 @@ def plan_from_devices(state, root_uuid, devices, layout_options=None, policy=POL
         instances=None if instances is None else list(instances), devices=devices))
 
 
-def layout_from_devices(state, root_uuid, devices, layout_options=None):
-    """The layout of a device report on this tree (its providers only: no consumer is needed)."""
-    _discovery.check_report(devices)
-    return _layout_of(_tree.ProviderTree.of(state), root_uuid, devices, layout_options)
-
-
 def layout_of_checked(state, root_uuid, devices, layout_options=None):
-    """:func:`layout_from_devices` of a device report already checked (discovery.check_report)."""
+    """The layout of a device report already checked (discovery.check_report) on this tree (its
+    providers only: no consumer is needed)."""
     return _layout_of(_tree.ProviderTree.of(state), root_uuid, devices, layout_options)
 
 
