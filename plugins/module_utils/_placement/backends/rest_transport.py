@@ -275,14 +275,16 @@ def _one_cloud_or_named(kwargs):
         return
     try:
         from openstack import config as sdk_config
-        names = [n for n in sdk_config.OpenStackConfig().get_cloud_names() if n not in ('envvars', 'defaults')]
+        config = sdk_config.OpenStackConfig()
+        names = [n for n in config.get_cloud_names() if n not in ('envvars', 'defaults')]
     except Exception:  # pylint: disable=broad-except  # openstacksdk reports a bad file itself
         return
     if len(names) > 1:
         raise errors.ConfigurationError(
             'No cloud named, and the clouds.yaml openstacksdk reads (%s) holds %d clouds: %s. Name '
             'one with the cloud option or OS_CLOUD.'
-            % (os.environ.get('OS_CLIENT_CONFIG_FILE') or 'clouds.yaml', len(names), ', '.join(sorted(names))))
+            % (config.config_filename or config.secure_config_filename or 'clouds.yaml', len(names),
+               ', '.join(sorted(names))))
 
 
 class RestTransport(object):
