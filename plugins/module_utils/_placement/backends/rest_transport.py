@@ -29,10 +29,14 @@ generation race (both turned into what they mean).
   ServiceUnavailable).  Each message says what to check.  Each error also carries
   ``method`` and ``path`` attributes.
 * Retries: only calls that are safe to repeat are retried, on connection failures and
-  502/503/504, at most ``retries`` (3) times with a short exponential backoff, each
-  retry written to the ``log`` callable when one was given: every GET (``GET /`` too,
-  and the authentication and version discovery openstacksdk runs when the backend is
-  built), ``PUT /traits/{name}``, ``PUT /resource_classes/{name}``, and
+  502/503/504, at most ``retries`` (3) times, each retry written to the ``log`` callable
+  when one was given.  A GET (``GET /`` too) is retried by keystoneauth itself
+  (``connect_retries``, ``status_code_retries``, ``retriable_status_codes`` of the request,
+  a fixed ``backoff`` apart): its warnings go to the ``keystoneauth`` logger (the SDK log) and
+  are written to ``log`` as before; a failure keystoneauth does not retry (the identity service
+  unreachable while the token is renewed) is retried here.  Retried here, with a short
+  exponential backoff: the authentication and version discovery openstacksdk runs when the
+  backend is built, ``PUT /traits/{name}``, ``PUT /resource_classes/{name}``, and
   ``POST /resource_providers`` when the uuid is given (a 409 on a retry, for a provider
   that then reads back with that uuid, name and parent, is the provider the lost
   attempt created: it is returned).  A generation-checked write is never retried here
@@ -45,6 +49,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import logging
 import os
 import time
 
@@ -69,6 +74,8 @@ from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_st
 _NOBODY = object()
 _REQUEST_ID_HEADERS = ('openstack-request-id', 'x-openstack-request-id')
 _MAX_TEXT_DETAIL = 800
+#: the logger keystoneauth's Session logs with when it is given none
+_KS_LOGGER = 'keystoneauth.session'
 
 #: said once, by this module, in the detail of a 403 on POST /reshaper (callers add nothing)
 RESHAPE_ROLE_HINT = (
@@ -287,6 +294,71 @@ def _one_cloud_or_named(kwargs):
                ', '.join(sorted(names))))
 
 
+#: the calls keystoneauth retries itself (nothing is written: resending one is always safe)
+SAFE_METHODS = ('GET', 'HEAD')
+#: what keystoneauth reads as "no delay given" (its own exponential one from 0.5 s)
+_NO_DELAY = 0.001
+
+
+class _RetryLog(logging.Handler):
+    """Writes keystoneauth's retry warnings of one call (``Retriable status code 503. Retrying in
+    0.2s. 3 retries left``, ``Failure: .... Retrying in ...``) to the transport's ``log`` as its own
+    retries were written: ``GET /path: Placement answered 503; retry 1 of 3 in 0.25 s``."""
+
+    def __init__(self, transport, method, path):
+        logging.Handler.__init__(self, logging.WARNING)
+        self.transport = transport
+        self.method = method
+        self.path = path
+
+    def emit(self, record):
+        args = record.args if isinstance(record.args, dict) else {}
+        if 'retries' not in args or 'delay' not in args:
+            return
+        transport = self.transport
+        if 'code' in args:
+            why = 'Placement answered %s' % args['code']
+        else:
+            why = args.get('e')
+            try:
+                why = transport._transport_error(why, self.method, self.path).detail
+            except Exception:  # pylint: disable=broad-except  # the message is said as it is
+                pass
+        total = transport.retries
+        if transport._log is not None:
+            transport._log('%s %s: %s; retry %d of %d in %.2f s'
+                           % (self.method, self.path, text_of(why, 200), total - int(args['retries']) + 1, total,
+                              float(args['delay'])))
+
+
+class _KsRetries(object):
+    """keystoneauth's retries of one safe call: the request's arguments, and its log."""
+
+    def __init__(self, transport, method, path):
+        self.transport = transport
+        self.ks = transport._ks
+        self.handler = _RetryLog(transport, method, path)
+        # a logger of keystoneauth.session's name (what keystoneauth logs with by default), not
+        # registered: its records reach keystoneauth's handlers (the SDK log) as before, and ours
+        self.logger = logging.Logger(_KS_LOGGER)
+        self.logger.parent = logging.getLogger(_KS_LOGGER)
+        self.logger.addHandler(self.handler)
+
+    def kwargs(self):
+        transport = self.transport
+        delay = transport.backoff or _NO_DELAY
+        return {'connect_retries': transport.retries, 'status_code_retries': transport.retries,
+                'retriable_status_codes': list(RETRY_STATUSES), 'connect_retry_delay': delay,
+                'status_code_retry_delay': delay, 'logger': self.logger}
+
+    def took(self, exc):
+        """Whether keystoneauth retried this failure already (a connection failure to Placement;
+        one to the identity service, renewing the token, is not retried by keystoneauth)."""
+        ks = self.ks
+        return (ks is not None and isinstance(exc, ks.RetriableConnectionFailure)
+                and not names_url(exc, self.transport._auth_url, self.transport._endpoint))
+
+
 class RestTransport(object):
     """The transport of :class:`.rest.RestBackend`: a keystoneauth Adapter whose endpoint is Placement's root.
 
@@ -296,7 +368,9 @@ class RestTransport(object):
 
     #: How many times a safe call is retried after a connection failure or 502/503/504.
     retries = 3
-    #: Seconds before the first retry; doubled each time.
+    #: Seconds before the first retry, doubled each time (a GET's retries, keystoneauth's: this
+    #: many seconds apart, every time; 0: a millisecond, since keystoneauth reads 0 as its own
+    #: exponential delay from 0.5 s)
     backoff = 0.25
 
     def __init__(self, adapter, connection=None, log=None, auth_url=None, endpoint=None):
@@ -491,6 +565,12 @@ class RestTransport(object):
         if params:
             kwargs['params'] = params
         attempts = 1 + (self.retries if retry else 0)
+        # a GET is retried by keystoneauth (connect_retries / status_code_retries); a write that is
+        # safe to resend (retry=True) by the loop below, which can look before it sends again
+        retries = None
+        if retry and method in SAFE_METHODS and self.retries > 0:
+            retries = _KsRetries(self, method, path)
+            kwargs.update(retries.kwargs())
         resp = None
         for attempt in range(1, attempts + 1):
             if want is not None:
@@ -499,11 +579,12 @@ class RestTransport(object):
                 resp = self._adapter.request(path, method, **kwargs)
             except Exception as exc:
                 err = self._transport_error(exc, method, path)
-                if isinstance(err, errors.ServiceUnavailable) and attempt < attempts:
+                if (isinstance(err, errors.ServiceUnavailable) and attempt < attempts
+                        and (retries is None or not retries.took(exc))):
                     self._retrying(method, path, attempt, attempts, err.detail)
                     continue
                 raise err
-            if resp.status_code in RETRY_STATUSES and attempt < attempts:
+            if resp.status_code in RETRY_STATUSES and attempt < attempts and retries is None:
                 self._retrying(method, path, attempt, attempts, 'Placement answered %s' % resp.status_code)
                 continue
             break
