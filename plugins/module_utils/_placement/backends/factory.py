@@ -93,7 +93,7 @@ def get_backend(options, environ=None, create=True, log=None, placement=True):
     ``embedded_db`` path fails clearly instead of answering from an empty placement.
     """
     options = dict(options or {})
-    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py and its rest_transport.py, rest_errors.py)
+    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py and its rest_transport.py, rest_errors.py, rest_retries.py)
     if options.get('embedded_db'):
         from .embedded import EmbeddedBackend
         return EmbeddedBackend(options['embedded_db'], create=create)

@@ -49,7 +49,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import logging
 import os
 import time
 
@@ -67,6 +66,7 @@ from .rest_errors import (
     no_answer,
     text_of,
 )
+from .rest_retries import SAFE_METHODS, KsRetries
 from .secrets import secret_values
 from .tokens import SessionTokens
 from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
@@ -74,8 +74,6 @@ from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_st
 _NOBODY = object()
 _REQUEST_ID_HEADERS = ('openstack-request-id', 'x-openstack-request-id')
 _MAX_TEXT_DETAIL = 800
-#: the logger keystoneauth's Session logs with when it is given none
-_KS_LOGGER = 'keystoneauth.session'
 
 #: said once, by this module, in the detail of a 403 on POST /reshaper (callers add nothing)
 RESHAPE_ROLE_HINT = (
@@ -294,71 +292,6 @@ def _one_cloud_or_named(kwargs):
                ', '.join(sorted(names))))
 
 
-#: the calls keystoneauth retries itself (nothing is written: resending one is always safe)
-SAFE_METHODS = ('GET', 'HEAD')
-#: what keystoneauth reads as "no delay given" (its own exponential one from 0.5 s)
-_NO_DELAY = 0.001
-
-
-class _RetryLog(logging.Handler):
-    """Writes keystoneauth's retry warnings of one call (``Retriable status code 503. Retrying in
-    0.2s. 3 retries left``, ``Failure: .... Retrying in ...``) to the transport's ``log`` as its own
-    retries were written: ``GET /path: Placement answered 503; retry 1 of 3 in 0.25 s``."""
-
-    def __init__(self, transport, method, path):
-        logging.Handler.__init__(self, logging.WARNING)
-        self.transport = transport
-        self.method = method
-        self.path = path
-
-    def emit(self, record):
-        args = record.args if isinstance(record.args, dict) else {}
-        if 'retries' not in args or 'delay' not in args:
-            return
-        transport = self.transport
-        if 'code' in args:
-            why = 'Placement answered %s' % args['code']
-        else:
-            why = args.get('e')
-            try:
-                why = transport._transport_error(why, self.method, self.path).detail
-            except Exception:  # pylint: disable=broad-except  # the message is said as it is
-                pass
-        total = transport.retries
-        if transport._log is not None:
-            transport._log('%s %s: %s; retry %d of %d in %.2f s'
-                           % (self.method, self.path, text_of(why, 200), total - int(args['retries']) + 1, total,
-                              float(args['delay'])))
-
-
-class _KsRetries(object):
-    """keystoneauth's retries of one safe call: the request's arguments, and its log."""
-
-    def __init__(self, transport, method, path):
-        self.transport = transport
-        self.ks = transport._ks
-        self.handler = _RetryLog(transport, method, path)
-        # a logger of keystoneauth.session's name (what keystoneauth logs with by default), not
-        # registered: its records reach keystoneauth's handlers (the SDK log) as before, and ours
-        self.logger = logging.Logger(_KS_LOGGER)
-        self.logger.parent = logging.getLogger(_KS_LOGGER)
-        self.logger.addHandler(self.handler)
-
-    def kwargs(self):
-        transport = self.transport
-        delay = transport.backoff or _NO_DELAY
-        return {'connect_retries': transport.retries, 'status_code_retries': transport.retries,
-                'retriable_status_codes': list(RETRY_STATUSES), 'connect_retry_delay': delay,
-                'status_code_retry_delay': delay, 'logger': self.logger}
-
-    def took(self, exc):
-        """Whether keystoneauth retried this failure already (a connection failure to Placement;
-        one to the identity service, renewing the token, is not retried by keystoneauth)."""
-        ks = self.ks
-        return (ks is not None and isinstance(exc, ks.RetriableConnectionFailure)
-                and not names_url(exc, self.transport._auth_url, self.transport._endpoint))
-
-
 class RestTransport(object):
     """The transport of :class:`.rest.RestBackend`: a keystoneauth Adapter whose endpoint is Placement's root.
 
@@ -569,7 +502,7 @@ class RestTransport(object):
         # safe to resend (retry=True) by the loop below, which can look before it sends again
         retries = None
         if retry and method in SAFE_METHODS and self.retries > 0:
-            retries = _KsRetries(self, method, path)
+            retries = KsRetries(self, method, path)
             kwargs.update(retries.kwargs())
         resp = None
         for attempt in range(1, attempts + 1):
