@@ -208,6 +208,12 @@ def request(adapter, method, path, endpoint, retries, backoff, log, params=None,
     if body is not None:
         kwargs['json'] = body
     attempts = 1 + max(0, retries)
+    # a GET's connection failures and 5xx are retried by keystoneauth; what it does not retry (the
+    # identity service failing while the token is renewed) and a PUT's, by the loop below
+    handler = None
+    if method in ('GET', 'HEAD') and retries > 0:
+        handler = _RetryLog(log, what, endpoint, max(0, retries))
+        kwargs.update(_ks_retries(retries, backoff, handler))
     for attempt in range(1, attempts + 1):
         failure = None
         try:
@@ -219,6 +225,8 @@ def request(adapter, method, path, endpoint, retries, backoff, log, params=None,
             if not isinstance(err, errors.ServiceUnavailable):
                 raise err
             failure = err
+            if handler is not None and _ks_took(exc, endpoint, auth_url_of(adapter)):
+                raise _gave_up(failure, handler)
         else:
             if resp.status_code < 400:
                 try:
@@ -231,6 +239,8 @@ def request(adapter, method, path, endpoint, retries, backoff, log, params=None,
             failure.method = method
             if resp.status_code not in _RETRY_STATUSES:
                 raise failure
+            if handler is not None:
+                raise _gave_up(failure, handler)
         if attempt == attempts:
             if attempts > 1:
                 failure.detail = '%s (gave up after %d attempts)' % (failure.detail, attempts)
@@ -241,6 +251,26 @@ def request(adapter, method, path, endpoint, retries, backoff, log, params=None,
         if backoff:
             time.sleep(backoff * (2 ** (attempt - 1)))
     raise AssertionError('unreachable')  # pragma: no cover
+
+
+def _ks_retries(retries, backoff, handler):
+    """The arguments that have keystoneauth retry a request (connection failures, 5xx), its
+    warnings written through ``handler`` (and, as ever, to keystoneauth's logger: the SDK log)."""
+    logger = logging.Logger('keystoneauth.session')
+    logger.parent = logging.getLogger('keystoneauth.session')
+    logger.addHandler(handler)
+    delay = backoff or 0.001                 # keystoneauth reads 0 as its own exponential delay
+    return {'connect_retries': max(0, retries), 'status_code_retries': max(0, retries),
+            'retriable_status_codes': list(_RETRY_STATUSES), 'connect_retry_delay': delay,
+            'status_code_retry_delay': delay, 'logger': logger}
+
+
+def _ks_took(exc, endpoint, auth_url):
+    """Whether keystoneauth retried this failure already: a connection failure to nova (not to the
+    identity service, reached while the token is renewed)."""
+    ks = _ks_exceptions()
+    return (ks is not None and isinstance(exc, ks.RetriableConnectionFailure)
+            and not _rest_errors.names_url(exc, auth_url, endpoint))
 
 
 #: nova's paged lists and the openstacksdk resource each is read with (what conn.compute.migrations(),
@@ -302,21 +332,15 @@ def _lister(adapter, endpoint, retries, backoff, handler):
     list with it: keystoneauth retries connection failures and 5xx (``retries`` times,
     ``backoff`` seconds apart), and answers come back to be read (no raise)."""
     from keystoneauth1 import adapter as ks_adapter
-    logger = logging.Logger('keystoneauth.session')
-    logger.parent = logging.getLogger('keystoneauth.session')
-    logger.addHandler(handler)
     override = getattr(adapter, 'endpoint_override', None)
     if not override and endpoint != '(compute endpoint)':
         override = endpoint
-    delay = backoff or 0.001                 # keystoneauth reads 0 as its own exponential delay
     lister = ks_adapter.Adapter(
         session=adapter.session, service_type='compute', service_name=getattr(adapter, 'service_name', None),
         interface=getattr(adapter, 'interface', None), region_name=getattr(adapter, 'region_name', None),
         endpoint_override=override, auth=getattr(adapter, 'auth', None),
         additional_headers=dict(getattr(adapter, 'additional_headers', None) or {}), raise_exc=False,
-        connect_retries=max(0, retries), status_code_retries=max(0, retries),
-        retriable_status_codes=list(_RETRY_STATUSES), connect_retry_delay=delay, status_code_retry_delay=delay,
-        logger=logger)
+        **_ks_retries(retries, backoff, handler))
     # openstacksdk hands each record the Connection of its Proxy: there is none to hand here
     lister._get_connection = lambda: None
     return lister

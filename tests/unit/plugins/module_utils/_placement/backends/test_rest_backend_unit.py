@@ -521,3 +521,26 @@ def test_any_other_500_to_a_traits_put_stays_an_unknown_answer():
     backend = RestBackend(adapter)
     with pytest.raises(errors.ServiceUnavailable):
         backend.set_provider_traits('rp1', 3, ['CUSTOM_A'])
+
+
+def test_a_gets_retries_reach_the_sdk_log(tmp_path):
+    """sdk_log_path: keystoneauth's warning of a GET's retry is written there (its logger's handlers)."""
+    import logging
+
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+    path = tmp_path / 'sdk.log'
+    levels = dict((name, logging.getLogger(name).level) for name in factory.SDK_LOGGERS)
+    factory.sdk_logging(str(path), 'INFO', set())
+    try:
+        adapter = FakeAdapter(script={('GET', '/resource_classes'): [
+            FakeResponse(502, text='bad gateway'), FakeResponse(200, {'resource_classes': []})]})
+        assert RestBackend(adapter).list_resource_classes() == []
+    finally:
+        for name in factory.SDK_LOGGERS:
+            logger = logging.getLogger(name)
+            for handler in [h for h in logger.handlers if getattr(h, 'placement_upgrade_path', None)]:
+                logger.removeHandler(handler)
+                handler.close()
+            logger.setLevel(levels[name])
+    text = path.read_text()
+    assert 'WARNING keystoneauth.session: Retriable status code 502. Retrying in' in text, text
