@@ -114,8 +114,8 @@ def hypervisors(adapter, retries=3, backoff=0.25):
     """
     from ..nova import compute as _nova
     found = []
-    for hyp in _nova.list_records(adapter, 'hypervisors', '/os-hypervisors/detail', {}, HYPERVISORS_MICROVERSION,
-                                  HYPERVISORS_HINT, retries=retries, backoff=backoff):
+    for hyp in _nova.list_records(adapter, 'hypervisors', {}, HYPERVISORS_MICROVERSION, HYPERVISORS_HINT,
+                                  retries=retries, backoff=backoff):
         service = hyp.get('service') or {}
         found.append({
             'uuid': hyp.get('id'),

@@ -276,6 +276,8 @@ def _ks_took(exc, endpoint, auth_url):
 #: nova's paged lists and the openstacksdk resource each is read with (what conn.compute.migrations(),
 #: services() and hypervisors() list)
 LISTS = ('migrations', 'services', 'hypervisors')
+#: the path each list is read from
+LIST_PATHS = {'migrations': PATH, 'services': '/os-services', 'hypervisors': '/os-hypervisors/detail'}
 _LIST_CLASSES = {}
 
 
@@ -346,12 +348,13 @@ def _lister(adapter, endpoint, retries, backoff, handler):
     return lister
 
 
-def list_records(adapter, kind, path, params, microversion, hint, retries=3, backoff=0.25, log=None):
-    """Every record of one of nova's paged lists (``kind``: migrations, services, hypervisors) as
-    nova sent it, through openstacksdk's compute resource (the list ``conn.compute.<kind>()``
+def list_records(adapter, kind, params, microversion, hint, retries=3, backoff=0.25, log=None):
+    """Every record of one of nova's paged lists (``kind``: migrations, services, hypervisors, read
+    from :data:`LIST_PATHS`) as nova sent it, through openstacksdk's compute resource (the list ``conn.compute.<kind>()``
     runs: it sends ``params``, follows nova's next links and stops at the end), at
     ``microversion``.  Failures are :mod:`.errors` types naming nova's endpoint, as for one GET."""
     endpoint = _endpoint(adapter)
+    path = LIST_PATHS[kind]
     what = 'GET %s%s' % (path, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items())) if params else '')
     handler = _RetryLog(log, what, endpoint, max(0, retries))
     lister = _lister(adapter, endpoint, retries, backoff, handler)
@@ -421,7 +424,7 @@ def in_progress_migrations(adapter, host=None, node=None, limit=None, retries=3,
     if limit:
         params['limit'] = int(limit)
     records, seen = [], set()
-    for record in list_records(adapter, 'migrations', PATH, params, MICROVERSION, ADMIN_ROLE_HINT,
+    for record in list_records(adapter, 'migrations', params, MICROVERSION, ADMIN_ROLE_HINT,
                                retries=retries, backoff=backoff, log=log):
         if 'uuid' not in record:
             raise errors.UnsupportedVersion(

@@ -91,11 +91,11 @@ def _keep(record):
 
 def get_service(adapter, host, binary='nova-compute', retries=3, backoff=0.25, log=None):
     """nova's record of ``binary`` on ``host``; NotFound naming the hosts nova knows."""
-    found = [s for s in _nova.list_records(adapter, 'services', PATH, {'host': host, 'binary': binary}, MICROVERSION,
+    found = [s for s in _nova.list_records(adapter, 'services', {'host': host, 'binary': binary}, MICROVERSION,
                                            POLICY_HINT, retries=retries, backoff=backoff, log=log)
              if s.get('host') == host and s.get('binary') == binary]
     if not found:
-        known = _nova.list_records(adapter, 'services', PATH, {'binary': binary}, MICROVERSION, POLICY_HINT,
+        known = _nova.list_records(adapter, 'services', {'binary': binary}, MICROVERSION, POLICY_HINT,
                                    retries=retries, backoff=backoff, log=log)
         hosts = sorted(s.get('host') for s in known if s.get('host'))
         err = errors.NotFound('nova at %s has no %s service on host %r (nova\'s service host, often the short '
