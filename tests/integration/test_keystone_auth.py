@@ -21,6 +21,7 @@ from urllib.error import HTTPError
 from urllib.request import Request, urlopen
 
 import pytest
+import yaml
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.base import provider_tree_state
@@ -233,3 +234,78 @@ def test_password_auth_reshapes_on_mariadb_placement_behind_workers(unique_name,
             backend.close()
         log = stack.placement.log_path
         assert log and 'status: 500' not in open(log, errors='replace').read()
+
+
+# -- clouds.yaml and secure.yaml, read as openstacksdk reads them (openstack.config) --------------
+
+CLOUD_VARS = ('OS_CLOUD', 'OS_AUTH_URL', 'OS_CLIENT_CONFIG_FILE', 'OS_CLIENT_SECURE_FILE', 'OS_AUTH_TYPE',
+              'OS_TOKEN', 'OS_ENDPOINT', 'OS_PASSWORD', 'OS_USERNAME')
+
+
+@pytest.fixture
+def sdk_files(monkeypatch, tmp_path):
+    """openstacksdk's search path as it computes it for a HOME of tmp_path/home (its loader fixes the
+    list when first imported: nothing of the machine's is read, and nothing of this test stays)."""
+    from openstack.config import loader as sdk_loader
+    home = tmp_path / 'home'
+    config_home = home / '.config' / 'openstack'
+    config_home.mkdir(parents=True)
+    for name, stem in (('CONFIG_FILES', 'clouds'), ('SECURE_FILES', 'secure'), ('VENDOR_FILES', 'clouds-public')):
+        monkeypatch.setattr(sdk_loader, name, [str(config_home / (stem + suffix))
+                                               for suffix in sdk_loader.YAML_SUFFIXES + sdk_loader.JSON_SUFFIXES])
+    for name in CLOUD_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv('HOME', str(home))
+    return config_home
+
+
+def _split_cloud(stack, name='split'):
+    """(clouds.yaml's cloud without the password, secure.yaml's password of it)."""
+    auth = stack.auth_dict('placement')
+    password = auth.pop('password')
+    clouds = {'clouds': {name: {'auth_type': 'password', 'region_name': 'RegionOne', 'auth': auth}}}
+    secure = {'clouds': {name: {'auth': {'password': password}}}}
+    return clouds, secure, password
+
+
+def test_password_only_in_secure_yaml_next_to_a_clouds_yml(stack, sdk_files, capsys):
+    """~/.config/openstack/clouds.yml (a name openstacksdk reads) holds the cloud, its secure.yaml the
+    password: the module uses that cloud as openstack.cloud does (the collection's own list of
+    clouds.yaml paths found no file and said 'No placement to talk to')."""
+    clouds, secure, password = _split_cloud(stack)
+    (sdk_files / 'clouds.yml').write_text(yaml.safe_dump(clouds))
+    (sdk_files / 'secure.yaml').write_text(yaml.safe_dump(secure))
+    rc, result = run_module_main(resource_provider_info.main, {}, capsys)
+    assert rc == 0, result
+    assert isinstance(result['providers'], list)
+    _no_secret(result, password)
+
+
+def test_cloud_only_in_the_secure_yaml_of_os_client_secure_file(stack, sdk_files, tmp_path, monkeypatch, capsys):
+    """OS_CLIENT_SECURE_FILE names a secure.yaml holding the one cloud, password included, and no
+    clouds.yaml: openstacksdk merges it in, and so is it used (it was 'No placement to talk to')."""
+    clouds, secure, password = _split_cloud(stack)
+    whole = {'clouds': {'split': dict(clouds['clouds']['split'])}}
+    whole['clouds']['split']['auth'] = dict(whole['clouds']['split']['auth'], **secure['clouds']['split']['auth'])
+    path = tmp_path / 'secure.yaml'
+    path.write_text(yaml.safe_dump(whole))
+    monkeypatch.setenv('OS_CLIENT_SECURE_FILE', str(path))
+    rc, result = run_module_main(resource_provider_info.main, {}, capsys)
+    assert rc == 0, result
+    assert isinstance(result['providers'], list)
+    _no_secret(result, password)
+
+
+def test_password_in_secure_yaml_of_a_named_clouds_yaml(stack, sdk_files, tmp_path, monkeypatch, capsys):
+    """OS_CLIENT_CONFIG_FILE's clouds.yaml without the password, OS_CLIENT_SECURE_FILE's secure.yaml with
+    it, and the cloud named: openstack.connect merges the two (as before; the password is masked)."""
+    clouds, secure, password = _split_cloud(stack)
+    (tmp_path / 'clouds.yaml').write_text(yaml.safe_dump(clouds))
+    (tmp_path / 'secure.yaml').write_text(yaml.safe_dump(secure))
+    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'clouds.yaml'))
+    monkeypatch.setenv('OS_CLIENT_SECURE_FILE', str(tmp_path / 'secure.yaml'))
+    rc, result = run_module_main(resource_provider_info.main, {'cloud': 'split'}, capsys)
+    rc2, nothing = run_module_main(resource_provider_info.main, {}, capsys)
+    assert rc == 0 and rc2 == 0, (result, nothing)
+    _no_secret(result, password)
+    _no_secret(nothing, password)

@@ -65,20 +65,27 @@ class TestNovaMigrations(OracleTestBase):
 
         backend = self.backend()
         self.addCleanup(backend.close)
-        # 1. nova's record, through OUR reader, paged one by one (nova's next link followed)
+        # 1. nova's record, through OUR reader, paged one by one (nova's next link followed, by
+        # openstacksdk's compute resource: every request it sends is counted on the session)
         adapter, sent = self.nova_adapter(backend), []
-        send = adapter.request
+        session = adapter.session
+        send = session.request
 
         def counting(url, method, **kwargs):
-            sent.append((url, dict(kwargs.get('params') or {})))
+            params = kwargs.get('params') or {}
+            sent.append((url, dict((k, str(v[0] if isinstance(v, list) and len(v) == 1 else v))
+                                   for k, v in params.items())))
             return send(url, method, **kwargs)
 
-        adapter.request = counting
-        records = nova.in_progress_migrations(adapter, host=SOURCE, node=SOURCE, limit=1, backoff=0)
+        session.request = counting
+        try:
+            records = nova.in_progress_migrations(adapter, host=SOURCE, node=SOURCE, limit=1, backoff=0)
+        finally:
+            del session.request
         self.assertEqual(1, len(records), records)
         record = records[0]
-        self.assertEqual([('/os-migrations', {'host': SOURCE, 'limit': 1}),
-                          ('/os-migrations', {'host': SOURCE, 'limit': 1, 'marker': record['uuid']})], sent)
+        self.assertEqual([('/os-migrations', {'host': SOURCE, 'limit': '1'}),
+                          ('/os-migrations', {'host': SOURCE, 'limit': '1', 'marker': record['uuid']})], sent)
         self.assertEqual(nova_view['uuid'], record['uuid'])
         self.assertEqual(server['id'], record['instance_uuid'])
         self.assertEqual('finished', record['status'])

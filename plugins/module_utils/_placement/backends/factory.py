@@ -33,34 +33,38 @@ SDK_LOGGERS = ('openstack', 'keystoneauth')
 
 # the secret rule lives in secrets.py; its names stay importable from here (common.py, node_preflight)
 __all__ = [
-    'AUTH_OPTIONS', 'CLOUDS_YAML_PATHS', 'LOG_OPTIONS', 'MASK', 'SDK_LOGGERS', 'clouds_yaml_files',
-    'environment_secrets', 'get_backend', 'is_secret_name', 'sdk_logging', 'secret_values', 'wants_rest',
+    'AUTH_OPTIONS', 'LOG_OPTIONS', 'MASK', 'SDK_LOGGERS', 'SEARCH_PATH_TEXT', 'environment_secrets',
+    'get_backend', 'is_secret_name', 'sdk_clouds', 'sdk_logging', 'secret_values', 'wants_rest',
 ]
 
-#: where openstacksdk (and so openstack.cloud) looks for clouds.yaml when OS_CLIENT_CONFIG_FILE
-#: names none (openstack/config/loader.py CONFIG_SEARCH_PATH, in its order)
-CLOUDS_YAML_PATHS = ('clouds.yaml', '~/.config/openstack/clouds.yaml', '/etc/openstack/clouds.yaml')
+#: where openstacksdk looks when OS_CLIENT_CONFIG_FILE names no file, as messages say it
+#: (openstack/config/loader.py CONFIG_SEARCH_PATH; each place's clouds.yaml/.yml/.json and secure.yaml)
+SEARCH_PATH_TEXT = 'the working directory, ~/.config/openstack or /etc/openstack'
 
 
-def clouds_yaml_files(environ=None):
-    """The clouds.yaml files openstacksdk would read: ``OS_CLIENT_CONFIG_FILE`` (what AWX's
-    OpenStack credential sets) and the standard places, those that exist."""
-    environ = os.environ if environ is None else environ
-    found = []
-    named = environ.get('OS_CLIENT_CONFIG_FILE')
-    if named and os.path.isfile(os.path.expanduser(named)):
-        found.append(os.path.expanduser(named))
-    for path in CLOUDS_YAML_PATHS:
-        path = os.path.expanduser(path)
-        if os.path.isfile(path) and path not in found:
-            found.append(path)
-    return found
+def sdk_clouds():
+    """The clouds openstacksdk's own loader (``openstack.config.OpenStackConfig``, what
+    ``openstack.connect`` reads) finds in its files: ``OS_CLIENT_CONFIG_FILE`` /
+    ``OS_CLIENT_SECURE_FILE`` and its search path, each ``clouds.yaml`` (.yml, .json) merged with
+    its ``secure.yaml``; the ``OS_*`` variables' cloud is not counted.  ``None`` when openstacksdk
+    is not installed; ``['?']`` when openstacksdk refuses a file (it says why on connecting)."""
+    try:
+        from openstack.config import loader as sdk_loader
+    except ImportError:
+        return None
+    try:
+        config = sdk_loader.OpenStackConfig()
+    except Exception:  # pylint: disable=broad-except  # a bad file: openstacksdk says so on connect
+        return ['?']
+    if not (config.config_filename or config.secure_config_filename):
+        return []
+    return [name for name in config.get_cloud_names() if name not in ('defaults', config.envvar_key)]
 
 
 def wants_rest(options, environ=None):
     """Whether the options mean a real Placement: as openstack.cloud decides, a ``cloud`` or
-    ``auth`` option, ``OS_CLOUD`` / ``OS_AUTH_URL``, or a clouds.yaml openstacksdk reads
-    (``OS_CLIENT_CONFIG_FILE`` or a standard place: with ONE cloud in it, that cloud is used)."""
+    ``auth`` option, ``OS_CLOUD`` / ``OS_AUTH_URL``, or a cloud in the files openstacksdk reads
+    (:func:`sdk_clouds`: with ONE cloud there, that cloud is used)."""
     environ = os.environ if environ is None else environ
     if options.get('embedded_db'):
         return False
@@ -68,7 +72,12 @@ def wants_rest(options, environ=None):
         return True
     if environ.get('OS_CLOUD') or environ.get('OS_AUTH_URL'):
         return True
-    return bool(clouds_yaml_files(environ))
+    clouds = sdk_clouds()
+    if clouds is None:
+        # no openstacksdk to read a clouds.yaml: a file named for it still means REST (and the
+        # REST backend then says to install openstacksdk)
+        return bool(environ.get('OS_CLIENT_CONFIG_FILE'))
+    return bool(clouds)
 
 
 def get_backend(options, environ=None, create=True, log=None, placement=True):
@@ -84,7 +93,7 @@ def get_backend(options, environ=None, create=True, log=None, placement=True):
     ``embedded_db`` path fails clearly instead of answering from an empty placement.
     """
     options = dict(options or {})
-    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py and its rest_transport.py, rest_errors.py)
+    # imported when chosen, not above: a module run compiles only its backend (sqlite/ or rest.py and its rest_transport.py, rest_errors.py, rest_retries.py)
     if options.get('embedded_db'):
         from .embedded import EmbeddedBackend
         return EmbeddedBackend(options['embedded_db'], create=create)
@@ -98,8 +107,8 @@ def get_backend(options, environ=None, create=True, log=None, placement=True):
     raise ConfigurationError(
         'No placement to talk to: set embedded_db to the path of an embedded placement '
         'database, or cloud/auth for a real Placement API (or, as for openstack.cloud, OS_CLOUD, '
-        'OS_AUTH_URL and the other OS_* variables, or a clouds.yaml named by OS_CLIENT_CONFIG_FILE '
-        'or in %s).' % ', '.join(CLOUDS_YAML_PATHS))
+        'OS_AUTH_URL and the other OS_* variables, or a clouds.yaml (and its secure.yaml) named by '
+        'OS_CLIENT_CONFIG_FILE or in %s).' % SEARCH_PATH_TEXT)
 
 
 class _Redact(logging.Filter):

@@ -29,10 +29,14 @@ generation race (both turned into what they mean).
   ServiceUnavailable).  Each message says what to check.  Each error also carries
   ``method`` and ``path`` attributes.
 * Retries: only calls that are safe to repeat are retried, on connection failures and
-  502/503/504, at most ``retries`` (3) times with a short exponential backoff, each
-  retry written to the ``log`` callable when one was given: every GET (``GET /`` too,
-  and the authentication and version discovery openstacksdk runs when the backend is
-  built), ``PUT /traits/{name}``, ``PUT /resource_classes/{name}``, and
+  502/503/504, at most ``retries`` (3) times, each retry written to the ``log`` callable
+  when one was given.  A GET (``GET /`` too) is retried by keystoneauth itself
+  (``connect_retries``, ``status_code_retries``, ``retriable_status_codes`` of the request,
+  a fixed ``backoff`` apart): its warnings go to the ``keystoneauth`` logger (the SDK log) and
+  are written to ``log`` as before; a failure keystoneauth does not retry (the identity service
+  unreachable while the token is renewed) is retried here.  Retried here, with a short
+  exponential backoff: the authentication and version discovery openstacksdk runs when the
+  backend is built, ``PUT /traits/{name}``, ``PUT /resource_classes/{name}``, and
   ``POST /resource_providers`` when the uuid is given (a 409 on a retry, for a provider
   that then reads back with that uuid, name and parent, is the provider the lost
   attempt created: it is returned).  A generation-checked write is never retried here
@@ -62,6 +66,7 @@ from .rest_errors import (
     no_answer,
     text_of,
 )
+from .rest_retries import SAFE_METHODS, KsRetries
 from .secrets import secret_values
 from .tokens import SessionTokens
 from ..rules.microversions import MAX_MICROVERSION, MIN_MICROVERSION, version_str, version_tuple
@@ -275,14 +280,16 @@ def _one_cloud_or_named(kwargs):
         return
     try:
         from openstack import config as sdk_config
-        names = [n for n in sdk_config.OpenStackConfig().get_cloud_names() if n not in ('envvars', 'defaults')]
+        config = sdk_config.OpenStackConfig()
+        names = [n for n in config.get_cloud_names() if n not in ('envvars', 'defaults')]
     except Exception:  # pylint: disable=broad-except  # openstacksdk reports a bad file itself
         return
     if len(names) > 1:
         raise errors.ConfigurationError(
             'No cloud named, and the clouds.yaml openstacksdk reads (%s) holds %d clouds: %s. Name '
             'one with the cloud option or OS_CLOUD.'
-            % (os.environ.get('OS_CLIENT_CONFIG_FILE') or 'clouds.yaml', len(names), ', '.join(sorted(names))))
+            % (config.config_filename or config.secure_config_filename or 'clouds.yaml', len(names),
+               ', '.join(sorted(names))))
 
 
 class RestTransport(object):
@@ -294,7 +301,9 @@ class RestTransport(object):
 
     #: How many times a safe call is retried after a connection failure or 502/503/504.
     retries = 3
-    #: Seconds before the first retry; doubled each time.
+    #: Seconds before the first retry, doubled each time (a GET's retries, keystoneauth's: this
+    #: many seconds apart, every time; 0: a millisecond, since keystoneauth reads 0 as its own
+    #: exponential delay from 0.5 s)
     backoff = 0.25
 
     def __init__(self, adapter, connection=None, log=None, auth_url=None, endpoint=None):
@@ -489,6 +498,12 @@ class RestTransport(object):
         if params:
             kwargs['params'] = params
         attempts = 1 + (self.retries if retry else 0)
+        # a GET is retried by keystoneauth (connect_retries / status_code_retries); a write that is
+        # safe to resend (retry=True) by the loop below, which can look before it sends again
+        retries = None
+        if retry and method in SAFE_METHODS and self.retries > 0:
+            retries = KsRetries(self, method, path)
+            kwargs.update(retries.kwargs())
         resp = None
         for attempt in range(1, attempts + 1):
             if want is not None:
@@ -497,11 +512,12 @@ class RestTransport(object):
                 resp = self._adapter.request(path, method, **kwargs)
             except Exception as exc:
                 err = self._transport_error(exc, method, path)
-                if isinstance(err, errors.ServiceUnavailable) and attempt < attempts:
+                if (isinstance(err, errors.ServiceUnavailable) and attempt < attempts
+                        and (retries is None or not retries.took(exc))):
                     self._retrying(method, path, attempt, attempts, err.detail)
                     continue
                 raise err
-            if resp.status_code in RETRY_STATUSES and attempt < attempts:
+            if resp.status_code in RETRY_STATUSES and attempt < attempts and retries is None:
                 self._retrying(method, path, attempt, attempts, 'Placement answered %s' % resp.status_code)
                 continue
             break

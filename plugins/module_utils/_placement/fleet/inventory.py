@@ -103,7 +103,8 @@ def placement_nodes(backend):
 
 
 def hypervisors(adapter, retries=3, backoff=0.25):
-    """nova's hypervisors (``GET /os-hypervisors/detail``, every page) at 2.53.
+    """nova's hypervisors (``GET /os-hypervisors/detail``, every page, through openstacksdk's compute
+    resource: nova/compute.list_records) at 2.53.
 
     Returns ``[{"uuid", "hypervisor_hostname", "service_host", "status", "state",
     "hypervisor_type"}]``.  Errors are :mod:`.errors` types naming nova's endpoint
@@ -111,25 +112,17 @@ def hypervisors(adapter, retries=3, backoff=0.25):
     """
     from ..nova import compute as _nova
     found = []
-    params = {}
-    for _page in range(_nova.MAX_PAGES):
-        body = _nova.get_json(adapter, '/os-hypervisors/detail', params, HYPERVISORS_MICROVERSION,
-                              HYPERVISORS_HINT, retries=retries, backoff=backoff)
-        batch = (body or {}).get('hypervisors') or []
-        for hyp in batch:
-            service = hyp.get('service') or {}
-            found.append({
-                'uuid': hyp.get('id'),
-                'hypervisor_hostname': hyp.get('hypervisor_hostname'),
-                'service_host': service.get('host'),
-                'status': hyp.get('status'),
-                'state': hyp.get('state'),
-                'hypervisor_type': hyp.get('hypervisor_type'),
-            })
-        marker = _nova.next_marker(body, 'hypervisors_links')
-        if not batch or not marker:
-            break
-        params = {'marker': marker}
+    for hyp in _nova.list_records(adapter, 'hypervisors', {}, HYPERVISORS_MICROVERSION, HYPERVISORS_HINT,
+                                  retries=retries, backoff=backoff):
+        service = hyp.get('service') or {}
+        found.append({
+            'uuid': hyp.get('id'),
+            'hypervisor_hostname': hyp.get('hypervisor_hostname'),
+            'service_host': service.get('host'),
+            'status': hyp.get('status'),
+            'state': hyp.get('state'),
+            'hypervisor_type': hyp.get('hypervisor_type'),
+        })
     return found
 
 

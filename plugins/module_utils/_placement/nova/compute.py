@@ -14,15 +14,18 @@ source allocations in Placement) over a keystoneauth Adapter; no novaclient.
   ``source_compute``/``dest_compute`` is ``host``.  Only records still in flight
   (:func:`.migrations.in_progress`) are returned.
 * Pages: nova answers at most ``[api]max_limit`` (1000) records and a ``migrations_links``
-  ``next`` link; its ``marker`` (or the last record's uuid when a ``limit`` page came back
-  full without a link) is followed until a page ends the list.
+  ``next`` link; openstacksdk's compute resource (:func:`list_records`, the list
+  ``conn.compute.migrations()`` runs) follows it (its query, on the endpoint asked: nova's
+  link may name another host) until a page ends the list; given a ``limit``, it asks again
+  after any page without a link, marked by the page's last uuid, until one comes back empty.
 * Policy: listing every project's migrations with their hosts needs
   ``os_compute_api:os-migrations:index:all_projects`` and ``...:index:host``, both
   ``admin`` by default (the ``manager`` role may list but sees no hosts).  A 401/403, or
   records whose hosts nova blanked out, fail with a message saying so.
 * Retries: like the REST backend's GETs, a connection failure or a 5xx is retried at most
-  ``retries`` (3) times with a short exponential backoff, each retry logged.  Every other
-  failure is an :mod:`.errors` type naming nova's endpoint.
+  ``retries`` (3) times, ``backoff`` seconds apart: by keystoneauth for the lists
+  (``connect_retries`` / ``status_code_retries``), by :func:`request` for one GET or PUT; each
+  retry logged.  Every other failure is an :mod:`.errors` type naming nova's endpoint.
 
 :func:`compute_adapter` finds the compute endpoint of a backend: the REST backend's
 openstacksdk Connection (``conn.compute``, when the catalog has one), or an explicit
@@ -36,13 +39,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import logging
 import time
 import warnings
 
 try:
-    from urllib.parse import parse_qs, urlparse
+    from urllib.parse import urlparse
 except ImportError:  # pragma: no cover - Python 2
-    from urlparse import parse_qs, urlparse
+    from urlparse import urlparse
 
 from .. import errors, resources as ops
 from .. import request as _request
@@ -58,7 +62,6 @@ RECORD_KEYS = ('uuid', 'id', 'instance_uuid', 'status', 'migration_type', 'sourc
                'source_compute', 'dest_compute', 'dest_host', 'created_at', 'updated_at')
 _HOST_KEYS = ('source_compute', 'dest_compute', 'source_node', 'dest_node')
 _RETRY_STATUSES = (500, 502, 503, 504)
-MAX_PAGES = 1000
 
 MODE_AUTO, MODE_ALWAYS, MODE_NEVER = 'auto', 'always', 'never'
 MODES = (MODE_AUTO, MODE_ALWAYS, MODE_NEVER)
@@ -217,6 +220,12 @@ def request(adapter, method, path, endpoint, retries, backoff, log, **options):
     if body is not None:
         kwargs['json'] = body
     attempts = 1 + max(0, retries)
+    # a GET's connection failures and 5xx are retried by keystoneauth; what it does not retry (the
+    # identity service failing while the token is renewed) and a PUT's, by the loop below
+    handler = None
+    if method in ('GET', 'HEAD') and retries > 0:
+        handler = _RetryLog(log, what, endpoint, max(0, retries))
+        kwargs.update(_ks_retries(retries, backoff, handler))
     for attempt in range(1, attempts + 1):
         failure = None
         try:
@@ -228,6 +237,8 @@ def request(adapter, method, path, endpoint, retries, backoff, log, **options):
             if not isinstance(err, errors.ServiceUnavailable):
                 raise err
             failure = err
+            if handler is not None and _ks_took(exc, endpoint, auth_url_of(adapter)):
+                raise _gave_up(failure, handler)
         else:
             if resp.status_code < 400:
                 try:
@@ -240,6 +251,8 @@ def request(adapter, method, path, endpoint, retries, backoff, log, **options):
             failure.method = method
             if resp.status_code not in _RETRY_STATUSES:
                 raise failure
+            if handler is not None:
+                raise _gave_up(failure, handler)
         if attempt == attempts:
             if attempts > 1:
                 failure.detail = '%s (gave up after %d attempts)' % (failure.detail, attempts)
@@ -252,38 +265,145 @@ def request(adapter, method, path, endpoint, retries, backoff, log, **options):
     raise AssertionError('unreachable')  # pragma: no cover
 
 
-def get_json(adapter, path, params, microversion, hint, retries=3, backoff=0.25, log=None):
-    """One GET of nova's compute API at ``microversion``, retried like os-migrations pages;
-    a 401/403 names ``hint`` (what the call needs)."""
-    return _get(adapter, dict(params or {}), _endpoint(adapter), retries, backoff, log, path=path,
-                microversion=microversion, hint=hint)
+def _ks_retries(retries, backoff, handler):
+    """The arguments that have keystoneauth retry a request (connection failures, 5xx), its
+    warnings written through ``handler`` (and, as ever, to keystoneauth's logger: the SDK log)."""
+    logger = logging.Logger('keystoneauth.session')
+    logger.parent = logging.getLogger('keystoneauth.session')
+    logger.addHandler(handler)
+    delay = backoff or 0.001                 # keystoneauth reads 0 as its own exponential delay
+    return {'connect_retries': max(0, retries), 'status_code_retries': max(0, retries),
+            'retriable_status_codes': list(_RETRY_STATUSES), 'connect_retry_delay': delay,
+            'status_code_retry_delay': delay, 'logger': logger}
 
 
-def _next_link(body, links_key):
-    """The query (``{name: [values]}``) of nova's ``next`` link with a marker in
-    ``body[links_key]``, or None at the end of the list."""
-    for link in (body or {}).get(links_key) or []:
-        if isinstance(link, dict) and link.get('rel') == 'next' and link.get('href'):
-            query = parse_qs(urlparse(link['href']).query)
-            if (query.get('marker') or [None])[0]:
-                return query
-    return None
+def _ks_took(exc, endpoint, auth_url):
+    """Whether keystoneauth retried this failure already: a connection failure to nova (not to the
+    identity service, reached while the token is renewed)."""
+    ks = _ks_exceptions()
+    return (ks is not None and isinstance(exc, ks.RetriableConnectionFailure)
+            and not _rest_errors.names_url(exc, auth_url, endpoint))
 
 
-def next_marker(body, links_key):
-    """The ``marker`` of nova's ``next`` link in ``body[links_key]`` (None at the end)."""
-    query = _next_link(body, links_key)
-    return query['marker'][0] if query else None
+#: nova's paged lists and the openstacksdk resource each is read with (what conn.compute.migrations(),
+#: services() and hypervisors() list)
+LISTS = ('migrations', 'services', 'hypervisors')
+#: the path each list is read from
+LIST_PATHS = {'migrations': PATH, 'services': '/os-services', 'hypervisors': '/os-hypervisors/detail'}
+_LIST_CLASSES = {}
 
 
-def _next_marker(body, page, limit):
-    """(marker, limit) of the next page, or (None, None) at the end of the list."""
-    query = _next_link(body, 'migrations_links')
-    if query:
-        return query['marker'][0], (query.get('limit') or [limit])[0]
-    if limit and page and len(page) >= int(limit) and page[-1].get('uuid'):
-        return page[-1]['uuid'], limit
-    return None, None
+def _list_class(kind):
+    """openstacksdk's compute resource for ``kind``, with nova's next link read as this client
+    always read it: its query (marker, limit, filters) on the endpoint the first page came from
+    (nova writes its own host into the link, which need not be the one reached: a proxy), and the
+    marker of a page without a link nova's ``uuid`` where the records have one (os-migrations'
+    ``id`` is a number, its marker the uuid)."""
+    if kind not in _LIST_CLASSES:
+        from openstack.compute.v2 import hypervisor, migration, service
+        base = {'migrations': migration.Migration, 'services': service.Service,
+                'hypervisors': hypervisor.Hypervisor}[kind]
+
+        class NovaList(base):
+            @classmethod
+            def _get_next_link(cls, uri, response, data, marker, limit, total_yielded):
+                page = data.get(cls.resources_key) if isinstance(data, dict) else None
+                if page and isinstance(page[-1], dict) and page[-1].get('uuid'):
+                    marker = page[-1]['uuid']
+                link, params = super(NovaList, cls)._get_next_link(uri, response, data, marker, limit,
+                                                                   total_yielded)
+                return (uri.split('?')[0] if link else link), params
+
+        _LIST_CLASSES[kind] = NovaList
+    return _LIST_CLASSES[kind]
+
+
+class _RetryLog(logging.Handler):
+    """keystoneauth's retry warnings of one list, written to ``log`` as this client wrote its own."""
+
+    def __init__(self, log, what, endpoint, retries):
+        logging.Handler.__init__(self, logging.WARNING)
+        self.log, self.what, self.endpoint, self.retries = log, what, endpoint, retries
+        self.count = 0
+
+    def emit(self, record):
+        args = record.args if isinstance(record.args, dict) else {}
+        if 'retries' not in args:
+            return
+        self.count += 1
+        if 'code' in args:
+            why = 'nova at %s answered %s' % (self.endpoint, args['code'])
+        else:
+            err = _transport_error(args.get('e'), self.endpoint, self.what)
+            why = err.detail if err is not None else str(args.get('e'))
+        if self.log is not None:
+            self.log('nova %s: %s on attempt %d of %d, retrying'
+                     % (self.what, why, self.retries - int(args['retries']) + 1, self.retries + 1))
+
+
+def _lister(adapter, endpoint, retries, backoff, handler):
+    """A keystoneauth Adapter on ``adapter``'s session and endpoint, as openstacksdk's resources
+    list with it: keystoneauth retries connection failures and 5xx (``retries`` times,
+    ``backoff`` seconds apart), and answers come back to be read (no raise)."""
+    from keystoneauth1 import adapter as ks_adapter
+    override = getattr(adapter, 'endpoint_override', None)
+    if not override and endpoint != '(compute endpoint)':
+        override = endpoint
+    lister = ks_adapter.Adapter(
+        session=adapter.session, service_type='compute', service_name=getattr(adapter, 'service_name', None),
+        interface=getattr(adapter, 'interface', None), region_name=getattr(adapter, 'region_name', None),
+        endpoint_override=override, auth=getattr(adapter, 'auth', None),
+        additional_headers=dict(getattr(adapter, 'additional_headers', None) or {}), raise_exc=False,
+        **_ks_retries(retries, backoff, handler))
+    # openstacksdk hands each record the Connection of its Proxy: there is none to hand here
+    lister._get_connection = lambda: None
+    return lister
+
+
+def list_records(adapter, kind, params, microversion, hint, retries=3, backoff=0.25, log=None):
+    """Every record of one of nova's paged lists (``kind``: migrations, services, hypervisors, read
+    from :data:`LIST_PATHS`) as nova sent it, through openstacksdk's compute resource (the list ``conn.compute.<kind>()``
+    runs: it sends ``params``, follows nova's next links and stops at the end), at
+    ``microversion``.  Failures are :mod:`.errors` types naming nova's endpoint, as for one GET."""
+    endpoint = _endpoint(adapter)
+    path = LIST_PATHS[kind]
+    what = 'GET %s%s' % (path, '?' + '&'.join('%s=%s' % kv for kv in sorted(params.items())) if params else '')
+    handler = _RetryLog(log, what, endpoint, max(0, retries))
+    lister = _lister(adapter, endpoint, retries, backoff, handler)
+    try:
+        import openstack.exceptions as sdk_exc
+    except ImportError:  # pragma: no cover - keystoneauth's session comes with openstacksdk
+        raise errors.ConfigurationError('reading nova\'s %s needs the openstacksdk Python library' % kind)
+    try:
+        for value in _list_class(kind).list(lister, paginated=True, base_path=path, microversion=microversion,
+                                            **dict(params or {})):
+            yield dict(value._body.attributes)
+    except sdk_exc.HttpException as exc:
+        resp = exc.response
+        if resp is None or getattr(resp, 'status_code', None) is None:
+            raise errors.PlacementError('nova at %s answered %s: %s' % (endpoint, what, exc), status=502)
+        raise _gave_up(_http_error(resp, endpoint, what, path, hint, microversion), handler)
+    except sdk_exc.SDKException as exc:        # openstacksdk's endless-pages guard, an answer without the list
+        raise errors.ServiceUnavailable('nova at %s answered %s with pages that do not end or hold no %s: %s'
+                                        % (endpoint, what, kind, exc))
+    except ValueError as exc:                  # an answer that is not JSON
+        raise errors.PlacementError('nova at %s answered %s with something that is not JSON: %s'
+                                    % (endpoint, what, exc), status=502)
+    except KeyError as exc:                    # a page without its list
+        raise errors.PlacementError('nova at %s answered %s without a %s list (%s)' % (endpoint, what, kind, exc),
+                                    status=502)
+    except Exception as exc:
+        err = _transport_error(exc, endpoint, what, path, auth_url_of(adapter))
+        if err is None:
+            raise
+        raise _gave_up(err, handler)
+
+
+def _gave_up(err, handler):
+    if handler.count and isinstance(err, errors.ServiceUnavailable):
+        err.detail = '%s (gave up after %d attempts)' % (err.detail, handler.count + 1)
+        err.args = (err.detail,)
+    return err
 
 
 def touches(record, node=None, host=None):
@@ -316,39 +436,24 @@ def in_progress_migrations(adapter, host=None, node=None, limit=None, retries=3,
     if limit:
         params['limit'] = int(limit)
     records, seen = [], set()
-    for _page in range(MAX_PAGES):
-        body = _get(adapter, params, endpoint, retries, backoff, log)
-        page = body.get('migrations') if isinstance(body, dict) else None
-        if not isinstance(page, list):
-            raise errors.PlacementError(
-                'nova at %s answered GET %s without a migrations list: %.200r' % (endpoint, PATH, body),
-                status=502)
-        for record in page:
-            if not isinstance(record, dict):
-                continue
-            if 'uuid' not in record:
-                raise errors.UnsupportedVersion(
-                    'nova at %s sent migration records without uuid: it did not honour compute '
-                    'microversion %s (nova before Queens?)' % (endpoint, MICROVERSION))
-            if all(record.get(k) is None for k in _HOST_KEYS):
-                err = errors.Forbidden(
-                    'nova at %s listed migration %s without its hosts (the credentials may list '
-                    'migrations but not see where they run): %s' % (endpoint, record['uuid'], ADMIN_ROLE_HINT))
-                err.method, err.path = 'GET', PATH
-                raise err
-            if record['uuid'] in seen:
-                continue
-            seen.add(record['uuid'])
-            if in_progress(record) and touches(record, node=node, host=host):
-                records.append(_keep(record))
-        marker, limit_next = _next_marker(body if isinstance(body, dict) else {}, page, params.get('limit'))
-        if marker is None or marker == params.get('marker'):
-            return records
-        params['marker'] = marker
-        if limit_next:
-            params['limit'] = int(limit_next)
-    raise errors.ServiceUnavailable('nova at %s kept sending os-migrations pages (more than %d): stopped'
-                                    % (endpoint, MAX_PAGES))
+    for record in list_records(adapter, 'migrations', params, MICROVERSION, ADMIN_ROLE_HINT,
+                               retries=retries, backoff=backoff, log=log):
+        if 'uuid' not in record:
+            raise errors.UnsupportedVersion(
+                'nova at %s sent migration records without uuid: it did not honour compute '
+                'microversion %s (nova before Queens?)' % (endpoint, MICROVERSION))
+        if all(record.get(k) is None for k in _HOST_KEYS):
+            err = errors.Forbidden(
+                'nova at %s listed migration %s without its hosts (the credentials may list '
+                'migrations but not see where they run): %s' % (endpoint, record['uuid'], ADMIN_ROLE_HINT))
+            err.method, err.path = 'GET', PATH
+            raise err
+        if record['uuid'] in seen:
+            continue
+        seen.add(record['uuid'])
+        if in_progress(record) and touches(record, node=node, host=host):
+            records.append(_keep(record))
+    return records
 
 
 SERVERS_HINT = ('reading an instance of any project (GET /servers/{id}) needs the `admin` role under nova\'s '

@@ -14,7 +14,9 @@ Compute microversion 2.53: service ids are uuids and ``PUT /os-services/{id}`` t
 what differs: idempotent, and ``changed`` is true only when nova's record changed.
 
 Errors are :mod:`.errors` types naming nova's endpoint (nova.py's mapping); a GET or a PUT
-(both idempotent) is retried on a connection failure or a 5xx.
+(both idempotent) is retried on a connection failure or a 5xx.  The list is read through
+openstacksdk's compute resource (what ``conn.compute.services()`` lists with, compute.list_records),
+its retries keystoneauth's.
 
 nova does not report a nova-compute's version through its API: it is read on the node
 (``nova-compute --version``) and :func:`parse_version` finds it in what that printed, for the
@@ -90,13 +92,13 @@ def _keep(record):
 
 def get_service(adapter, host, binary='nova-compute', retries=3, backoff=0.25, log=None):
     """nova's record of ``binary`` on ``host``; NotFound naming the hosts nova knows."""
-    body = _nova.get_json(adapter, PATH, {'host': host, 'binary': binary}, MICROVERSION, POLICY_HINT,
-                          retries=retries, backoff=backoff, log=log)
-    found = [s for s in (body or {}).get('services') or [] if s.get('host') == host and s.get('binary') == binary]
+    found = [s for s in _nova.list_records(adapter, 'services', {'host': host, 'binary': binary}, MICROVERSION,
+                                           POLICY_HINT, retries=retries, backoff=backoff, log=log)
+             if s.get('host') == host and s.get('binary') == binary]
     if not found:
-        known = _nova.get_json(adapter, PATH, {'binary': binary}, MICROVERSION, POLICY_HINT,
-                               retries=retries, backoff=backoff, log=log)
-        hosts = sorted(s.get('host') for s in (known or {}).get('services') or [] if s.get('host'))
+        known = _nova.list_records(adapter, 'services', {'binary': binary}, MICROVERSION, POLICY_HINT,
+                                   retries=retries, backoff=backoff, log=log)
+        hosts = sorted(s.get('host') for s in known if s.get('host'))
         err = errors.NotFound('nova at %s has no %s service on host %r (nova\'s service host, often the short '
                               'hostname: the hosts it knows are %s)'
                               % (_nova._endpoint(adapter), binary, host, ', '.join(hosts[:20]) or 'none'))

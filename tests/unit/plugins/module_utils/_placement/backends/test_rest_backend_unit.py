@@ -11,8 +11,16 @@ import json
 import sys
 import types
 
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2
+    from urlparse import urlsplit
+
 import pytest
+import requests
+from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import session as ks_session
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
@@ -56,27 +64,68 @@ def placement_error(status, code, detail, request_id='req-body-1', title=None, h
     return FakeResponse(status, {'errors': [err]}, headers=headers)
 
 
+class _Scripted(requests.adapters.BaseAdapter):
+    """requests' transport under a REAL keystoneauth Session: each send answers from the script."""
+
+    def __init__(self, fake):
+        requests.adapters.BaseAdapter.__init__(self)
+        self.fake = fake
+
+    def send(self, request, **_kwargs):
+        url = urlsplit(request.url)
+        path = url.path[len(urlsplit(ENDPOINT).path):] or '/'
+        method = request.method
+        self.fake.calls.append((method, path, self.fake.sending))
+        answers = self.fake.script.get((method, path))
+        if not answers:
+            raise AssertionError('unexpected call %s %s' % (method, path))
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        # keystoneauth's own errors come from what requests raises
+        if isinstance(answer, ks_exc.ConnectTimeout):
+            raise requests.exceptions.Timeout(str(answer))
+        if isinstance(answer, ks_exc.ConnectFailure):
+            raise requests.exceptions.ConnectionError(str(answer))
+        if isinstance(answer, Exception):
+            raise answer
+        resp = requests.Response()
+        resp.status_code = answer.status_code
+        resp.headers = requests.structures.CaseInsensitiveDict(answer.headers)
+        resp.reason = answer.reason
+        resp._content = answer.content
+        resp.encoding = 'utf-8'
+        resp.url = request.url
+        resp.request = request
+        return resp
+
+    def close(self):
+        pass
+
+
 class FakeAdapter(object):
-    """Answers (method, path) from a script: a list of responses or exceptions per key."""
+    """Answers (method, path) from a script: a list of responses or exceptions per key.
+
+    Each call goes through a real keystoneauth Adapter and Session (its retries, when the backend
+    asks for them, are keystoneauth's); each request it sends is one entry of ``calls``, with the
+    arguments the backend gave the call.
+    """
 
     def __init__(self, root=None, script=None):
         self.calls = []
+        self.sending = {}
         self.script = {('GET', '/'): [root or root_doc()]}
         for key, answers in (script or {}).items():
             self.script[key] = list(answers)
+        http = requests.Session()
+        http.mount('https://', _Scripted(self))
+        self._adapter = ks_adapter.Adapter(session=ks_session.Session(session=http), service_type='placement',
+                                           endpoint_override=ENDPOINT)
 
     def get_endpoint(self):
         return ENDPOINT
 
     def request(self, url, method, **kwargs):
-        self.calls.append((method, url, kwargs))
-        answers = self.script.get((method, url))
-        if not answers:
-            raise AssertionError('unexpected call %s %s' % (method, url))
-        answer = answers.pop(0) if len(answers) > 1 else answers[0]
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
+        self.sending = dict(kwargs)
+        return self._adapter.request(url, method, **kwargs)
 
     def count(self, method, url):
         return len([c for c in self.calls if c[0] == method and c[1] == url])
@@ -219,6 +268,35 @@ def test_get_is_retried_on_503_then_succeeds():
                                            FakeResponse(200, {'resource_classes': [{'name': 'VGPU', 'links': []}]}))
     assert backend.list_resource_classes() == ['VGPU']
     assert adapter.count('GET', '/resource_classes') == 2
+
+
+def test_get_retries_are_keystoneauths_and_logged_as_ours(caplog):
+    """A GET's retries are keystoneauth's (connect_retries / status_code_retries on 502/503/504): its
+    warning reaches keystoneauth's logger (the SDK log) and the backend's log says it as before."""
+    adapter = FakeAdapter(script={('GET', '/resource_classes'): [
+        FakeResponse(503, text='busy'), ks_exc.ConnectFailure('Unable to establish connection'),
+        FakeResponse(200, {'resource_classes': []})]})
+    logs = []
+    backend = RestBackend(adapter, log=logs.append)
+    caplog.set_level('WARNING', logger='keystoneauth')
+    assert backend.list_resource_classes() == []
+    sent = [c[2] for c in adapter.calls if c[1] == '/resource_classes']
+    assert len(sent) == 3 and sent[0] is sent[-1]           # one call of ours, three sends of keystoneauth's
+    assert (sent[0]['connect_retries'], sent[0]['status_code_retries'],
+            sorted(sent[0]['retriable_status_codes'])) == (3, 3, [502, 503, 504])
+    assert logs[0] == 'GET /resource_classes: Placement answered 503; retry 1 of 3 in 0.00 s'
+    assert logs[1].startswith('GET /resource_classes: Placement at %s could not be reached' % ENDPOINT), logs
+    assert 'retry 1 of 3 in 0.00 s' in logs[1] and len(logs) == 2
+    warned = [r.getMessage() for r in caplog.records if r.name == 'keystoneauth.session']
+    assert len(warned) == 2 and 'Retriable status code 503' in warned[0] and 'Retrying in' in warned[1], warned
+
+
+def test_writes_are_not_given_to_keystoneauths_retries():
+    adapter = FakeAdapter(script={('PUT', '/traits/CUSTOM_A'): [FakeResponse(503, text='x'), FakeResponse(201)]})
+    RestBackend(adapter).ensure_trait('CUSTOM_A')
+    sent = [c[2] for c in adapter.calls if c[1] == '/traits/CUSTOM_A']
+    assert len(sent) == 2 and sent[0] is not sent[1]        # two calls of ours (our loop resent it)
+    assert not any(k in sent[0] for k in ('connect_retries', 'status_code_retries', 'retriable_status_codes'))
 
 
 def test_get_retries_are_bounded():
@@ -443,3 +521,26 @@ def test_any_other_500_to_a_traits_put_stays_an_unknown_answer():
     backend = RestBackend(adapter)
     with pytest.raises(errors.ServiceUnavailable):
         backend.set_provider_traits('rp1', 3, ['CUSTOM_A'])
+
+
+def test_a_gets_retries_reach_the_sdk_log(tmp_path):
+    """sdk_log_path: keystoneauth's warning of a GET's retry is written there (its logger's handlers)."""
+    import logging
+
+    from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends import factory
+    path = tmp_path / 'sdk.log'
+    levels = dict((name, logging.getLogger(name).level) for name in factory.SDK_LOGGERS)
+    factory.sdk_logging(str(path), 'INFO', set())
+    try:
+        adapter = FakeAdapter(script={('GET', '/resource_classes'): [
+            FakeResponse(502, text='bad gateway'), FakeResponse(200, {'resource_classes': []})]})
+        assert RestBackend(adapter).list_resource_classes() == []
+    finally:
+        for name in factory.SDK_LOGGERS:
+            logger = logging.getLogger(name)
+            for handler in [h for h in logger.handlers if getattr(h, 'placement_upgrade_path', None)]:
+                logger.removeHandler(handler)
+                handler.close()
+            logger.setLevel(levels[name])
+    text = path.read_text()
+    assert 'WARNING keystoneauth.session: Retriable status code 502. Retrying in' in text, text

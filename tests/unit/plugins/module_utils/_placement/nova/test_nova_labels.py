@@ -8,7 +8,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2
+    from urlparse import urlsplit
+
 import pytest
+import requests
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import session as ks_session
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement import errors
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova import services as nova_services
@@ -16,30 +26,38 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.nova 
 URL = 'http://nova.example:8774/v2.1'
 
 
-class _Resp(object):
-    def __init__(self, status, body):
-        self.status_code = status
-        self._body = body
-        self.headers = {}
-        self.text = ''
+class _Answer(requests.adapters.BaseAdapter):
+    """requests' transport under a real keystoneauth Session: nova's GET /os-services answering
+    the adapter's ``services`` (whatever the query)."""
 
-    def json(self):
-        return self._body
+    def __init__(self, owner):
+        requests.adapters.BaseAdapter.__init__(self)
+        self.owner = owner
+
+    def send(self, request, **_kwargs):
+        url = urlsplit(request.url)
+        self.owner.requests.append((request.method, url.path, url.query, request.body))
+        resp = requests.Response()
+        resp.status_code = 200
+        resp.headers = requests.structures.CaseInsensitiveDict({'Content-Type': 'application/json'})
+        resp._content = json.dumps({'services': self.owner.services}).encode('utf-8')
+        resp.url, resp.request = request.url, request
+        return resp
+
+    def close(self):
+        pass
 
 
-class _Adapter(object):
-    """nova's GET /os-services answering ``services`` (whatever the query)."""
+class _Adapter(ks_adapter.Adapter):
+    """A keystoneauth Adapter on nova at URL whose GET /os-services answers ``services``."""
 
     def __init__(self, services):
+        http = requests.Session()
+        http.mount('http://', _Answer(self))
+        ks_adapter.Adapter.__init__(self, session=ks_session.Session(session=http), service_type='compute',
+                                    endpoint_override=URL)
         self.services = services
         self.requests = []
-
-    def get_endpoint(self):
-        return URL
-
-    def request(self, path, method, **kwargs):
-        self.requests.append((method, path, kwargs.get('params'), kwargs.get('json')))
-        return _Resp(200, {'services': self.services})
 
 
 def _service(sid, host='cmp-01', zone='nova', updated='2026-11-28T00:00:00.000000'):
