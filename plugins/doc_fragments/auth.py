@@ -136,7 +136,10 @@ notes:
   - Errors name the service that failed - the identity service (Keystone) at its C(auth_url), with
     the error code C(placement_upgrade.identity), or Placement at its endpoint - and say what to
     check. Authentication, version discovery and every read are retried on connection failures
-    and 502/503/504 (three times, backoff 0.25 s doubling), each retry listed in C(log).
+    and on 502/503/504, each retry listed in C(log). Authentication and version discovery are
+    retried three times, 0.25 s apart and doubling. A read is retried by keystoneauth, up to three
+    times for connection failures and, counted apart, up to three times for those answers, 0.5 s
+    apart and doubling.
   - Placement's default policy allows the provider, inventory and allocation calls to the
     C(admin) and C(service) roles.
 '''

@@ -5,7 +5,7 @@
 
 :class:`.rest_transport.RestTransport` sends a call that writes nothing (GET, HEAD) with
 ``connect_retries`` / ``status_code_retries`` (its ``retries``), ``retriable_status_codes``
-(502, 503, 504) and a fixed delay (its ``backoff``), and a logger of keystoneauth's own name
+(502, 503, 504), keystoneauth's own delay (0.5 s, doubling; none when its ``backoff`` is 0), and a logger of keystoneauth's own name
 whose warnings ("Retrying in ...") are also written to the transport's ``log`` in the words
 its own retries use.  Writes that are safe to resend stay in the transport's loop.
 
@@ -24,7 +24,7 @@ from .rest_errors import RETRY_STATUSES, names_url, text_of
 _KS_LOGGER = 'keystoneauth.session'
 #: the calls keystoneauth retries itself (nothing is written: resending one is always safe)
 SAFE_METHODS = ('GET', 'HEAD')
-#: what keystoneauth reads as "no delay given" (its own exponential one from 0.5 s)
+#: the shortest delay keystoneauth takes as given (0 and None mean its own exponential one from 0.5 s)
 _NO_DELAY = 0.001
 
 
@@ -53,10 +53,12 @@ class _RetryLog(logging.Handler):
             except Exception:  # pylint: disable=broad-except  # the message is said as it is
                 pass
         total = transport.retries
+        # keystoneauth counts the two kinds apart (up to ``retries`` of each): the line says which
+        which = 'retry' if 'code' in args else 'connection retry'
         if transport._log is not None:
-            transport._log('%s %s: %s; retry %d of %d in %.2f s'
-                           % (self.method, self.path, text_of(why, 200), total - int(args['retries']) + 1, total,
-                              float(args['delay'])))
+            transport._log('%s %s: %s; %s %d of %d in %.2f s'
+                           % (self.method, self.path, text_of(why, 200), which, total - int(args['retries']) + 1,
+                              total, float(args['delay'])))
 
 
 class KsRetries(object):
@@ -73,11 +75,14 @@ class KsRetries(object):
         self.logger.addHandler(self.handler)
 
     def kwargs(self):
+        """The request's arguments: with a ``backoff``, keystoneauth's own exponential delay (0.5 s,
+        doubling: 3.5 s over three retries, which a Placement restarting needs); without one, none."""
         transport = self.transport
-        delay = transport.backoff or _NO_DELAY
-        return {'connect_retries': transport.retries, 'status_code_retries': transport.retries,
-                'retriable_status_codes': list(RETRY_STATUSES), 'connect_retry_delay': delay,
-                'status_code_retry_delay': delay, 'logger': self.logger}
+        kwargs = {'connect_retries': transport.retries, 'status_code_retries': transport.retries,
+                  'retriable_status_codes': list(RETRY_STATUSES), 'logger': self.logger}
+        if not transport.backoff:
+            kwargs.update(connect_retry_delay=_NO_DELAY, status_code_retry_delay=_NO_DELAY)
+        return kwargs
 
     def took(self, exc):
         """Whether keystoneauth retried this failure already (a connection failure to Placement;

@@ -32,7 +32,8 @@ generation race (both turned into what they mean).
   502/503/504, at most ``retries`` (3) times, each retry written to the ``log`` callable
   when one was given.  A GET (``GET /`` too) is retried by keystoneauth itself
   (``connect_retries``, ``status_code_retries``, ``retriable_status_codes`` of the request,
-  a fixed ``backoff`` apart): its warnings go to the ``keystoneauth`` logger (the SDK log) and
+  keystoneauth's own delay; it counts connection failures and answers apart, up to ``retries``
+  of each: rest_retries.py): its warnings go to the ``keystoneauth`` logger (the SDK log) and
   are written to ``log`` as before; a failure keystoneauth does not retry (the identity service
   unreachable while the token is renewed) is retried here.  Retried here, with a short
   exponential backoff: the authentication and version discovery openstacksdk runs when the

@@ -271,10 +271,11 @@ def _ks_retries(retries, backoff, handler):
     logger = logging.Logger('keystoneauth.session')
     logger.parent = logging.getLogger('keystoneauth.session')
     logger.addHandler(handler)
-    delay = backoff or 0.001                 # keystoneauth reads 0 as its own exponential delay
-    return {'connect_retries': max(0, retries), 'status_code_retries': max(0, retries),
-            'retriable_status_codes': list(_RETRY_STATUSES), 'connect_retry_delay': delay,
-            'status_code_retry_delay': delay, 'logger': logger}
+    kwargs = {'connect_retries': max(0, retries), 'status_code_retries': max(0, retries),
+              'retriable_status_codes': list(_RETRY_STATUSES), 'logger': logger}
+    if not backoff:        # none asked: the shortest keystoneauth takes (0 means its own exponential one)
+        kwargs.update(connect_retry_delay=0.001, status_code_retry_delay=0.001)
+    return kwargs       # else keystoneauth's own delay: 0.5 s, doubling
 
 
 def _ks_took(exc, endpoint, auth_url):
@@ -337,14 +338,16 @@ class _RetryLog(logging.Handler):
             err = _transport_error(args.get('e'), self.endpoint, self.what)
             why = err.detail if err is not None else str(args.get('e'))
         if self.log is not None:
-            self.log('nova %s: %s on attempt %d of %d, retrying'
-                     % (self.what, why, self.retries - int(args['retries']) + 1, self.retries + 1))
+            # keystoneauth counts connection failures and answers apart (up to ``retries`` of each)
+            self.log('nova %s: %s on %sattempt %d of %d, retrying'
+                     % (self.what, why, '' if 'code' in args else 'connection ',
+                        self.retries - int(args['retries']) + 1, self.retries + 1))
 
 
 def _lister(adapter, endpoint, retries, backoff, handler):
     """A keystoneauth Adapter on ``adapter``'s session and endpoint, as openstacksdk's resources
     list with it: keystoneauth retries connection failures and 5xx (``retries`` times,
-    ``backoff`` seconds apart), and answers come back to be read (no raise)."""
+    keystoneauth's own delay, none when ``backoff`` is 0), and answers come back to be read (no raise)."""
     from keystoneauth1 import adapter as ks_adapter
     override = getattr(adapter, 'endpoint_override', None)
     if not override and endpoint != '(compute endpoint)':

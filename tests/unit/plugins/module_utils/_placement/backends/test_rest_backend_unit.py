@@ -286,9 +286,43 @@ def test_get_retries_are_keystoneauths_and_logged_as_ours(caplog):
             sorted(sent[0]['retriable_status_codes'])) == (3, 3, [502, 503, 504])
     assert logs[0] == 'GET /resource_classes: Placement answered 503; retry 1 of 3 in 0.00 s'
     assert logs[1].startswith('GET /resource_classes: Placement at %s could not be reached' % ENDPOINT), logs
-    assert 'retry 1 of 3 in 0.00 s' in logs[1] and len(logs) == 2
+    assert 'connection retry 1 of 3 in 0.00 s' in logs[1] and len(logs) == 2
     warned = [r.getMessage() for r in caplog.records if r.name == 'keystoneauth.session']
     assert len(warned) == 2 and 'Retriable status code 503' in warned[0] and 'Retrying in' in warned[1], warned
+
+
+def test_a_get_meeting_both_kinds_of_failure_has_two_bounds_each_numbered_once():
+    """keystoneauth counts connection failures and 502/503/504 answers apart: a GET meeting both in
+    turn is sent at most 1 + 3 + 3 times, and the log numbers each kind's retries on its own
+    ("retry N of 3" after an answer, "connection retry N of 3"), so no number is said twice."""
+    answers = []
+    for _ in range(10):
+        answers += [FakeResponse(503, text='busy'), ks_exc.ConnectFailure('Unable to establish connection')]
+    adapter = FakeAdapter(script={('GET', '/resource_classes'): answers})
+    logs = []
+    backend = RestBackend(adapter, log=logs.append)
+    backend.backoff = 0
+    with pytest.raises(errors.ServiceUnavailable):
+        backend.list_resource_classes()
+    assert adapter.count('GET', '/resource_classes') == 1 + 2 * RestBackend.retries
+    answered = [line.split('; retry ')[1].split(' in ')[0] for line in logs if '; retry ' in line]
+    unreached = [line.split('; connection retry ')[1].split(' in ')[0] for line in logs if '; connection retry ' in line]
+    assert answered == ['1 of 3', '2 of 3', '3 of 3'] and unreached == ['1 of 3', '2 of 3', '3 of 3'], logs
+
+
+def test_a_get_waits_keystoneauths_own_delay_when_the_backend_has_a_backoff():
+    """With a backoff (0.25 s, the default) a GET is sent with no delay of ours: keystoneauth's own
+    exponential one (0.5 s, 1 s, 2 s) applies; with none (0), the shortest keystoneauth takes."""
+    adapter = FakeAdapter(script={('GET', '/resource_classes'): [FakeResponse(200, {'resource_classes': []})]})
+    backend = RestBackend(adapter, log=None)
+    backend.backoff = 0.25
+    backend.list_resource_classes()
+    sent = [c[2] for c in adapter.calls if c[1] == '/resource_classes'][0]
+    assert 'connect_retry_delay' not in sent and 'status_code_retry_delay' not in sent, sent
+    backend.backoff = 0
+    backend.list_resource_classes()
+    sent = [c[2] for c in adapter.calls if c[1] == '/resource_classes'][-1]
+    assert (sent['connect_retry_delay'], sent['status_code_retry_delay']) == (0.001, 0.001), sent
 
 
 def test_writes_are_not_given_to_keystoneauths_retries():
