@@ -200,6 +200,8 @@ def _get(adapter, params, endpoint, retries, backoff, log, **options):
     """One GET page of nova's API (os-migrations by default); the decoded body.  ``options``:
     ``path``, ``microversion``, ``hint`` (:class:`CallOptions`)."""
     opts = CallOptions(**options)
+    if opts.body is not None or opts.params is not None:
+        raise TypeError('_get takes its query as params and sends no body')
     return request(adapter, 'GET', opts.path, endpoint, retries, backoff, log, params=params,
                    microversion=opts.microversion, hint=opts.hint)
 
