@@ -101,7 +101,7 @@ def test_every_reshape_kind_has_its_row():
 @pytest.mark.parametrize('hook', ['check_options', 'children', 'describe', 'root_traits_remove', 'writes',
                                   'explained', 'check_root', 'taker', 'prepare_root', 'consumers', 'settle',
                                   'root_cleanup', 'said', 'held_devices', 'defer_hint', 'snapshot_summary',
-                                  'root_class'])
+                                  'planned_changes', 'root_classes_changed', 'root_class'])
 def test_every_hook_of_the_kind_contract_has_its_row(hook):
     from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.kinds import common
     assert callable(getattr(common.Kind, hook))

@@ -8,8 +8,8 @@ A rollback (:func:`rollback_node`, step 5, drives it against the backend) goes t
 1. **refusals, without the node** (:func:`rollback_problems`): independent of the snapshot's digest,
    the document must agree with the plan recorded in it -- the root is in the state, every provider
    is of the root's tree, no allocation is on a class its provider has no inventory of, each
-   consumer the reshape wrote holds (by the plan's ``assignments``, ``cpu_pinned`` and
-   ``planned_totals``: :func:`planned_changes`) what the plan made of its snapshot totals, and each
+   consumer the reshape wrote holds (by the plan's ``planned_totals`` and each kind's rule of what
+   it changed on purpose: :func:`planned_changes`) what the plan made of its snapshot totals, and each
    inventory equals ``inventories_before`` (the inventory the reshape replaced, recorded in its plan);
 2. **refusals, against the node** (:func:`inventory_drift`): a snapshot written before its plan
    recorded ``inventories_before`` is compared with the node instead, for the classes the reshape
@@ -41,6 +41,9 @@ from .planner import (
     _named_allocs,
     write_request,
 )
+from .kinds import registry as _kinds
+from .kinds.common import plan_assignments
+from .kinds.common import plan_count as _count, plan_items as _items, plan_mapping as _mapping
 from . import outcome as _outcome
 from . import snapshot as _snapshot
 from . import verify as _verify
@@ -73,21 +76,6 @@ __all__ = [
 
 
 # -- 1, 2: what refuses a snapshot (independent of the digest) ---------------------------
-
-def _count(value):
-    """An amount read from a snapshot's plan: an int (not a bool), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _mapping(value):
-    """A part of a snapshot's plan (not checked by :func:`check_document`) read as a mapping."""
-    return value if isinstance(value, dict) else {}
-
-
-def _items(value):
-    """A part of a snapshot's plan read as a list of mappings."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
 
 def _text_list(value):
     """A part of a snapshot's plan read as a list of names."""
@@ -174,47 +162,19 @@ def _inventory_problems(doc):
     return problems
 
 
-def _child_class(children, child_name, rc):
-    """The class a child takes a moved class ``rc`` as: ``rc``, or the one class of a GPU child of a
-    custom mdev class (VGPU -> CUSTOM_...), by the children the plan recorded."""
-    inventories = children.get(child_name)
-    if not inventories or rc in inventories or len(inventories) != 1:
-        return rc
-    return next(iter(inventories))
-
-
 def planned_changes(plan, consumer, then, planned):
     """``{RC: n}``: how the reshape recorded in ``plan`` changed the consumer's per-class totals on
-    purpose.  A reshape only moves allocations, except: a GPU child of a custom mdev class takes
-    VGPU units as its class (``assignments`` ... ``to``), nova's PCI allocation healing adds or
-    takes the units a guest's devices back (``assignments`` ``how: pci-heal``), and the VCPU ->
-    PCPU conversion turns a pinned guest's VCPU on the root into PCPU (``cpu_pinned``; a plan
-    recorded before it existed: its PCPU increase, taken from its VCPU)."""
-    children = dict((c.get('name'), _mapping(c.get('inventories'))) for c in _items(plan.get('children')))
+    purpose.  A reshape only moves allocations, except by a kind's own rule
+    (:meth:`.kinds.common.Kind.planned_changes`: a GPU child of a custom mdev class, nova's PCI
+    allocation healing, the VCPU -> PCPU conversion); the kinds' answers are summed in the order
+    of :data:`.kinds.registry.KINDS`, each kind given what those before it changed."""
+    records = plan_assignments(plan, consumer)
+    own = tuple(how for kind in _kinds.KINDS for how in kind.own_assignments)
+    moves = [(rc, rec) for rc, rec in records if rec.get('how') not in own]
     delta = {}
-
-    def add(rc, n):
-        delta[rc] = delta.get(rc, 0) + n
-
-    for rc, rec in sorted(_mapping(_mapping(plan.get('assignments')).get(consumer)).items()):
-        if not isinstance(rec, dict):
-            continue
-        if rec.get('how') == 'pci-heal':
-            add(rc, _count(rec.get('amount')) or 0)
-            continue
-        for child_name, n in sorted(_mapping(rec.get('to')).items()):
-            target = _child_class(children, child_name, rc)
-            if target != rc and _count(n):
-                add(rc, -n)
-                add(target, n)
-    pinned = plan.get('cpu_pinned')
-    if isinstance(pinned, dict):
-        n = _count(pinned.get(consumer)) or 0
-    else:
-        n = max(0, planned.get('PCPU', 0) - then.get('PCPU', 0) - delta.get('PCPU', 0))
-    if n:
-        add('VCPU', -n)
-        add('PCPU', n)
+    for kind in _kinds.KINDS:
+        for rc, n in sorted(kind.planned_changes(plan, consumer, then, planned, moves, dict(delta)).items()):
+            delta[rc] = delta.get(rc, 0) + n
     return dict((rc, n) for rc, n in delta.items() if n)
 
 
@@ -262,12 +222,15 @@ def inventory_drift(doc, state):
     """For a snapshot whose plan has no ``inventories_before`` (written before it was recorded):
     the inventory records a rollback would change although the reshape does not change them --
     every class of a provider that is neither the root nor a child of the layout, and the root's
-    classes but the moved ones, VCPU and PCPU.  ``state`` is the node as read now.  ``[text]``."""
+    classes but the moved ones and those a kind changes in place (``Kind.root_classes_changed``:
+    VCPU and PCPU).  ``state`` is the node as read now.  ``[text]``."""
     plan = doc.get('plan')
     if not isinstance(plan, dict) or isinstance(plan.get('inventories_before'), dict):
         return []
     root = doc['root']['uuid']
-    skip_root = set(_text_list(plan.get('moved_classes'))) | set(['VCPU', 'PCPU'])
+    skip_root = set(_text_list(plan.get('moved_classes')))
+    for kind in _kinds.KINDS:
+        skip_root.update(kind.root_classes_changed(plan))
     children = set(c.get('uuid') for c in _items(plan.get('children')))
     snap_tree, now_tree = _tree.ProviderTree(doc['state']), _tree.ProviderTree.of(state)
     problems = []

@@ -252,6 +252,30 @@ def add(allocs, used, rp, rc, n):
     used[rp][rc] = used[rp].get(rc, 0) + n
 
 
+# -- a snapshot's plan, read by a kind's rollback rules (untrusted: any part may be missing) --
+
+def plan_count(value):
+    """An amount read from a snapshot's plan: an int (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def plan_mapping(value):
+    """A part of a snapshot's plan (not checked by ``snapshot.check_document``) read as a mapping."""
+    return value if isinstance(value, dict) else {}
+
+
+def plan_items(value):
+    """A part of a snapshot's plan read as a list of mappings."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def plan_assignments(plan, consumer):
+    """``[(RC, record)]``: the assignment records (mappings) a snapshot's plan gives ``consumer``,
+    in class order."""
+    per_rc = plan_mapping(plan_mapping(plan.get('assignments')).get(consumer))
+    return [(rc, rec) for rc, rec in sorted(per_rc.items()) if isinstance(rec, dict)]
+
+
 # -- the kind contract ---------------------------------------------------------------
 
 class Kind(object):
@@ -275,6 +299,10 @@ class Kind(object):
     options = ()
     plan_keys = ()      # keys the kind adds to a plan (None until the kind fills them)
     need = None
+    # the ``how`` of the assignment records the kind writes as its own change of a consumer's
+    # totals (``PlanState.assign``), not a move: its :meth:`planned_changes` reads them, and they
+    # are not among the ``moves`` any kind's :meth:`planned_changes` is given
+    own_assignments = ()
 
     def check_options(self, opts, nova):
         """The kind's refusals (LayoutError) of the layout options on this node."""
@@ -347,6 +375,24 @@ class Kind(object):
         """``{key: value}`` the kind adds to the plan's summary in a snapshot, from the tree
         before the reshape (what a rollback checks the snapshot against: rollback.py)."""
         return {}
+
+    def planned_changes(self, plan, consumer, then, planned, moves, delta):
+        """``{RC: n}``: what the kind's rule changed of ``consumer``'s per-class totals on purpose
+        in the reshape recorded in ``plan`` (a snapshot's plan summary, read as untrusted: any part
+        may be missing or of another type; ``plan_count`` / ``plan_mapping`` / ``plan_items`` /
+        ``plan_assignments`` read it).  A reshape only moves allocations but for these rules.
+        ``then``: the consumer's totals in the snapshot; ``planned``: its totals after the reshape
+        (``planned_totals``); ``moves``: its assignment records ``[(RC, record)]`` that are moves
+        (whose ``how`` is no kind's :attr:`own_assignments`); ``delta``: ``{RC: n}`` the kinds
+        before this one in :data:`KINDS` changed (read only).  ``rollback.planned_changes`` sums
+        the kinds' answers, in the registry's order."""
+        return {}
+
+    def root_classes_changed(self, plan):
+        """Root classes the kind's plan may change in place besides the moved ones: for a snapshot
+        written before its plan recorded ``inventories_before``, a rollback does not compare them
+        with the node (rollback.inventory_drift)."""
+        return ()
 
     def root_class(self, rc):
         """Whether ``rc`` on a root means the node still needs this kind's reshape (:attr:`need`)."""

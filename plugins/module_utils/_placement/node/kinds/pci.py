@@ -40,8 +40,13 @@ from .common import (
     inherit_fields,
     inventory_record,
     pci_class,
+    plan_assignments,
+    plan_count,
     render_name,
 )
+
+#: The ``how`` of the assignment record of a consumer nova's PCI allocation healing changes
+HOW_HEAL = 'pci-heal'
 
 
 def _normalize_custom(name):
@@ -312,7 +317,7 @@ def heal(healers, work):
             work.use(child['uuid'], rc, units - have)
             if not allocs[child['uuid']]['resources'][rc]:
                 del allocs[child['uuid']]['resources'][rc]
-            work.assign(consumer, rc, {'how': 'pci-heal', 'amount': units - have, 'to': {child['name']: units}})
+            work.assign(consumer, rc, {'how': HOW_HEAL, 'amount': units - have, 'to': {child['name']: units}})
 
 
 class PCI(Kind):
@@ -323,6 +328,7 @@ class PCI(Kind):
     discovery = 'node/discover/pci.py'
     need = 'pci'
     options = (KIND_SRIOV, KIND_PCI)
+    own_assignments = (HOW_HEAL,)
 
     def children(self, root_name, devices, opts, nova, numa_source, warnings):
         if nova is not None:
@@ -383,6 +389,15 @@ class PCI(Kind):
         items = (list(devices.get('pci_devices') or ()) + [vf for pf in pfs for vf in pf.get('vfs') or ()]
                  + [pf for pf in pfs if pf.get('instance_uuid')])
         return 'PCI device', items, classes
+
+    def planned_changes(self, plan, consumer, then, planned, moves, delta):
+        """nova's PCI allocation healing adds or takes the units a guest's devices back
+        (``assignments`` ``how: pci-heal``, its ``amount``)."""
+        change = {}
+        for rc, rec in plan_assignments(plan, consumer):
+            if rec.get('how') in self.own_assignments:
+                change[rc] = change.get(rc, 0) + (plan_count(rec.get('amount')) or 0)
+        return change
 
     def root_class(self, rc):
         return rc in ('SRIOV_NET_VF', 'PGPU') or rc.startswith('CUSTOM_PCI_')

@@ -15,7 +15,7 @@ __metaclass__ = type
 
 from ...rules import inventory as inventory_rules
 from ...rules import providers as provider_rules
-from .common import KIND_PCPU, Kind, LayoutError, PlanError, amount_on
+from .common import KIND_PCPU, Kind, LayoutError, PlanError, amount_on, plan_count
 
 
 def nova_cpu(devices, nova, opts):
@@ -209,6 +209,21 @@ class PCPU(Kind):
         root_uuid = plan['root']['uuid']
         return {'cpu_pinned': dict((c, tree.amount(c, root_uuid, 'VCPU'))
                                    for c in ((plan.get('cpu') or {}).get('pinned') or []))}
+
+    def planned_changes(self, plan, consumer, then, planned, moves, delta):
+        """The VCPU -> PCPU conversion turns a pinned guest's VCPU on the root into PCPU
+        (``cpu_pinned``; a plan recorded before it existed: the consumer's PCPU increase the
+        kinds before this one (``delta``) do not account for, taken from its VCPU)."""
+        pinned = plan.get('cpu_pinned')
+        if isinstance(pinned, dict):
+            n = plan_count(pinned.get(consumer)) or 0
+        else:
+            n = max(0, planned.get('PCPU', 0) - then.get('PCPU', 0) - delta.get('PCPU', 0))
+        return {'VCPU': -n, 'PCPU': n} if n else {}
+
+    def root_classes_changed(self, plan):
+        """The conversion changes the root's VCPU and PCPU totals in place."""
+        return ('VCPU', 'PCPU')
 
 
 KIND = PCPU()

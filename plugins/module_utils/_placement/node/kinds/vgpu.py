@@ -24,6 +24,9 @@ from .common import (
     inherit_fields,
     inventory_record,
     libvirt_name,
+    plan_count,
+    plan_items,
+    plan_mapping,
     render_name,
 )
 
@@ -228,8 +231,30 @@ class VGPU(Kind):
             return None
         return 'mdev', [m for g in devices.get('gpus') or () for m in g.get('mdevs') or ()], classes
 
+    def planned_changes(self, plan, consumer, then, planned, moves, delta):
+        """A GPU child of a custom mdev class takes VGPU units as its class: a move to a child
+        (``to``) whose single class, by the children the plan recorded, is not the moved one."""
+        children = dict((c.get('name'), plan_mapping(c.get('inventories'))) for c in plan_items(plan.get('children')))
+        change = {}
+        for rc, rec in moves:
+            for child_name, n in sorted(plan_mapping(rec.get('to')).items()):
+                target = _child_class(children, child_name, rc)
+                if target != rc and plan_count(n):
+                    change[rc] = change.get(rc, 0) - n
+                    change[target] = change.get(target, 0) + n
+        return change
+
     def root_class(self, rc):
         return rc == 'VGPU'
+
+
+def _child_class(children, child_name, rc):
+    """The class a child takes a moved class ``rc`` as: ``rc``, or the one class of a GPU child of a
+    custom mdev class (VGPU -> CUSTOM_...), by the children the plan recorded."""
+    inventories = children.get(child_name)
+    if not inventories or rc in inventories or len(inventories) != 1:
+        return rc
+    return next(iter(inventories))
 
 
 def mdev_class(rc):

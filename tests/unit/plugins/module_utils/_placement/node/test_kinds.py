@@ -138,6 +138,7 @@ from ansible_collections.placement.upgrade.plugins.module_utils._placement.node 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import holders
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import registry as parts
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node.discover import report_check
+from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import rollback
 
 # the classes of the kinds' devices (the ones a guest holds through a device of the host)
 DEVICE_CLASSES = ('VGPU', 'SRIOV_NET_VF', 'PCI_DEVICE', 'PGPU', 'MEM_ENCRYPTION_CONTEXT', r'CUSTOM_PCI_\w*')
@@ -147,9 +148,71 @@ def _names_of(module, words):
     return sorted(set(s for s in _string_constants(module.__file__) for w in words if re.search(r'\b%s\b' % w, s)))
 
 
-@pytest.mark.parametrize('module', [planner, assign, layout, verify, inflight, inventory])
+@pytest.mark.parametrize('module', [planner, assign, layout, verify, inflight, inventory, rollback])
 def test_the_code_around_the_kinds_names_no_device_class(module):
     assert _names_of(module, DEVICE_CLASSES) == []
+
+
+def test_the_rollback_names_no_class_nor_plan_key_of_a_kind():
+    """rollback.py asks the kinds what a reshape changed on purpose (Kind.planned_changes,
+    Kind.root_classes_changed): it names none of their classes, plan keys, snapshot keys
+    (``cpu_pinned``) nor assignment records (``how: pci-heal``)."""
+    keys = [k for kind in kinds.KINDS for k in tuple(kind.plan_keys) + tuple(kind.own_assignments)]
+    assert 'pci-heal' in keys and 'cpu' in keys    # what the check reads is there
+    assert _names_of(rollback, CLASSES + DEVICE_CLASSES + tuple(keys) + ('cpu_pinned',)) == []
+
+
+class _Healer(common.Kind):
+    """A kind that is not in the collection: it changes a consumer's CUSTOM_FPGA total on purpose
+    (its assignment record ``how: fpga-heal``) and converts the root's CUSTOM_SLOT in place."""
+
+    name = 'fpga_healer'
+    own_assignments = ('fpga-heal',)
+
+    def planned_changes(self, plan, consumer, then, planned, moves, delta):
+        return dict((rc, common.plan_count(rec.get('amount')) or 0)
+                    for rc, rec in common.plan_assignments(plan, consumer) if rec.get('how') == 'fpga-heal')
+
+    def root_classes_changed(self, plan):
+        return ('CUSTOM_SLOT',)
+
+
+def _healed_snapshot():
+    """A snapshot (as load_snapshot reads it) of a node whose consumer I1 the reshape healed from 1
+    to 2 CUSTOM_FPGA, on a child of one other class (a move there would change the class)."""
+    state = _fpga_state()
+    del state['allocations'][I2]
+    state['providers'][ROOT]['inventories']['CUSTOM_SLOT'] = {'total': 4}
+    plan = {'children': [{'name': 'cn1_fpga', 'uuid': I2, 'inventories': {'CUSTOM_FPGA_CARD': {'total': 2}}}],
+            'moved_classes': ['CUSTOM_FPGA'],
+            'assignments': {I1: {'CUSTOM_FPGA': {'how': 'fpga-heal', 'amount': 1, 'to': {'cn1_fpga': 2}}}},
+            'planned_totals': {I1: {'VCPU': 2, 'CUSTOM_FPGA': 2}}}
+    return {'root': {'uuid': ROOT, 'name': 'cn1'}, 'state': state, 'plan': plan}
+
+
+def test_a_kinds_planned_change_is_honoured_by_the_rollback_check(monkeypatch):
+    doc = _healed_snapshot()
+    # without the kind, its record reads as a move (to a child of another class), and the healed
+    # consumer as an edited snapshot
+    refused = rollback.rollback_problems(doc)
+    assert [p.split(':')[0] for p in refused] == ['consumer %s, CUSTOM_FPGA' % I1, 'consumer %s, CUSTOM_FPGA_CARD' % I1]
+    assert 'the state gives it 1, but its plan says 4 before the reshape' in refused[0]
+    monkeypatch.setattr(kinds, 'KINDS', kinds.KINDS + (_Healer(),))
+    assert rollback.planned_changes(doc['plan'], I1, {'VCPU': 2, 'CUSTOM_FPGA': 1},
+                                    doc['plan']['planned_totals'][I1]) == {'CUSTOM_FPGA': 1}
+    assert rollback.rollback_problems(doc) == []
+    # an edit of the healed amount is still refused
+    doc['plan']['assignments'][I1]['CUSTOM_FPGA']['amount'] = 2
+    assert [p.split(':')[0] for p in rollback.rollback_problems(doc)] == ['consumer %s, CUSTOM_FPGA' % I1]
+
+
+def test_a_root_class_a_kind_changes_in_place_is_not_drift_in_an_old_snapshot(monkeypatch):
+    doc = _healed_snapshot()
+    now = _fpga_state()
+    now['providers'][ROOT]['inventories']['CUSTOM_SLOT'] = {'total': 2}
+    assert [p.split(':')[0] for p in rollback.inventory_drift(doc, now)] == ['provider cn1, CUSTOM_SLOT']
+    monkeypatch.setattr(kinds, 'KINDS', kinds.KINDS + (_Healer(),))
+    assert rollback.inventory_drift(doc, now) == []
 
 
 def test_every_part_of_the_report_is_one_module_and_one_registry_line():
