@@ -372,15 +372,10 @@ _TITLES = {
 _BY_CODE = dict((cls.default_code, cls)
                 for cls in (ConcurrentUpdate, InventoryInUse, DuplicateName, ProviderInUse, CannotDeleteParent))
 
-_BY_STATUS = {
-    400: BadRequest,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    406: UnsupportedVersion,
-    409: Conflict,
-    503: ServiceUnavailable,
-}
+#: an answer's type by its HTTP status (each type's own status)
+_BY_STATUS = dict((cls.status, cls)
+                  for cls in (BadRequest, Unauthorized, Forbidden, NotFound, UnsupportedVersion, Conflict,
+                              ServiceUnavailable))
 
 
 def from_response(status, body, request_id=None):
