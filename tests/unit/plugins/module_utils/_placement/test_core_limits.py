@@ -20,7 +20,6 @@ MAX_LINES = 700
 MAX_PARAMETERS = 8
 
 
-
 def _sources():
     for folder, _dirs, files in os.walk(CORE):
         for name in sorted(files):
@@ -91,4 +90,3 @@ def test_no_core_file_over_700_lines():
 def test_no_core_function_with_more_than_8_parameters():
     _files, many_params = _over_limits()
     assert many_params == {}
-
