@@ -123,15 +123,26 @@ class PlacementError(Exception):
 
     status = 500
     default_code = DEFAULT
+    #: the title when the raiser gives none (None: the status's title)
+    default_title = None
+    #: what an error of this type carries beside Placement's fields: keyword arguments, None when not given
+    extra_fields = ()
+    #: the message is the detail alone (an error with no HTTP status, whose detail says what happened)
+    detail_is_message = False
 
-    def __init__(self, detail, status=None, code=None, title=None, request_id=None):
+    def __init__(self, detail, status=None, code=None, title=None, request_id=None, **extra):
         super(PlacementError, self).__init__(detail)
+        unknown = sorted(set(extra) - set(self.extra_fields))
+        if unknown:
+            raise TypeError('%s() got unexpected keyword arguments: %s' % (type(self).__name__, ', '.join(unknown)))
         self.detail = detail
         if status is not None:
             self.status = status
         self.code = code or self.default_code
-        self.title = title or _TITLES.get(self.status, 'Error')
+        self.title = title or self.default_title or _TITLES.get(self.status, 'Error')
         self.request_id = request_id
+        for name in self.extra_fields:
+            setattr(self, name, extra.get(name))
 
     def to_dict(self):
         return {
@@ -143,6 +154,8 @@ class PlacementError(Exception):
         }
 
     def __str__(self):
+        if self.detail_is_message:
+            return self.detail
         # Placement's catch-all code tells an operator nothing: it is kept in to_dict() only
         if self.code and self.code != DEFAULT:
             text = '%s %s (%s): %s' % (self.status, self.title, self.code, self.detail)
@@ -232,13 +245,8 @@ class NoAnswer(ServiceUnavailable):
 
     status = 0
     default_code = NO_ANSWER
-
-    def __init__(self, detail, **kwargs):
-        kwargs.setdefault('title', 'No Answer')
-        super(NoAnswer, self).__init__(detail, **kwargs)
-
-    def __str__(self):
-        return self.detail
+    default_title = 'No Answer'
+    detail_is_message = True
 
 
 class WaitTimeout(PlacementError):
@@ -247,13 +255,8 @@ class WaitTimeout(PlacementError):
 
     status = 0
     default_code = WAIT_TIMEOUT
-
-    def __init__(self, detail, **kwargs):
-        kwargs.setdefault('title', 'Timed Out')
-        super(WaitTimeout, self).__init__(detail, **kwargs)
-
-    def __str__(self):
-        return self.detail
+    default_title = 'Timed Out'
+    detail_is_message = True
 
 
 class UnsupportedVersion(PlacementError):
@@ -268,14 +271,8 @@ class LocalFileError(PlacementError):
 
     status = 0
     default_title = 'Error'
-
-    def __init__(self, detail, path=None, **kwargs):
-        kwargs.setdefault('title', self.default_title)
-        super(LocalFileError, self).__init__(detail, **kwargs)
-        self.path = path
-
-    def __str__(self):
-        return self.detail
+    extra_fields = ('path',)
+    detail_is_message = True
 
 
 class ConfigurationError(PlacementError):
@@ -295,15 +292,9 @@ class StoreError(PlacementError):
 
     status = 0
     default_code = STORE
-
-    def __init__(self, detail, path=None, sqlite_error=None, **kwargs):
-        kwargs.setdefault('title', 'Embedded Store Error')
-        super(StoreError, self).__init__(detail, **kwargs)
-        self.path = path
-        self.sqlite_error = sqlite_error
-
-    def __str__(self):
-        return self.detail
+    default_title = 'Embedded Store Error'
+    extra_fields = ('path', 'sqlite_error')
+    detail_is_message = True
 
 
 class StoreCorrupt(StoreError):
@@ -337,14 +328,9 @@ class BadInput(PlacementError):
 
     status = 0
     default_code = BAD_INPUT
-
-    def __init__(self, detail, field=None, **kwargs):
-        kwargs.setdefault('title', 'Bad Input')
-        super(BadInput, self).__init__(detail, **kwargs)
-        self.field = field
-
-    def __str__(self):
-        return self.detail
+    default_title = 'Bad Input'
+    extra_fields = ('field',)
+    detail_is_message = True
 
 
 #: the builtin types a message names a value by (bool before int: a bool is an int)
@@ -382,23 +368,14 @@ _TITLES = {
     503: 'Service Unavailable',
 }
 
-_BY_CODE = {
-    CONCURRENT_UPDATE: ConcurrentUpdate,
-    INVENTORY_INUSE: InventoryInUse,
-    DUPLICATE_NAME: DuplicateName,
-    PROVIDER_IN_USE: ProviderInUse,
-    PROVIDER_CANNOT_DELETE_PARENT: CannotDeleteParent,
-}
+#: a 409's type by its code (each type's own default_code)
+_BY_CODE = dict((cls.default_code, cls)
+                for cls in (ConcurrentUpdate, InventoryInUse, DuplicateName, ProviderInUse, CannotDeleteParent))
 
-_BY_STATUS = {
-    400: BadRequest,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    406: UnsupportedVersion,
-    409: Conflict,
-    503: ServiceUnavailable,
-}
+#: an answer's type by its HTTP status (each type's own status)
+_BY_STATUS = dict((cls.status, cls)
+                  for cls in (BadRequest, Unauthorized, Forbidden, NotFound, UnsupportedVersion, Conflict,
+                              ServiceUnavailable))
 
 
 def from_response(status, body, request_id=None):

@@ -53,19 +53,13 @@ def remove_leftovers(directory, name, suffix, sidecars=(), name_regex=None):
     directory = os.path.abspath(directory or '.')
     pattern = leftover_pattern(name, suffix, sidecars, name_regex)
     groups = {}
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
-    for entry in names:
-        if not entry.startswith('.') or not pattern.match(entry):
-            continue
+    for entry in _matching(directory, pattern):   # every match starts with '.'
         base = entry
         for sidecar in sidecars:
             if entry.endswith(suffix + sidecar):
                 base = entry[:-len(sidecar)]
         groups.setdefault(base, []).append(os.path.join(directory, entry))
-    removed = []
+    stale = []
     for base in sorted(groups):
         paths = sorted(groups[base])
         try:
@@ -73,14 +67,8 @@ def remove_leftovers(directory, name, suffix, sidecars=(), name_regex=None):
                 continue
         except OSError:
             continue
-        for path in paths:
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
-            removed.append(path)
-    _removed.extend(removed)
-    return removed
+        stale.extend(paths)
+    return _remove(stale)
 
 
 def remove_leftover_links(directory, name):
@@ -90,19 +78,32 @@ def remove_leftover_links(directory, name):
     for :func:`take_removed` too."""
     directory = os.path.abspath(directory or '.')
     pattern = re.compile(r'^%s\.[0-9]+$' % re.escape(name))
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return []
-    removed = []
-    for entry in names:
-        if not pattern.match(entry):
-            continue
+    stale = []
+    for entry in _matching(directory, pattern):
         path = os.path.join(directory, entry)
         try:
             info = os.lstat(path)
-            if not stat.S_ISLNK(info.st_mode) or info.st_mtime >= STARTED:
-                continue
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode) and info.st_mtime < STARTED:
+            stale.append(path)
+    return _remove(stale)
+
+
+def _matching(directory, pattern):
+    """The names in ``directory`` that ``pattern`` matches, sorted ([] when it cannot be listed)."""
+    try:
+        return sorted(entry for entry in os.listdir(directory) if pattern.match(entry))
+    except OSError:
+        return []
+
+
+def _remove(paths):
+    """Unlink ``paths`` (one that cannot be removed is left); the removed ones are returned and kept
+    for :func:`take_removed`."""
+    removed = []
+    for path in paths:
+        try:
             os.unlink(path)
         except OSError:
             continue

@@ -184,6 +184,14 @@ def _request(body, with_type):
     return request
 
 
+def _ensure_known(names, known, ensure):
+    """Create (``ensure``) each of ``names`` that is not in ``known`` yet, and add it there."""
+    for name in names:
+        if name not in known:
+            ensure(name)
+            known.add(name)
+
+
 def fill_store(store, data):
     """Write an export (:func:`read_export`'s shape) into an empty embedded ``store``."""
     providers = data['providers']
@@ -196,16 +204,10 @@ def fill_store(store, data):
     for uuid in order:
         prov = providers[uuid]
         generation = store.get_provider(uuid)['generation']
-        for rc in prov['inventories']:
-            if rc not in classes:
-                store.ensure_resource_class(rc)
-                classes.add(rc)
+        _ensure_known(prov['inventories'], classes, store.ensure_resource_class)
         if prov['inventories']:
             generation = store.set_inventories(uuid, generation, prov['inventories'])['resource_provider_generation']
-        for trait in prov['traits']:
-            if trait not in traits:
-                store.ensure_trait(trait)
-                traits.add(trait)
+        _ensure_known(prov['traits'], traits, store.ensure_trait)
         if prov['traits']:
             generation = store.set_provider_traits(uuid, generation, prov['traits'])['resource_provider_generation']
         if prov['aggregates']:

@@ -55,10 +55,7 @@ class ReportError(PlacementError):
 
     status = 0
     default_code = REPORT
-
-    def __init__(self, detail, **kwargs):
-        kwargs.setdefault('title', 'Report Error')
-        super(ReportError, self).__init__(detail, **kwargs)
+    default_title = 'Report Error'
 
 
 def status_label(status, mode='apply'):

@@ -89,26 +89,26 @@ def _read_text(path):
         return None
 
 
-def _start_ticks(pid):
-    """The start of process ``pid`` (clock ticks after boot, /proc/<pid>/stat field 22), or None."""
+def _stat_field(pid, number):
+    """Field ``number`` (counted from 1, as proc(5) does) of /proc/<pid>/stat as an int, or None.
+    The fields are counted after the command name (field 2, in parentheses, may hold spaces)."""
     stat = _read_text('/proc/%d/stat' % pid)
     if not stat or ')' not in stat:
         return None
-    fields = stat.rsplit(')', 1)[1].split()
     try:
-        return int(fields[19])
+        return int(stat.rsplit(')', 1)[1].split()[number - 3])
     except (IndexError, ValueError):
         return None
+
+
+def _start_ticks(pid):
+    """The start of process ``pid`` (clock ticks after boot, /proc/<pid>/stat field 22), or None."""
+    return _stat_field(pid, 22)
 
 
 def _parent(pid):
-    stat = _read_text('/proc/%d/stat' % pid)
-    if not stat or ')' not in stat:
-        return None
-    try:
-        return int(stat.rsplit(')', 1)[1].split()[1])
-    except (IndexError, ValueError):
-        return None
+    """The parent of process ``pid`` (/proc/<pid>/stat field 4), or None."""
+    return _stat_field(pid, 4)
 
 
 def _argv(pid):
@@ -197,15 +197,7 @@ def publish_run(dest, run_id, by, now=None, replace=True):
     if replace:
         _files.atomic_write(path, json.dumps(doc, sort_keys=True) + '\n', mode=FILE_MODE)
         return True, doc
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    except OSError as exc:
-        if exc.errno != errno.EEXIST:
-            raise
-        return False, _read_claim(path)
-    with os.fdopen(fd, 'w') as handle:
-        handle.write(json.dumps(doc, sort_keys=True) + '\n')
-    return True, doc
+    return _create_once(path, doc)
 
 
 def check_run(dest, run_id, by, check_mode=False):
@@ -236,6 +228,12 @@ def claim(dest, node, owner, run_id, now=None, job=None):
     path = claim_path(dest, node)
     doc = {'node': node, 'owner': owner, 'run_id': run_id, 'claimed': time.time() if now is None else now,
            'job': this_job() if job is None else job}
+    return _create_once(path, doc)
+
+
+def _create_once(path, doc):
+    """Write ``doc`` to ``path`` only if no file is there (``O_EXCL``): ``(True, doc)``, or ``(False, what
+    the file holds)`` when one was (a document being written may read as ``{}``)."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except OSError as exc:

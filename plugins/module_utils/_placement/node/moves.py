@@ -68,10 +68,7 @@ class MovesError(ConfigurationError):
     """The move records (or the consumers' split) cannot describe a reshape of this node."""
 
     default_code = MOVES
-
-    def __init__(self, detail, **kwargs):
-        kwargs.setdefault('title', 'Move Records Refused')
-        super(MovesError, self).__init__(detail, **kwargs)
+    default_title = 'Move Records Refused'
 
 
 def _refused(text):

@@ -76,10 +76,7 @@ class SnapshotError(PlacementError):
 
     status = 0
     default_code = SNAPSHOT
-
-    def __init__(self, detail, **kwargs):
-        kwargs.setdefault('title', 'Snapshot Error')
-        super(SnapshotError, self).__init__(detail, **kwargs)
+    default_title = 'Snapshot Error'
 
 
 def safe_name(root_name):

@@ -210,19 +210,18 @@ def _get(conn, consumer_uuid):
     return result
 
 
-def _get_on_provider(conn, uuid):
-    row = providers.require(conn, uuid, "Resource provider '%s' not found: No resource "
-                                        "provider with uuid %s found" % (uuid, uuid))
+def _held_on(conn, provider_id):
+    """The allocations against one provider, by consumer (with each consumer's generation)."""
     allocations = {}
     for held in conn.execute(
             'SELECT a.consumer_uuid, rc.name, a.used, c.generation FROM allocations a'
             ' JOIN resource_classes rc ON rc.id = a.rc_id'
             ' LEFT JOIN consumers c ON c.uuid = a.consumer_uuid'
-            ' WHERE a.provider_id = ? ORDER BY a.id', (row['id'],)):
+            ' WHERE a.provider_id = ? ORDER BY a.id', (provider_id,)):
         entry = allocations.setdefault(held['consumer_uuid'],
                                        {'resources': {}, 'consumer_generation': held['generation']})
         entry['resources'][held['name']] = held['used']
-    return {'resource_provider_generation': row['generation'], 'allocations': allocations}
+    return allocations
 
 
 def _delete(conn, consumer_uuid):
@@ -242,7 +241,9 @@ class AllocationsMixin(object):
 
     def get_provider_allocations(self, uuid):
         with self.reader('get_provider_allocations') as conn:
-            return _get_on_provider(conn, uuid)
+            return providers.collection(conn, uuid, 'allocations', _held_on,
+                                        "Resource provider '%s' not found: No resource "
+                                        "provider with uuid %s found" % (uuid, uuid))
 
     def put_allocations(self, consumer_uuid, body):
         consumer_uuid = rules.consumer_uuid(consumer_uuid)

@@ -205,16 +205,20 @@ def _delete_all(conn, uuid, generation):
     replace(conn, row, {})
 
 
-def _usages(conn, uuid):
-    row = providers.require(conn, uuid)
+def _usages_of(conn, provider_id):
+    """Amount used by class, every class with inventory (0 when unused)."""
     usages = {}
     for used in conn.execute(
             'SELECT rc.name, COALESCE((SELECT SUM(a.used) FROM allocations a'
             ' WHERE a.provider_id = i.provider_id AND a.rc_id = i.rc_id), 0) AS used'
             ' FROM inventories i JOIN resource_classes rc ON rc.id = i.rc_id'
-            ' WHERE i.provider_id = ?', (row['id'],)):
+            ' WHERE i.provider_id = ?', (provider_id,)):
         usages[used['name']] = used['used']
-    return {'resource_provider_generation': row['generation'], 'usages': usages}
+    return usages
+
+
+def _records_of(conn, provider_id):
+    return dict(records(conn, provider_id))
 
 
 class InventoriesMixin(object):
@@ -222,9 +226,7 @@ class InventoriesMixin(object):
 
     def get_inventories(self, uuid):
         with self.reader('get_inventories') as conn:
-            row = providers.require(conn, uuid)
-            return {'resource_provider_generation': row['generation'],
-                    'inventories': dict(records(conn, row['id']))}
+            return providers.collection(conn, uuid, 'inventories', _records_of)
 
     def set_inventories(self, uuid, generation, inventories):
         body = {'resource_provider_generation': generation, 'inventories': inventories}
@@ -247,7 +249,7 @@ class InventoriesMixin(object):
 
     def get_usages(self, uuid):
         with self.reader('get_usages') as conn:
-            return _usages(conn, uuid)
+            return providers.collection(conn, uuid, 'usages', _usages_of)
 
     def list_resource_classes(self):
         with self.reader('list_resource_classes') as conn:

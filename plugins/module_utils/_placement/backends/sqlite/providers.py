@@ -39,6 +39,14 @@ def require(conn, uuid, message=None):
     return row
 
 
+def collection(conn, uuid, key, read, message=None):
+    """Placement's answer to a GET of one of a provider's collections (its inventories, usages, traits,
+    aggregates, allocations): ``{'resource_provider_generation': <the provider's>, key: read(conn, <its
+    row id>)}``; NotFound (``message``) when there is no such provider."""
+    row = require(conn, uuid, message)
+    return {'resource_provider_generation': row['generation'], key: read(conn, row['id'])}
+
+
 def as_dict(row):
     return rules.provider_view(row)
 

@@ -112,8 +112,7 @@ class TraitsAggregatesMixin(object):
 
     def get_provider_traits(self, uuid):
         with self.reader('get_provider_traits') as conn:
-            row = providers.require(conn, uuid)
-            return {'resource_provider_generation': row['generation'], 'traits': traits_of(conn, row['id'])}
+            return providers.collection(conn, uuid, 'traits', traits_of)
 
     def set_provider_traits(self, uuid, generation, traits):
         # SET_TRAITS_FOR_RP_SCHEMA is checked before the provider is looked up.
@@ -123,8 +122,7 @@ class TraitsAggregatesMixin(object):
 
     def get_aggregates(self, uuid):
         with self.reader('get_aggregates') as conn:
-            row = providers.require(conn, uuid)
-            return {'resource_provider_generation': row['generation'], 'aggregates': aggregates_of(conn, row['id'])}
+            return providers.collection(conn, uuid, 'aggregates', aggregates_of)
 
     def set_aggregates(self, uuid, generation, aggregates):
         with self.writer('set_aggregates') as conn:

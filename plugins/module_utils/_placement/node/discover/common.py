@@ -35,6 +35,16 @@ def check_entries(items, field, what, kinds, each=None):
             each(item, where)
 
 
+def hold(device, uuid, name, warnings):
+    """Mark ``device`` (an mdev, VF, PF or PCI device of the report; ``name`` names it in a message) held
+    by instance ``uuid``; when another instance holds it already, that one keeps it, with a warning."""
+    if device['instance_uuid'] and device['instance_uuid'] != uuid:
+        warnings.append('%s is held by both instance %s and instance %s; keeping %s'
+                        % (name, device['instance_uuid'], uuid, device['instance_uuid']))
+        return
+    device['instance_uuid'] = uuid
+
+
 class DevicePart(object):
     """The contract of one part of the device report; the defaults are "no such rule".
 

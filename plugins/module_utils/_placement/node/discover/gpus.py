@@ -22,7 +22,7 @@ import os
 from . import sysfs as _sysfs
 from ... import shapes as _shapes
 from .sysfs import DiscoveryError
-from .common import TEXT_OR_NULL, DevicePart, check_entries
+from .common import TEXT_OR_NULL, DevicePart, check_entries, hold
 
 
 def _parent_address(entry, real):
@@ -134,11 +134,7 @@ def _hold_mdevs(uuid, label, info, mdev_index, warnings):
             warnings.append('instance %s holds mdev %s which does not exist in sysfs' % (label, mdev_uuid))
             continue
         _gpu, mdev = found
-        if mdev['instance_uuid'] and mdev['instance_uuid'] != uuid:
-            warnings.append('mdev %s is held by both instance %s and instance %s; keeping %s'
-                            % (mdev_uuid, mdev['instance_uuid'], uuid, mdev['instance_uuid']))
-            continue
-        mdev['instance_uuid'] = uuid
+        hold(mdev, uuid, 'mdev %s' % mdev_uuid, warnings)
 
 
 class GPUs(DevicePart):

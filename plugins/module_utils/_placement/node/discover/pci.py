@@ -23,7 +23,7 @@ import re
 from . import sysfs as _sysfs
 from .. import novaconf as _novaconf
 from .. import nvidia_vfio as _nvidia_vfio
-from .common import TEXT_OR_NULL, DevicePart, check_entries
+from .common import TEXT_OR_NULL, DevicePart, check_entries, hold
 
 _VIRTFN_RE = re.compile(r'^virtfn([0-9]+)$')
 
@@ -144,11 +144,7 @@ def _hold_pci(uuid, label, info, pci_index, gpu_addresses, others, warnings):
                 warnings.append('instance %s holds PCI device %s which is not a reported device '
                                 '(no SR-IOV PF/VF, not matched by pci_filters)' % (label, address))
             continue
-        if target['instance_uuid'] and target['instance_uuid'] != uuid:
-            warnings.append('PCI device %s is held by both instance %s and instance %s; keeping %s'
-                            % (address, target['instance_uuid'], uuid, target['instance_uuid']))
-            continue
-        target['instance_uuid'] = uuid
+        hold(target, uuid, 'PCI device %s' % address, warnings)
 
 
 class PCI(DevicePart):
