@@ -296,7 +296,7 @@ def test_a_get_meeting_both_kinds_of_failure_has_two_bounds_each_numbered_once()
     turn is sent at most 1 + 3 + 3 times, and the log numbers each kind's retries on its own
     ("retry N of 3" after an answer, "connection retry N of 3"), so no number is said twice."""
     answers = []
-    for _ in range(10):
+    for _round in range(10):
         answers += [FakeResponse(503, text='busy'), ks_exc.ConnectFailure('Unable to establish connection')]
     adapter = FakeAdapter(script={('GET', '/resource_classes'): answers})
     logs = []
