@@ -420,6 +420,8 @@ class Cloud(object):
         self.scheduler = None
         self.timings = {}
         self.user_ids = {}
+        #: node directories whose nova-compute was started (tests/cloud_twin/novactl.py), stopped first
+        self.started_nodes = []
         self._admin_session = None
 
     # -- paths and URLs --------------------------------------------------------
@@ -484,7 +486,14 @@ class Cloud(object):
         return self
 
     def stop(self):
-        """Stop every process started here, newest first, by pid.  Idempotent."""
+        """Stop every process started here, newest first, by pid (the nodes' nova-compute first).  Idempotent."""
+        if self.started_nodes:
+            import novactl
+            for node in self.started_nodes:
+                try:
+                    novactl.stop(node)
+                except Exception as exc:  # pylint: disable=broad-except  # stop the rest anyway
+                    sys.stderr.write('cloud twin: stopping %s: %s\n' % (node, exc))
         for name in ('scheduler', 'conductor'):
             proc = getattr(self, name)
             if proc is not None:

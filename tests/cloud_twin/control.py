@@ -58,6 +58,9 @@ class _Test(object):
         fixture.setUp()
         return fixture
 
+    def flags(self, **kwargs):
+        _ConfPatcher(**kwargs).setUp()
+
 
 class _ConfPatcher(object):
     """``nova_fixtures.ConfPatcher``'s part that GlanceFixture uses: set_override for good."""
@@ -72,10 +75,10 @@ class _ConfPatcher(object):
             nova.conf.CONF.set_override(name, value, group=self.group)
 
 
-def _glance_fixture_module():
-    """nova/tests/fixtures/glance.py, loaded alone: the package's __init__ imports eventlet (through
-    its other fixtures), which nova 34's threading services refuse once they are patched; glance.py
-    needs only ``ConfPatcher`` from its sibling ``nova.py``."""
+def _fixture_module(name):
+    """nova/tests/fixtures/NAME.py (glance, neutron), loaded alone: the package's __init__ imports
+    eventlet (through its other fixtures), which nova 34's threading services refuse once they are
+    patched; these two need only ``ConfPatcher`` and ``PROJECT_ID`` from their sibling ``nova.py``."""
     import importlib.util
     import types
 
@@ -87,9 +90,10 @@ def _glance_fixture_module():
     package.__path__ = [pkgdir]
     sibling = types.ModuleType(names[1])
     sibling.ConfPatcher = _ConfPatcher
+    sibling.PROJECT_ID = '6f70656e737461636b20342065766572'   # nova_fixtures.PROJECT_ID
     sys.modules.update({names[0]: package, names[1]: sibling})
     try:
-        spec = importlib.util.spec_from_file_location('cloud_twin_glance_fixture', os.path.join(pkgdir, 'glance.py'))
+        spec = importlib.util.spec_from_file_location('cloud_twin_%s_fixture' % name, os.path.join(pkgdir, name + '.py'))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     finally:
@@ -102,8 +106,12 @@ def _glance_fixture_module():
 
 
 def stub_image_service():
-    """nova's functional GlanceFixture, applied for good in this process."""
-    _glance_fixture_module().GlanceFixture(_Test()).setUp()
+    """nova's functional GlanceFixture and NeutronFixture, applied for good in this process (no Glance,
+    no Neutron in the twin: nova's in-memory test images; the guests have no ports, and what nova asks
+    neutron (a server's security groups, ...) is answered by nova's fake)."""
+    test = _Test()
+    _fixture_module('glance').GlanceFixture(test).setUp()
+    _fixture_module('neutron').NeutronFixture(test).setUp()
 
 
 def run_nova(service, argv):

@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cloud twin's 2-node stage (`make cloud-twin-stage`): a live cloud rolled from nova 33 to 34.
+
+On the control plane of tests/cloud_twin/cloud.py (nova 34's api/conductor/scheduler, Keystone,
+Placement under uWSGI on MariaDB, RabbitMQ) two nodes run nova-compute 33 (their own venv) on
+fakelibvirt: ``cmp-vgpu`` (two T4 GPUs: nova 33 already puts VGPU on the pGPU children, the roll only
+adds nova 34's ``OWNER_NOVA`` trait) and ``cmp-pcpu`` (legacy ``vcpu_pin_set``: pinned guests hold VCPU,
+the roll converts them to PCPU).  Guests are booted through nova-api with
+openstacksdk as the user ``demo``: one asking VGPU, one pinned-CPU.  Then the roll as an operator
+runs it: ``playbooks/rolling_reshape.yml`` (serial 1, the nova steps on: disable, stop nova-compute
+33, reshape, switch the node to nova 34's venv in the post hook, start, wait up and reported,
+enable) with a clouds.yaml of the user ``operator`` (password auth, endpoints from the catalog).
+
+Asserted: the roll succeeds; every consumer's per-class totals are the same before and after; the
+VGPU guest's VGPU stays on its pGPU child provider, the pinned guest holds PCPU (not VCPU) on the
+root; nova-compute 34 made zero writes to Placement after its start on either node (Placement's own
+request log, the nova service user); both nodes run nova 34, enabled and up;
+``nova-manage placement audit --verbose`` finds nothing; ``heal_allocations --dry-run`` has nothing
+to do for the pinned guest (rc 4) and refuses the vGPU guest as nova always does (rc 8); ``nova-status upgrade check`` passes.  Printed: the roll's minutes and the figures.
+"""
+
+import os
+import time
+
+import openstack
+import openstack.config
+import pytest
+
+import cloud as cloud_mod
+import novactl
+import operator_run
+
+pytestmark = [pytest.mark.real, pytest.mark.slow]
+
+NODES = (('vgpu', 'cmp-vgpu'), ('pcpu', 'cmp-pcpu'))
+
+
+def _connect(clouds_yaml, name):
+    config = openstack.config.OpenStackConfig(config_files=[clouds_yaml])
+    return openstack.connection.Connection(config=config.get_one(name))
+
+
+def _provider_names(state):
+    return dict((uuid, rp['name']) for uuid, rp in state.items())
+
+
+def test_two_node_roll_33_to_34(cloud, clouds_yaml):
+    figures = {}
+    began = time.monotonic()
+    made = operator_run.start_nodes(cloud, NODES, release='33')
+    figures['nodes up on nova 33 (s)'] = time.monotonic() - began
+    for node in made.values():
+        assert novactl.installed_version(novactl.release_of(node)).startswith('33.')
+
+    # a user's clouds.yaml next to the operator's
+    user_yaml = cloud.clouds_yaml(cloud.path('clouds-demo.yaml'), name='twin-demo', user='demo')
+    admin = _connect(clouds_yaml, 'twin')
+    demo = _connect(user_yaml, 'twin-demo')
+    flavors = {
+        'vgpu': operator_run.flavor(admin, 'twin-vgpu', extra_specs={'resources:VGPU': '1'}),
+        'pcpu': operator_run.flavor(admin, 'twin-pinned', vcpus=2, extra_specs={'hw:cpu_policy': 'dedicated'}),
+    }
+    guests = {}
+    boot_times = []
+    for kind, flv in sorted(flavors.items()):
+        server, took = operator_run.boot(demo, 'guest-%s' % kind, flv.id, cloud_mod.IMAGE_ID)
+        boot_times.append(took)
+        guests[kind] = admin.compute.get_server(server.id)
+        assert guests[kind].status == 'ACTIVE', guests[kind]
+    figures['boots before the roll (s)'] = ', '.join('%.1f' % t for t in boot_times)
+    assert guests['vgpu'].compute_host == 'cmp-vgpu'
+    assert guests['pcpu'].compute_host == 'cmp-pcpu'
+
+    before = operator_run.placement_state(cloud)
+    totals_before = operator_run.consumer_totals(before)
+    # nova 33's layout: VGPU on a pGPU child (nova has put it there since Stein: nothing to move for
+    # vGPU from 33, the roll adds nova 34's OWNER_NOVA trait), the pinned guest's CPUs as VCPU (the move)
+    vgpu_before = operator_run.consumer_providers(before, guests['vgpu'].id)['VGPU']
+    assert len(vgpu_before) == 1 and vgpu_before[0].startswith('cmp-vgpu_pci_'), vgpu_before
+    assert 'VCPU' in totals_before[guests['pcpu'].id] and 'PCPU' not in totals_before[guests['pcpu'].id]
+
+    out = cloud.path('roll')
+    os.makedirs(out, exist_ok=True)
+    inventory = operator_run.inventory(made, out)
+    log_offset = cloud.placement_log_size()
+    result, roll_seconds = operator_run.run_roll(out, inventory, clouds_yaml, {
+        'rolling_reshape_serial': 1,
+        'rolling_reshape_nova_expected_version': '34.0.0',
+        'rolling_reshape_nova_timeout': 300,
+        'rolling_reshape_run_id': 'cloud-twin-stage',
+    })
+    figures['roll (s)'] = roll_seconds
+    assert result.returncode == 0, result.stdout[-6000:]
+
+    after = operator_run.placement_state(cloud)
+    totals_after = operator_run.consumer_totals(after)
+    expected = dict(totals_before)
+    # the pinned guest's CPUs move from VCPU to PCPU (the reshape's one change of class)
+    pinned = dict(expected[guests['pcpu'].id])
+    pinned['PCPU'] = pinned.pop('VCPU')
+    expected[guests['pcpu'].id] = pinned
+    assert totals_after == expected
+
+    names = _provider_names(after)
+    vgpu_on = operator_run.consumer_providers(after, guests['vgpu'].id)
+    assert vgpu_on['VGPU'] == vgpu_before, vgpu_on
+    vgpu_rp = [u for u, n in names.items() if n == vgpu_on['VGPU'][0]][0]
+    assert names[after[vgpu_rp]['parent']] == 'cmp-vgpu'
+    assert 'VGPU' not in after[[u for u, n in names.items() if n == 'cmp-vgpu'][0]]['inventories']
+    assert operator_run.consumer_providers(after, guests['pcpu'].id)['PCPU'] == ['cmp-pcpu']
+
+    # nova-compute 34 wrote nothing to Placement once started (the roll's own writes are the operator's)
+    writes = cloud.placement_requests(user='nova', since=log_offset, writes_only=True)
+    assert writes == [], '\n'.join(w['line'] for w in writes)
+    operator_writes = cloud.placement_requests(user='operator', since=log_offset, writes_only=True)
+    assert operator_writes, 'the roll reshaped through Placement as the operator'
+    figures['Placement writes during the roll'] = 'operator %d, nova 0' % len(operator_writes)
+
+    services = dict((s['host'], s) for s in cloud.services() if s['binary'] == 'nova-compute')
+    for hostname, node in made.items():
+        assert novactl.installed_version(novactl.release_of(node)) == '34.0.0'
+        assert (services[hostname]['status'], services[hostname]['state']) == ('enabled', 'up'), services[hostname]
+
+    audit = cloud.nova_manage('placement', 'audit', '--verbose', check=False)
+    assert audit.returncode == 0, audit.stdout[-3000:]
+    assert 'orphaned allocation' not in audit.stdout.lower(), audit.stdout[-3000:]
+    # 4: "Command completed successfully but no allocations were created" (nothing to heal)
+    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose',
+                             '--instance', guests['pcpu'].id, check=False)
+    assert heal.returncode == 4, heal.stdout[-3000:]
+    # nova's heal_allocations does not handle vGPU guests at all (rc 8, its documented answer; see
+    # docs/upgrade-twin.md "vGPU: heal_allocations cannot check a vGPU host")
+    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose',
+                             '--instance', guests['vgpu'].id, check=False)
+    assert heal.returncode == 8 and 'vGPU resource request is not supported' in heal.stdout, heal.stdout[-3000:]
+    status = cloud.nova_tool('nova-status', 'upgrade', 'check', check=False)
+    assert status.returncode == 0, status.stdout[-3000:]
+
+    print('\ncloud twin stage figures:')
+    for key, value in figures.items():
+        print('  %s: %s' % (key, '%.1f' % value if isinstance(value, float) else value))
+    print('  control plane start-up (s): %s' % ', '.join('%s %.1f' % kv for kv in cloud.timings.items()))
+    print('  run folder: %s' % cloud.run_dir)
