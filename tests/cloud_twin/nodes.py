@@ -130,6 +130,10 @@ use_stderr = false
 log_file = %(log)s
 debug = %(debug)s
 vif_plugging_timeout = 0
+# nova 33's graceful stop sleeps manager_shutdown_timeout (default 160 s, capped at
+# graceful_shutdown_timeout - 10 = 50 s) before it exits on SIGTERM: the twin stops in ~5 s
+manager_shutdown_timeout = 5
+graceful_shutdown_timeout = 15
 vif_plugging_is_fatal = false
 # the twin's guests are booted without networks; nova-compute answers no console
 [vnc]
