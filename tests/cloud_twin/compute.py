@@ -20,7 +20,7 @@ Run by a nova release's own python (the openstack-ansible shape: one venv per re
    fakelibvirt connection holding this node's hardware, mirrored from the spec by the nova
    oracle's tests/nova_oracle/mirror.py (GPUs with their mdev types, PCI devices, the mdevs and the
    guests' domains already there); for SEV, libvirt's domain capabilities and the kernel's
-   kvm_amd parameter as nova's SEV tests fake them; nova's ``NeutronFixture`` (the guests have no
+   kvm_amd parameters as nova 34's AmdSevFixture stubs them; nova's ``NeutronFixture`` (the guests have no
    ports; nova-compute's network calls go to nova's fake of neutron), ``GlanceFixture`` (no Glance:
    nova's test images, as tests/cloud_twin/control.py gives the control plane) and
    ``PrivsepNoHelperFixture`` (a privsep call fails loudly instead of starting a helper);
@@ -204,19 +204,16 @@ def apply_fixtures(host):
     if spec.get('sev'):
         used.append(_use(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.virConnect._domain_capability_features', features)))
+        flags = mirror.kernel_sev_flags(spec)
         if getattr(libvirt_fixture, 'amd_sev', None) is not None:
-            for flag, value in mirror.kernel_sev_flags(spec).items():
+            for flag, value in flags.items():
                 setattr(libvirt_fixture.amd_sev, flag, value)
         else:
-            # the release reads the kernel's kvm_amd parameter file itself (nova's SEV tests:
-            # nova.test.patch_exists / patch_open; nova 33 names it kvm_amd/parameters/<model>)
-            from nova import test as nova_test
-            from nova.virt.libvirt import host as libvirt_host
-            kernel = libvirt_host.SEV_KERNEL_PARAM_FILE
-            if '%s' in kernel:
-                kernel = kernel % 'sev'
-            for patcher in (nova_test.patch_exists(kernel, True), nova_test.patch_open(kernel, "1\n")):
-                patcher.__enter__()
+            # a release without nova's AmdSevFixture (nova 33): the same stub of the kernel's
+            # kvm_amd parameters nova 34's fixture makes (Host._kernel_supports_amd_sev)
+            models = {'sev': flags['sev'], 'sev-es': flags['sev_es'], 'sev-snp': flags['sev_snp']}
+            used.append(_use(fixtures.MockPatch('nova.virt.libvirt.host.Host._kernel_supports_amd_sev',
+                                                side_effect=lambda model='sev': models[model])))
 
     pci_info = mirror.pci_info(spec, built)
     if pci_info.devices:

@@ -13,6 +13,9 @@ A node is a directory (see :func:`create`)::
                          reads: host/sys (sysfs), host/etc/libvirt/qemu/*.xml (nova's own domain XML of
                          the guests), host/etc/nova/nova.conf (the node's device options)
     <node>/domains/      nova's domain XML of every defined guest (copied into host/etc/libvirt/qemu)
+    <node>/nova-34/nova.conf  nova 34's device options of the node, written before the roll (the
+                         new release's config directory, openstack-ansible's shape): what the roll's
+                         discovery reads; the switch (novactl) makes it the node's nova.conf
     <node>/state/        nova's state_path (compute_id: the node's identity across restarts)
 
 The hardware comes from the presets of tools/fakehost.py (the ones the nova oracle and the
@@ -130,6 +133,10 @@ use_stderr = false
 log_file = %(log)s
 debug = %(debug)s
 vif_plugging_timeout = 0
+# nova 33's graceful stop sleeps manager_shutdown_timeout (default 160 s, capped at
+# graceful_shutdown_timeout - 10 = 50 s) before it exits on SIGTERM: the twin stops in ~5 s
+manager_shutdown_timeout = 5
+graceful_shutdown_timeout = 15
 vif_plugging_is_fatal = false
 # the twin's guests are booted without networks; nova-compute answers no console
 [vnc]
@@ -166,6 +173,7 @@ def create(directory, kind, hostname, transport_url, placement, debug=False):
         os.makedirs(os.path.join(directory, sub), exist_ok=True)
     spec = hardware(kind, hostname)
     write_spec(directory, spec)
+    write_new_conf(directory, spec)
     with open(os.path.join(directory, 'node.conf'), 'w') as handle:
         handle.write(SERVICE_CONF % {'host': hostname, 'transport_url': transport_url,
                                      'state': os.path.join(directory, 'state'),
@@ -173,6 +181,20 @@ def create(directory, kind, hostname, transport_url, placement, debug=False):
                                      'debug': 'true' if debug else 'false',
                                      'placement': placement_auth_lines(placement)})
     return directory
+
+
+def new_conf_path(directory):
+    """nova 34's nova.conf of the node, laid out before the roll (openstack-ansible builds the new
+    venv and its config directory first): what the roll's discovery reads."""
+    return os.path.join(os.path.abspath(directory), 'nova-34', 'nova.conf')
+
+
+def write_new_conf(directory, spec):
+    path = new_conf_path(directory)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as handle:
+        handle.write(fakehost.nova_conf_text(upgraded_conf(spec['kind'], spec.get('nova_conf') or {})))
+    return path
 
 
 def read_spec(directory):
@@ -196,6 +218,9 @@ def switch_conf(directory, release):
         spec['nova_conf'] = upgraded_conf(spec['kind'], spec.get('nova_conf') or {})
         spec['upgraded'] = True
         write_spec(directory, spec)
+        # the node's /etc/nova now is the new release's (the launcher rebuilds the rest of the tree)
+        with open(os.path.join(directory, 'host', 'etc', 'nova', 'nova.conf'), 'w') as handle:
+            handle.write(fakehost.nova_conf_text(spec['nova_conf']))
     return spec
 
 
@@ -204,7 +229,7 @@ def discovery_paths(directory):
     host = os.path.join(os.path.abspath(directory), 'host')
     paths = {'rolling_reshape_sysfs_root': os.path.join(host, 'sys'),
              'rolling_reshape_domain_xml_glob': os.path.join(host, 'etc', 'libvirt', 'qemu', '*.xml'),
-             'rolling_reshape_nova_conf': os.path.join(host, 'etc', 'nova', 'nova.conf')}
+             'rolling_reshape_nova_conf': new_conf_path(directory)}
     caps = os.path.join(host, 'etc', 'libvirt', 'domcapabilities.xml')
     if os.path.exists(caps):
         paths['rolling_reshape_domain_capabilities'] = caps
