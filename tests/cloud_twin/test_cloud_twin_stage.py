@@ -15,8 +15,11 @@ enable) with a clouds.yaml of the user ``operator`` (password auth, endpoints fr
 
 Asserted: the roll succeeds; every consumer's per-class totals are the same before and after; the
 VGPU guest's VGPU stays on its pGPU child provider, the pinned guest holds PCPU (not VCPU) on the
-root; nova-compute 34 made zero writes to Placement after its start on either node (Placement's own
-request log, the nova service user); both nodes run nova 34, enabled and up;
+root; the nova service user's only writes to Placement during the roll (Placement's own request log)
+are, per node, the two PUTs of the root's traits with which nova-compute answers the disable (nova 33
+adds COMPUTE_STATUS_DISABLED) and the enable (nova 34 takes it off): nova 34 wrote no inventory,
+allocation, reshape or child provider, and its start-up pass left the tree the roll laid (the role
+itself fails a node whose provider generation moves between nova's start and its report); both nodes run nova 34, enabled and up;
 ``nova-manage placement audit --verbose`` finds nothing; ``heal_allocations --dry-run`` has nothing
 to do for the pinned guest (rc 4) and refuses the vGPU guest as nova always does (rc 8); ``nova-status upgrade check`` passes.  Printed: the roll's minutes and the figures.
 """
@@ -111,12 +114,27 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
     assert 'VGPU' not in after[[u for u, n in names.items() if n == 'cmp-vgpu'][0]]['inventories']
     assert operator_run.consumer_providers(after, guests['pcpu'].id)['PCPU'] == ['cmp-pcpu']
 
-    # nova-compute 34 wrote nothing to Placement once started (the roll's own writes are the operator's)
+    # nova's writes during the roll, by node: the only ones are the PUT of the root's traits that nova-compute
+    # makes when its service is disabled (nova 33 adds COMPUTE_STATUS_DISABLED) and enabled again (nova 34
+    # takes it off), nova's answer to the os-services update; no inventory, allocation, reshaper or child
+    # provider write, and no trait left behind
     writes = cloud.placement_requests(user='nova', since=log_offset, writes_only=True)
-    assert writes == [], '\n'.join(w['line'] for w in writes)
+    roots = dict((rp['name'], uuid) for uuid, rp in after.items() if rp['parent'] is None)
+    by_node = dict((hostname, []) for hostname in made)
+    for write in writes:
+        target = write['uri'].split('?')[0].split('/')
+        owner = after.get(target[2])['name'] if len(target) > 2 and target[2] in after else None
+        node = [h for h in made if owner and (owner == h or owner.startswith(h + '_'))]
+        assert node, 'a write by nova outside the nodes: %s' % write['line']
+        by_node[node[0]].append((write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')))
+    for hostname, seen in sorted(by_node.items()):
+        assert seen == [('PUT', '/resource_providers/{root}/traits')] * 2, (hostname, seen, [w['line'] for w in writes])
+        traits = operator_run.placement_get(cloud, '/resource_providers/%s/traits' % roots[hostname])['traits']
+        assert 'COMPUTE_STATUS_DISABLED' not in traits and 'OWNER_NOVA' in traits, (hostname, traits)
     operator_writes = cloud.placement_requests(user='operator', since=log_offset, writes_only=True)
     assert operator_writes, 'the roll reshaped through Placement as the operator'
-    figures['Placement writes during the roll'] = 'operator %d, nova 0' % len(operator_writes)
+    figures['Placement writes during the roll'] = 'operator %d; nova %d (%s)' % (
+        len(operator_writes), len(writes), ', '.join('%s: disable + enable traits' % h for h in sorted(by_node)))
 
     services = dict((s['host'], s) for s in cloud.services() if s['binary'] == 'nova-compute')
     for hostname, node in made.items():
