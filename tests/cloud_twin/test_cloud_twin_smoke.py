@@ -11,7 +11,6 @@ import openstack
 import openstack.config
 import pytest
 
-import cloud as cloud_mod
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 

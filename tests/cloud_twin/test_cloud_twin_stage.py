@@ -21,7 +21,8 @@ adds COMPUTE_STATUS_DISABLED) and the enable (nova 34 takes it off): nova 34 wro
 allocation, reshape or child provider, and its start-up pass left the tree the roll laid (the role
 itself fails a node whose provider generation moves between nova's start and its report); both nodes run nova 34, enabled and up;
 ``nova-manage placement audit --verbose`` finds nothing; ``heal_allocations --dry-run`` has nothing
-to do for the pinned guest (rc 4) and refuses the vGPU guest as nova always does (rc 8); ``nova-status upgrade check`` passes.  Printed: the roll's minutes and the figures.
+to do for the pinned guest (rc 4) and refuses the vGPU guest as nova always does (rc 8);
+``nova-status upgrade check`` passes.  Printed: the roll's minutes and the figures.
 """
 
 import os
@@ -145,12 +146,12 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
     assert audit.returncode == 0, audit.stdout[-3000:]
     assert 'orphaned allocation' not in audit.stdout.lower(), audit.stdout[-3000:]
     # 4: "Command completed successfully but no allocations were created" (nothing to heal)
-    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose',
+    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations',
                              '--instance', guests['pcpu'].id, check=False)
     assert heal.returncode == 4, heal.stdout[-3000:]
     # nova's heal_allocations does not handle vGPU guests at all (rc 8, its documented answer; see
     # docs/upgrade-twin.md "vGPU: heal_allocations cannot check a vGPU host")
-    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose',
+    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations',
                              '--instance', guests['vgpu'].id, check=False)
     assert heal.returncode == 8 and 'vGPU resource request is not supported' in heal.stdout, heal.stdout[-3000:]
     status = cloud.nova_tool('nova-status', 'upgrade', 'check', check=False)
