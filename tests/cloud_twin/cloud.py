@@ -198,7 +198,14 @@ region_name = {region}
 valid_interfaces = internal
 
 [service_user]
-send_service_user_token = false
+send_service_user_token = true
+auth_type = password
+auth_url = {auth_url}
+username = nova
+password = {nova_password}
+project_name = {project}
+user_domain_name = {domain}
+project_domain_name = {domain}
 
 """ + _AUTHTOKEN
 

@@ -8,7 +8,8 @@ Placement under uWSGI on MariaDB, RabbitMQ) two nodes run nova-compute 33 (their
 fakelibvirt: ``cmp-vgpu`` (two T4 GPUs: nova 33 already puts VGPU on the pGPU children, the roll only
 adds nova 34's ``OWNER_NOVA`` trait) and ``cmp-pcpu`` (legacy ``vcpu_pin_set``: pinned guests hold VCPU,
 the roll converts them to PCPU).  Guests are booted through nova-api with
-openstacksdk as the user ``demo``: one asking VGPU, one pinned-CPU.  Then the roll as an operator
+openstacksdk: one asking VGPU (as the user ``demo``), one pinned-CPU (as the operator, on cmp-pcpu: it
+would fit both nodes).  Then the roll as an operator
 runs it: ``playbooks/rolling_reshape.yml`` (serial 1, the nova steps on: disable, stop nova-compute
 33, reshape, switch the node to nova 34's venv in the post hook, start, wait up and reported,
 enable) with a clouds.yaml of the user ``operator`` (password auth, endpoints from the catalog).
@@ -68,8 +69,11 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
     }
     guests = {}
     boot_times = []
+    # the VGPU guest fits cmp-vgpu only (the user boots it); a pinned guest fits both nodes through nova's
+    # VCPU fallback query, so the operator places it on cmp-pcpu (availability zone nova:cmp-pcpu, admin only)
     for kind, flv in sorted(flavors.items()):
-        server, took = operator_run.boot(demo, 'guest-%s' % kind, flv.id, cloud_mod.IMAGE_ID)
+        conn, host = (demo, None) if kind == 'vgpu' else (admin, 'cmp-pcpu')
+        server, took = operator_run.boot(conn, 'guest-%s' % kind, flv.id, cloud_mod.IMAGE_ID, host=host)
         boot_times.append(took)
         guests[kind] = admin.compute.get_server(server.id)
         assert guests[kind].status == 'ACTIVE', guests[kind]
