@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The operator's side of the cloud twin: the nodes, guests through nova-api, the roll, Placement's state.
+
+* :func:`start_nodes`: node directories (tests/cloud_twin/nodes.py), each node's nova-compute started with
+  novactl (tests/cloud_twin/novactl.py) on the given release, then ``nova-manage cell_v2 discover_hosts``,
+  then every node up in nova's os-services and its root provider in Placement;
+* :func:`boot`: a guest booted through nova-api with openstacksdk (``networks: none``: no Neutron here);
+* :func:`run_roll`: ``playbooks/rolling_reshape.yml`` by the project venv's ansible-playbook on an
+  inventory of the nodes (local connection, discovery paths, novactl as the node's service manager,
+  the switch to nova 34 as the role's post hook) with ``placement_backend: {cloud: twin}`` and a
+  clouds.yaml (``OS_CLIENT_CONFIG_FILE``): password auth, endpoints from Keystone's catalog;
+* :func:`placement_state`: every provider, its inventories and allocations (as the admin), and
+  :func:`consumer_totals` (consumer -> resource class -> amount, over all providers).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+for _path in (os.path.join(REPO, 'tools'), HERE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import nodes  # noqa: E402
+import novactl  # noqa: E402
+
+MAIN_VENV = os.path.join(REPO, '.venv')
+ANSIBLE_PLAYBOOK = os.path.join(MAIN_VENV, 'bin', 'ansible-playbook')
+PLACEMENT_VERSION = 'placement 1.39'
+
+
+def node_placement_auth(cloud):
+    """The [placement] options of a node's nova.conf: the nova service user, the catalog's internal URL."""
+    return {'auth_type': 'password', 'auth_url': cloud.auth_url, 'username': 'nova',
+            'password': cloud.passwords['nova'], 'project_name': 'service', 'user_domain_name': 'Default',
+            'project_domain_name': 'Default', 'region_name': 'RegionOne', 'valid_interfaces': 'internal'}
+
+
+def start_nodes(cloud, specs, release='33', timeout=600):
+    """``specs``: [(kind, hostname)]; returns {hostname: node_dir} once all are up and reported."""
+    made = {}
+    for kind, hostname in specs:
+        node = nodes.create(cloud.path('nodes', hostname), kind, hostname, cloud.broker.transport_url,
+                            node_placement_auth(cloud))
+        made[hostname] = node
+        cloud.started_nodes.append(node)
+    for hostname, node in made.items():
+        novactl.start(node, release)
+    for hostname, node in made.items():
+        novactl.wait(node, timeout)
+    cloud.nova_manage('cell_v2', 'discover_hosts', '--verbose')
+    cloud.wait_services(('nova-compute',), timeout=timeout, hosts=list(made))
+    deadline = time.monotonic() + timeout
+    while True:
+        names = set(p['name'] for p in placement_get(cloud, '/resource_providers')['resource_providers'])
+        if set(made) <= names:
+            return made
+        if time.monotonic() > deadline:
+            raise AssertionError('providers of %s not in Placement after %ss' % (sorted(set(made) - names), timeout))
+        time.sleep(1)
+
+
+def stop_nodes(cloud):
+    for node in list(cloud.started_nodes):
+        novactl.stop(node)
+
+
+# -- Placement, as the admin -------------------------------------------------------
+def placement_get(cloud, path):
+    resp = cloud.admin_session().get(cloud.placement.url + path, headers={'OpenStack-API-Version': PLACEMENT_VERSION},
+                                     raise_exc=True)
+    return resp.json()
+
+
+def placement_state(cloud):
+    """{provider uuid: {'name', 'parent', 'root', 'inventories': {rc: total}, 'allocations': {consumer: {rc: n}}}}."""
+    state = {}
+    for rp in placement_get(cloud, '/resource_providers')['resource_providers']:
+        inv = placement_get(cloud, '/resource_providers/%s/inventories' % rp['uuid'])['inventories']
+        allocs = placement_get(cloud, '/resource_providers/%s/allocations' % rp['uuid'])['allocations']
+        state[rp['uuid']] = {
+            'name': rp['name'], 'parent': rp['parent_provider_uuid'], 'root': rp['root_provider_uuid'],
+            'generation': rp['generation'],
+            'inventories': dict((rc, v['total']) for rc, v in inv.items()),
+            'allocations': dict((c, dict(a['resources'])) for c, a in allocs.items())}
+    return state
+
+
+def consumer_totals(state):
+    """consumer -> resource class -> amount, summed over every provider."""
+    totals = {}
+    for rp in state.values():
+        for consumer, resources in rp['allocations'].items():
+            mine = totals.setdefault(consumer, {})
+            for rc, amount in resources.items():
+                mine[rc] = mine.get(rc, 0) + amount
+    return totals
+
+
+def consumer_providers(state, consumer):
+    """{resource class: [provider name, ...]} of ``consumer``'s allocation."""
+    found = {}
+    for rp in state.values():
+        for rc in rp['allocations'].get(consumer, {}):
+            found.setdefault(rc, []).append(rp['name'])
+    return dict((rc, sorted(names)) for rc, names in found.items())
+
+
+# -- guests -----------------------------------------------------------------------
+def flavor(conn, name, vcpus=1, ram=512, disk=1, extra_specs=None):
+    made = conn.compute.create_flavor(name=name, ram=ram, vcpus=vcpus, disk=disk)
+    if extra_specs:
+        conn.compute.create_flavor_extra_specs(made, dict(extra_specs))
+    return made
+
+
+def boot(conn, name, flavor_id, image_id, wait=True, timeout=300, host=None):
+    """Boot a guest through nova-api; returns (server, seconds until ACTIVE or ERROR)."""
+    began = time.monotonic()
+    attrs = {'name': name, 'flavor_id': flavor_id, 'image_id': image_id, 'networks': 'none'}
+    if host:
+        attrs['availability_zone'] = 'nova:%s' % host
+    server = conn.compute.create_server(**attrs)
+    if wait:
+        server = conn.compute.wait_for_server(server, status='ACTIVE', failures=['ERROR'], interval=1, wait=timeout)
+    return server, time.monotonic() - began
+
+
+# -- the roll ---------------------------------------------------------------------
+def inventory(made, out, python=None, release='34'):
+    """The roll's inventory: every node a local-connection host of group ``compute``."""
+    python = python or os.path.join(MAIN_VENV, 'bin', 'python')
+    hosts = {}
+    for hostname, node in sorted(made.items()):
+        host = {'ansible_connection': 'local', 'ansible_python_interpreter': python,
+                'rolling_reshape_provider_name': hostname, 'rolling_reshape_compute_host': hostname}
+        host.update(nodes.discovery_paths(node))
+        host.update(novactl.role_vars(node, python=python, release=release))
+        hosts[hostname] = host
+    path = os.path.join(out, 'inventory.json')
+    with open(path, 'w') as handle:
+        json.dump({'all': {'children': {'compute': {'hosts': hosts}}}}, handle, indent=1, sort_keys=True)
+    return path
+
+
+def run_roll(out, inventory_path, clouds_yaml, variables, timeout=1800, cloud_name='twin', env=None):
+    """ansible-playbook playbooks/rolling_reshape.yml; returns (CompletedProcess, seconds)."""
+    extra = {'placement_backend': {'cloud': cloud_name}, 'rolling_reshape_become': False,
+             'rolling_reshape_nova_service': 'always',
+             'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
+             'rolling_reshape_report_dir': os.path.join(out, 'reports')}
+    extra.update(variables)
+    extra_path = os.path.join(out, 'vars.json')
+    with open(extra_path, 'w') as handle:
+        json.dump(extra, handle, indent=1, sort_keys=True)
+    child_env = dict(os.environ)
+    for key in [k for k in child_env if k.startswith(('ANSIBLE_', 'OS_', 'PYTHON'))] + ['VIRTUAL_ENV']:
+        child_env.pop(key, None)
+    child_env.update({
+        'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + child_env.get('PATH', ''),
+        'OS_CLIENT_CONFIG_FILE': clouds_yaml,
+        'ANSIBLE_COLLECTIONS_PATH': os.path.join(MAIN_VENV, 'collections'),
+        'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
+        'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0',
+        'ANSIBLE_HOME': os.path.join(out, '.ansible'),
+        'ANSIBLE_LOCAL_TEMP': os.path.join(out, '.ansible', 'tmp'),
+        'NO_PROXY': '127.0.0.1,localhost', 'no_proxy': '127.0.0.1,localhost',
+    })
+    child_env.update(env or {})
+    began = time.monotonic()
+    with open(os.path.join(out, 'ansible-playbook.log'), 'w') as log:
+        result = subprocess.run(
+            [ANSIBLE_PLAYBOOK, '-i', inventory_path, os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'),
+             '-e', '@' + extra_path],
+            env=child_env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+            timeout=timeout, check=False)
+        log.write(result.stdout)
+    return result, time.monotonic() - began

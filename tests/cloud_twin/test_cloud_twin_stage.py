@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, placement.upgrade contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cloud twin's 2-node stage (`make cloud-twin-stage`): a live cloud rolled from nova 33 to 34.
+
+On the control plane of tests/cloud_twin/cloud.py (nova 34's api/conductor/scheduler, Keystone,
+Placement under uWSGI on MariaDB, RabbitMQ) two nodes run nova-compute 33 (their own venv) on
+fakelibvirt: ``cmp-vgpu`` (two T4 GPUs: nova 33 already puts VGPU on the pGPU children, the roll only
+adds nova 34's ``OWNER_NOVA`` trait) and ``cmp-pcpu`` (legacy ``vcpu_pin_set``: pinned guests hold VCPU,
+the roll converts them to PCPU).  Guests are booted through nova-api with
+openstacksdk: one asking VGPU (as the user ``demo``), one pinned-CPU (as the operator, on cmp-pcpu: it
+would fit both nodes).  Then the roll as an operator
+runs it: ``playbooks/rolling_reshape.yml`` (serial 1, the nova steps on: disable, stop nova-compute
+33, reshape, switch the node to nova 34's venv in the post hook, start, wait up and reported,
+enable) with a clouds.yaml of the user ``operator`` (password auth, endpoints from the catalog).
+
+Asserted: the roll succeeds; every consumer's per-class totals are the same before and after; the
+VGPU guest's VGPU stays on its pGPU child provider, the pinned guest holds PCPU (not VCPU) on the
+root; the nova service user's only writes to Placement during the roll (Placement's own request log)
+are, per node, the two PUTs of the root's traits with which nova-compute answers the disable (nova 33
+adds COMPUTE_STATUS_DISABLED) and the enable (nova 34 takes it off): nova 34 wrote no inventory,
+allocation, reshape or child provider, and its start-up pass left the tree the roll laid (the role
+itself fails a node whose provider generation moves between nova's start and its report); both nodes run nova 34, enabled and up;
+``nova-manage placement audit --verbose`` finds nothing; ``heal_allocations --dry-run`` has nothing
+to do for the pinned guest (rc 4) and refuses the vGPU guest as nova always does (rc 8);
+``nova-status upgrade check`` passes.  Printed: the roll's minutes and the figures.
+"""
+
+import os
+import time
+
+import openstack
+import openstack.config
+import pytest
+
+import cloud as cloud_mod
+import novactl
+import operator_run
+
+pytestmark = [pytest.mark.real, pytest.mark.slow]
+
+NODES = (('vgpu', 'cmp-vgpu'), ('pcpu', 'cmp-pcpu'))
+
+
+def _connect(clouds_yaml, name):
+    config = openstack.config.OpenStackConfig(config_files=[clouds_yaml])
+    return openstack.connection.Connection(config=config.get_one(name))
+
+
+def _provider_names(state):
+    return dict((uuid, rp['name']) for uuid, rp in state.items())
+
+
+def test_two_node_roll_33_to_34(cloud, clouds_yaml):
+    figures = {}
+    began = time.monotonic()
+    made = operator_run.start_nodes(cloud, NODES, release='33')
+    figures['nodes up on nova 33 (s)'] = time.monotonic() - began
+    for node in made.values():
+        assert novactl.installed_version(novactl.release_of(node)).startswith('33.')
+
+    # a user's clouds.yaml next to the operator's
+    user_yaml = cloud.clouds_yaml(cloud.path('clouds-demo.yaml'), name='twin-demo', user='demo')
+    admin = _connect(clouds_yaml, 'twin')
+    demo = _connect(user_yaml, 'twin-demo')
+    flavors = {
+        'vgpu': operator_run.flavor(admin, 'twin-vgpu', extra_specs={'resources:VGPU': '1'}),
+        'pcpu': operator_run.flavor(admin, 'twin-pinned', vcpus=2, extra_specs={'hw:cpu_policy': 'dedicated'}),
+    }
+    guests = {}
+    boot_times = []
+    # the VGPU guest fits cmp-vgpu only (the user boots it); a pinned guest fits both nodes through nova's
+    # VCPU fallback query, so the operator places it on cmp-pcpu (availability zone nova:cmp-pcpu, admin only)
+    for kind, flv in sorted(flavors.items()):
+        conn, host = (demo, None) if kind == 'vgpu' else (admin, 'cmp-pcpu')
+        server, took = operator_run.boot(conn, 'guest-%s' % kind, flv.id, cloud_mod.IMAGE_ID, host=host)
+        boot_times.append(took)
+        guests[kind] = admin.compute.get_server(server.id)
+        assert guests[kind].status == 'ACTIVE', guests[kind]
+    figures['boots before the roll (s)'] = ', '.join('%.1f' % t for t in boot_times)
+    assert guests['vgpu'].compute_host == 'cmp-vgpu'
+    assert guests['pcpu'].compute_host == 'cmp-pcpu'
+
+    before = operator_run.placement_state(cloud)
+    totals_before = operator_run.consumer_totals(before)
+    # nova 33's layout: VGPU on a pGPU child (nova has put it there since Stein: nothing to move for
+    # vGPU from 33, the roll adds nova 34's OWNER_NOVA trait), the pinned guest's CPUs as VCPU (the move)
+    vgpu_before = operator_run.consumer_providers(before, guests['vgpu'].id)['VGPU']
+    assert len(vgpu_before) == 1 and vgpu_before[0].startswith('cmp-vgpu_pci_'), vgpu_before
+    assert 'VCPU' in totals_before[guests['pcpu'].id] and 'PCPU' not in totals_before[guests['pcpu'].id]
+
+    out = cloud.path('roll')
+    os.makedirs(out, exist_ok=True)
+    inventory = operator_run.inventory(made, out)
+    log_offset = cloud.placement_log_size()
+    result, roll_seconds = operator_run.run_roll(out, inventory, clouds_yaml, {
+        'rolling_reshape_serial': 1,
+        'rolling_reshape_nova_expected_version': '34.0.0',
+        'rolling_reshape_nova_timeout': 300,
+        'rolling_reshape_run_id': 'cloud-twin-stage',
+    })
+    figures['roll (s)'] = roll_seconds
+    assert result.returncode == 0, result.stdout[-6000:]
+
+    after = operator_run.placement_state(cloud)
+    totals_after = operator_run.consumer_totals(after)
+    expected = dict(totals_before)
+    # the pinned guest's CPUs move from VCPU to PCPU (the reshape's one change of class)
+    pinned = dict(expected[guests['pcpu'].id])
+    pinned['PCPU'] = pinned.pop('VCPU')
+    expected[guests['pcpu'].id] = pinned
+    assert totals_after == expected
+
+    names = _provider_names(after)
+    vgpu_on = operator_run.consumer_providers(after, guests['vgpu'].id)
+    assert vgpu_on['VGPU'] == vgpu_before, vgpu_on
+    vgpu_rp = [u for u, n in names.items() if n == vgpu_on['VGPU'][0]][0]
+    assert names[after[vgpu_rp]['parent']] == 'cmp-vgpu'
+    assert 'VGPU' not in after[[u for u, n in names.items() if n == 'cmp-vgpu'][0]]['inventories']
+    assert operator_run.consumer_providers(after, guests['pcpu'].id)['PCPU'] == ['cmp-pcpu']
+
+    # nova's writes during the roll, by node: the only ones are the PUT of the root's traits that nova-compute
+    # makes when its service is disabled (nova 33 adds COMPUTE_STATUS_DISABLED) and enabled again (nova 34
+    # takes it off), nova's answer to the os-services update; no inventory, allocation, reshaper or child
+    # provider write, and no trait left behind
+    writes = cloud.placement_requests(user='nova', since=log_offset, writes_only=True)
+    roots = dict((rp['name'], uuid) for uuid, rp in after.items() if rp['parent'] is None)
+    by_node = dict((hostname, []) for hostname in made)
+    for write in writes:
+        target = write['uri'].split('?')[0].split('/')
+        owner = after.get(target[2])['name'] if len(target) > 2 and target[2] in after else None
+        node = [h for h in made if owner and (owner == h or owner.startswith(h + '_'))]
+        assert node, 'a write by nova outside the nodes: %s' % write['line']
+        by_node[node[0]].append((write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')))
+    for hostname, seen in sorted(by_node.items()):
+        assert seen == [('PUT', '/resource_providers/{root}/traits')] * 2, (hostname, seen, [w['line'] for w in writes])
+        traits = operator_run.placement_get(cloud, '/resource_providers/%s/traits' % roots[hostname])['traits']
+        assert 'COMPUTE_STATUS_DISABLED' not in traits and 'OWNER_NOVA' in traits, (hostname, traits)
+    operator_writes = cloud.placement_requests(user='operator', since=log_offset, writes_only=True)
+    assert operator_writes, 'the roll reshaped through Placement as the operator'
+    figures['Placement writes during the roll'] = 'operator %d; nova %d (%s)' % (
+        len(operator_writes), len(writes), ', '.join('%s: disable + enable traits' % h for h in sorted(by_node)))
+
+    services = dict((s['host'], s) for s in cloud.services() if s['binary'] == 'nova-compute')
+    for hostname, node in made.items():
+        assert novactl.installed_version(novactl.release_of(node)) == '34.0.0'
+        assert (services[hostname]['status'], services[hostname]['state']) == ('enabled', 'up'), services[hostname]
+
+    audit = cloud.nova_manage('placement', 'audit', '--verbose', check=False)
+    assert audit.returncode == 0, audit.stdout[-3000:]
+    assert 'orphaned allocation' not in audit.stdout.lower(), audit.stdout[-3000:]
+    # 4: "Command completed successfully but no allocations were created" (nothing to heal)
+    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations',
+                             '--instance', guests['pcpu'].id, check=False)
+    assert heal.returncode == 4, heal.stdout[-3000:]
+    # nova's heal_allocations does not handle vGPU guests at all (rc 8, its documented answer; see
+    # docs/upgrade-twin.md "vGPU: heal_allocations cannot check a vGPU host")
+    heal = cloud.nova_manage('placement', 'heal_allocations', '--dry-run', '--verbose', '--skip-port-allocations',
+                             '--instance', guests['vgpu'].id, check=False)
+    assert heal.returncode == 8 and 'vGPU resource request is not supported' in heal.stdout, heal.stdout[-3000:]
+    status = cloud.nova_tool('nova-status', 'upgrade', 'check', check=False)
+    assert status.returncode == 0, status.stdout[-3000:]
+
+    print('\ncloud twin stage figures:')
+    for key, value in figures.items():
+        print('  %s: %s' % (key, '%.1f' % value if isinstance(value, float) else value))
+    print('  control plane start-up (s): %s' % ', '.join('%s %.1f' % kv for kv in cloud.timings.items()))
+    print('  run folder: %s' % cloud.run_dir)
