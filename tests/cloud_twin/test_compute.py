@@ -161,7 +161,7 @@ def test_node_comes_up_on_nova_33(cloud, started, kind):
                                        check_mode=True)
     finally:
         api.close()
-    print('\n%s on nova 33: %s; the planner in check mode: %s %s' % (
+    print('\n%s on nova 33: %s; the planner in check mode: %s, moved %s %s' % (
         name, dict((n, p['inventories']) for n, p in providers.items()), result['status'],
         result.get('moved'), result.get('deferred_reason') or ''))
     if kind in ('pcpu', 'mixed', 'pci'):
