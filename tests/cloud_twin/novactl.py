@@ -167,7 +167,8 @@ def wait(node, timeout=300.0):
             raise NovactlError('nova-compute of %s failed to start: %s (see %s)'
                                % (node, json.loads(failed)['error'], os.path.join(node, 'nova-compute.log')))
         pid = pid_of(node)
-        _reap(pid) if pid else None
+        if pid:
+            _reap(pid)
         if not alive(pid):
             raise NovactlError('nova-compute of %s is not running (see %s)' % (node, os.path.join(node, 'compute.out')))
         if time.monotonic() > deadline:

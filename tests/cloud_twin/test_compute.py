@@ -161,7 +161,7 @@ def test_node_comes_up_on_nova_33(cloud, started, kind):
                                        check_mode=True)
     finally:
         api.close()
-    print('\n%s on nova 33: %s; the planner in check mode: %s %s' % (
+    print('\n%s on nova 33: %s; the planner in check mode: %s, moved %s %s' % (
         name, dict((n, p['inventories']) for n, p in providers.items()), result['status'],
         result.get('moved'), result.get('deferred_reason') or ''))
     if kind in ('pcpu', 'mixed', 'pci'):
@@ -254,3 +254,24 @@ def test_nova_34_alone_on_the_old_layout(cloud, started):
     assert writes or outcome != 'started', 'nova 34 wrote nothing on the old layout: the control does not discriminate'
     if outcome == 'started':
         assert after[node.name]['inventories'].get('PCPU') == 8
+
+
+def test_vgpu_guest_mdev_reaches_the_tree(cloud, started):
+    """A ``resources:VGPU=1`` guest booted through nova-api on nova 33: nova creates its mdev (the
+    launcher's fake of the kernel adds it to fakelibvirt and to the node's sysfs), the guest's domain
+    XML names it, and the collection's discovery finds the mdev on its GPU held by that guest."""
+    node = started('vgpu', 'twin-guest-vgpu')
+    guest = boot(cloud, node.name, nodes.FLAVORS['vgpu'], 1, vcpus=1)[0]
+    held = allocations(cloud, [guest])[guest]
+    providers = tree(cloud, node.name)
+    by_uuid = dict((p['uuid'], n) for n, p in providers.items())
+    vgpu = [(by_uuid[rp], res['VGPU']) for rp, res in held.items() if 'VGPU' in res]
+    assert len(vgpu) == 1 and vgpu[0][1] == 1 and vgpu[0][0] != node.name, held
+    spec = nodes.read_spec(node.dir)
+    mdevs = [m for gpu in spec['gpus'] for m in gpu['mdevs']]
+    assert len(mdevs) == 1 and mdevs[0]['holder'], spec['gpus']
+    sysfs = nodes.discovery_paths(node.dir)['rolling_reshape_sysfs_root']
+    assert os.path.isdir(os.path.join(sysfs, 'bus', 'mdev', 'devices', mdevs[0]['uuid']))
+    report = report_of(node)
+    print('\n%s: guest %s holds VGPU on %s; mdev %s; discovery: %s' % (
+        node.name, guest, vgpu[0][0], mdevs[0]['uuid'], report.get('gpus') or report))
