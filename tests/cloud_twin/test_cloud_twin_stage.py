@@ -10,7 +10,7 @@ adds nova 34's ``OWNER_NOVA`` trait) and ``cmp-pcpu`` (legacy ``vcpu_pin_set``: 
 the roll converts them to PCPU).  Guests are booted through nova-api with
 openstacksdk: one asking VGPU (as the user ``demo``), one pinned-CPU (as the operator, on cmp-pcpu: it
 would fit both nodes).  Then the roll as an operator
-runs it: ``playbooks/rolling_reshape.yml`` (serial 1, the nova steps on: disable, stop nova-compute
+runs it: ``playbooks/rolling_reshape.yml`` (serial 2: both nodes in one batch, the nova steps on: disable, stop nova-compute
 33, reshape, switch the node to nova 34's venv in the post hook, start, wait up and reported,
 enable) with a clouds.yaml of the user ``operator`` (password auth, endpoints from the catalog).
 
@@ -94,7 +94,7 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
     inventory = operator_run.inventory(made, out)
     log_offset = cloud.placement_log_size()
     result, roll_seconds = operator_run.run_roll(out, inventory, clouds_yaml, {
-        'rolling_reshape_serial': 1,
+        'rolling_reshape_serial': 2,
         'rolling_reshape_nova_expected_version': '34.0.0',
         'rolling_reshape_nova_timeout': 300,
         'rolling_reshape_run_id': 'cloud-twin-stage',

@@ -268,6 +268,7 @@ def test_sliced_roll_on_the_embedded_store(tmp_path):
 
 @pytest.mark.real
 @pytest.mark.mariadb
+@pytest.mark.extended  # make test runs its embedded twin, test_sliced_roll_on_the_embedded_store
 def test_sliced_roll_on_mariadb_placement(tmp_path, placement_mariadb, make_placement_backend, unique_name):
     """Four slices at once on Placement on MariaDB (gunicorn, 4 workers).  The single-controller roll
     it is compared with is the same fleet (same names) rolled on the embedded store: the differential
