@@ -58,6 +58,12 @@ import tempfile
 import threading
 import time
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from server_util import tail  # noqa: E402
+
 LOOPBACK = '127.0.0.1'
 
 _PR_SET_PDEATHSIG = 1
@@ -106,16 +112,6 @@ def _parent_death_signal(sig):
     def preexec():
         prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     return preexec
-
-
-def _tail(path, size=3000):
-    try:
-        with open(path, 'rb') as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - size))
-            return fh.read().decode('utf-8', 'replace')
-    except OSError:
-        return ''
 
 
 def _read_from(path, offset):
@@ -252,7 +248,7 @@ class DBServer(object):
                                  env=self._env(), **self._popen_kwargs())
         if rc != 0:
             raise DBServerError('%s: %s failed (rc %s), see %s; it ends with:\n%s'
-                                % (self.NAME, what, rc, log, _tail(log)))
+                                % (self.NAME, what, rc, log, tail(log)))
 
     def _env(self):
         env = dict(os.environ)
@@ -296,14 +292,14 @@ class DBServer(object):
                     return found.group(0)
                 raise DBServerError('%s exited (rc %s) while starting, see %s; it ends with:\n%s'
                                     % (self.NAME, self.proc.returncode, self._server_log(),
-                                       _tail(self._server_log())))
+                                       tail(self._server_log())))
             last = self._try_admin()
             if last is None:
                 return None
             if time.monotonic() > deadline:
                 raise DBServerError('%s did not answer within %ss (%s), see %s; it ends with:\n%s'
                                     % (self.NAME, self.start_timeout, last, self._server_log(),
-                                       _tail(self._server_log())))
+                                       tail(self._server_log())))
             time.sleep(0.05)
 
 

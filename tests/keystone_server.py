@@ -51,11 +51,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
-import base64
 import datetime
 import json
 import os
-import secrets
 import signal
 import socket
 import sys
@@ -67,6 +65,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from placement_server import LOOPBACK, LoopbackService, PlacementServer  # noqa: E402
+from server_util import authtoken_section, keystone_conf, secret, write_keystone_keys  # noqa: E402
 
 REGION = 'RegionOne'
 DOMAIN = 'Default'
@@ -81,30 +80,7 @@ PRODUCTION_HASH_ROUNDS = 12
 # the roles of ``--keystone-only``'s user (what a deployment's operator account has)
 OPERATOR_ROLES = ('admin', 'service', 'reader', 'member')
 
-_KEYSTONE_CONF = """\
-[DEFAULT]
-debug = {debug}
-use_stderr = true
-
-[database]
-connection = sqlite:///{workdir}/keystone.db
-
-[token]
-provider = fernet
-expiration = {expiration}
-
-[fernet_tokens]
-key_repository = {workdir}/fernet-keys
-
-[fernet_receipts]
-key_repository = {workdir}/fernet-keys
-
-[credential]
-key_repository = {workdir}/credential-keys
-
-[identity]
-password_hash_rounds = {password_hash_rounds}
-
+_KEYSTONE_CACHE = """\
 [cache]
 enabled = true
 backend = oslo_cache.dict
@@ -125,27 +101,11 @@ sync_on_startup = false
 [oslo_policy]
 policy_file = {policy_file}
 
-[keystone_authtoken]
-www_authenticate_uri = {auth_url}
-auth_url = {auth_url}
-auth_type = password
-username = placement
-password = {password}
-project_name = {project}
-user_domain_name = {domain}
-project_domain_name = {domain}
-region_name = {region}
-token_cache_time = -1
 """
 
 
 class KeystoneServerError(RuntimeError):
     """Keystone could not be prepared or did not come up (the log is named)."""
-
-
-def _secret(prefix):
-    """A random secret that cannot collide with any other text of a run."""
-    return '%s-%s' % (prefix, secrets.token_hex(12))
 
 
 def closed_port_url():
@@ -168,7 +128,7 @@ class KeystoneServer(LoopbackService):
     def __init__(self, workdir=None, admin_password=None, expiration=3600, debug=False,
                  python=None, start_timeout=90.0, password_hash_rounds=FAST_HASH_ROUNDS):
         self._init_process(workdir, python, start_timeout)
-        self.admin_password = admin_password or _secret('admin-pw')
+        self.admin_password = admin_password or secret('admin-pw')
         self.expiration = expiration
         #: bcrypt's cost for the passwords this Keystone stores (each check costs 2**rounds)
         self.password_hash_rounds = int(password_hash_rounds)
@@ -185,17 +145,11 @@ class KeystoneServer(LoopbackService):
 
     def _write_config(self):
         with open(self.conf_path, 'w') as fh:
-            fh.write(_KEYSTONE_CONF.format(debug='true' if self.debug else 'false',
-                                           workdir=self.workdir, expiration=int(self.expiration),
-                                           password_hash_rounds=self.password_hash_rounds))
-        for repo in ('fernet-keys', 'credential-keys'):
-            path = os.path.join(self.workdir, repo)
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            for index in ('0', '1'):
-                key = base64.urlsafe_b64encode(os.urandom(32))
-                fd = os.open(os.path.join(path, index), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, 'wb') as fh:
-                    fh.write(key)
+            fh.write(keystone_conf(self.workdir, 'sqlite:///%s/keystone.db' % self.workdir,
+                                   self.password_hash_rounds, expiration=self.expiration,
+                                   default=('debug = %s' % ('true' if self.debug else 'false'), 'use_stderr = true'),
+                                   extra=_KEYSTONE_CACHE))
+        write_keystone_keys(self.workdir)
 
     def _env(self):
         env = dict(os.environ)
@@ -286,7 +240,7 @@ class KeystoneServer(LoopbackService):
         """
         sess = self.session(username, password)
         user_id = sess.get_user_id()
-        body = {'application_credential': {'name': name or _secret('appcred')}}
+        body = {'application_credential': {'name': name or secret('appcred')}}
         if expires_in is not None:
             when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=expires_in)
             body['application_credential']['expires_at'] = when.strftime('%Y-%m-%dT%H:%M:%S.%f')
@@ -324,10 +278,10 @@ class KeystonePlacement(PlacementServer):
     def _write_config(self):
         db_url = self.db_url or 'sqlite:///' + self.db_path
         with open(self.conf_path, 'w') as fh:
-            fh.write(_PLACEMENT_CONF.format(
-                debug='true' if self.debug else 'false', db_url=db_url,
-                policy_file=self.policy_path, auth_url=self.keystone.auth_url,
-                password=self.service_password, project=SERVICE_PROJECT, domain=DOMAIN, region=REGION))
+            fh.write(_PLACEMENT_CONF.format(debug='true' if self.debug else 'false', db_url=db_url,
+                                            policy_file=self.policy_path))
+            fh.write(authtoken_section(self.keystone.auth_url, 'placement', self.service_password, SERVICE_PROJECT,
+                                       DOMAIN, REGION, extra=('token_cache_time = -1',)))
         self._write_policy()
 
 
@@ -341,7 +295,7 @@ class KeystoneStack(object):
 
     def __init__(self, debug=False, **placement_options):
         self.keystone = KeystoneServer(debug=debug)
-        self.passwords = dict((user, _secret('%s-pw' % user)) for user in self.USERS)
+        self.passwords = dict((user, secret('%s-pw' % user)) for user in self.USERS)
         self.placement = None
         #: PlacementServer's options for the Placement (e.g. ``db='mariadb', workers=4``)
         self.placement_options = placement_options
@@ -494,7 +448,7 @@ def _keystone_only(args):
             raise SystemExit('--endpoint wants TYPE=URL, not %r' % text)
         endpoints.append((service_type, url))
     keystone = KeystoneServer(workdir=args.workdir, password_hash_rounds=args.password_hash_rounds)
-    password = _secret('operator-pw')
+    password = secret('operator-pw')
     try:
         keystone.start()
         keystone.ensure_user('operator', password, SERVICE_PROJECT, OPERATOR_ROLES)

@@ -115,6 +115,12 @@ import time
 
 from urllib.request import Request, urlopen
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from server_util import killpg, tail  # noqa: E402
+
 LOOPBACK = '127.0.0.1'
 
 #: The policy override written next to placement.conf (see the module docstring).
@@ -235,18 +241,8 @@ class LoopbackService(object):
         self.proc = subprocess.Popen(self._command(port_file), stdout=self._log, stderr=subprocess.STDOUT,
                                      env=self._env(), close_fds=True)
 
-    def _tail(self, size=3000):
-        """The end of the child's log, for an error message."""
-        try:
-            with open(self.log_path, 'rb') as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - size))
-                return fh.read().decode('utf-8', 'replace')
-        except (OSError, TypeError):
-            return ''
-
     def _fail(self, what):
-        raise self.ERROR('%s %s, see %s; its log ends with:\n%s' % (self.NAME, what, self.log_path, self._tail()))
+        raise self.ERROR('%s %s, see %s; its log ends with:\n%s' % (self.NAME, what, self.log_path, tail(self.log_path)))
 
     def _check_alive(self):
         if self.proc is None or self.proc.poll() is not None:
@@ -587,15 +583,15 @@ class PlacementServer(LoopbackService):
         group = proc.pid              # start_new_session: the master leads its own group
         if proc.poll() is None:
             if kill:
-                _killpg(group, signal.SIGKILL)
+                killpg(group, signal.SIGKILL)
             else:
                 proc.terminate()
             try:
                 proc.wait(self.GRACEFUL_TIMEOUT + 10)
             except subprocess.TimeoutExpired:
-                _killpg(group, signal.SIGKILL)
+                killpg(group, signal.SIGKILL)
                 proc.wait(10)
-        _killpg(group, signal.SIGKILL)  # workers a killed master left behind
+        killpg(group, signal.SIGKILL)  # workers a killed master left behind
 
     def worker_pids(self):
         """The pids of gunicorn's workers (children of the master), [] for wsgiref."""
@@ -648,13 +644,6 @@ class PlacementServer(LoopbackService):
             extra['X-Roles'] = roles if isinstance(roles, str) else ','.join(roles)
         return ks_adapter.Adapter(session=sess, service_type='placement',
                                   endpoint_override=self.url, additional_headers=extra)
-
-
-def _killpg(group, sig):
-    try:
-        os.killpg(group, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _db_servers():

@@ -43,7 +43,6 @@ WSGI file, as tests/placement_server.py does for Placement.
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import socket
@@ -61,6 +60,7 @@ for _path in (HERE, TESTS):
         sys.path.insert(0, _path)
 
 import rabbitmq  # noqa: E402
+from server_util import authtoken_section, keystone_conf, killpg, secret, tail, write_keystone_keys  # noqa: E402
 
 LOOPBACK = '127.0.0.1'
 REGION = 'RegionOne'
@@ -87,46 +87,6 @@ REQUEST_LINE = re.compile(r' INFO placement\.requestlog \[(?P<context>[^\]]*)\] 
                           r'"(?P<method>[A-Z]+) (?P<uri>\S+)" status: (?P<status>\d+)')
 WRITE_METHODS = frozenset(('PUT', 'POST', 'DELETE', 'PATCH'))
 
-_KEYSTONE_CONF = """\
-[DEFAULT]
-debug = false
-log_file = {workdir}/keystone.log
-
-[database]
-connection = {db_url}
-
-[token]
-provider = fernet
-expiration = 7200
-
-[fernet_tokens]
-key_repository = {workdir}/fernet-keys
-
-[fernet_receipts]
-key_repository = {workdir}/fernet-keys
-
-[credential]
-key_repository = {workdir}/credential-keys
-
-[identity]
-password_hash_algorithm = bcrypt
-password_hash_rounds = {rounds}
-"""
-
-_AUTHTOKEN = """\
-[keystone_authtoken]
-www_authenticate_uri = {auth_url}
-auth_url = {auth_url}
-auth_type = password
-username = {user}
-password = {password}
-project_name = {project}
-user_domain_name = {domain}
-project_domain_name = {domain}
-region_name = {region}
-interface = internal
-"""
-
 _PLACEMENT_CONF = """\
 [DEFAULT]
 debug = false
@@ -139,7 +99,7 @@ auth_strategy = keystone
 connection = {db_url}
 sync_on_startup = false
 
-""" + _AUTHTOKEN
+"""
 
 _NOVA_CONF = """\
 [DEFAULT]
@@ -207,7 +167,7 @@ project_name = {project}
 user_domain_name = {domain}
 project_domain_name = {domain}
 
-""" + _AUTHTOKEN
+"""
 
 #: a WSGI file for uWSGI: a venv's site-packages (with its .pth files), then the application
 _WSGI_FILE = """\
@@ -220,27 +180,6 @@ os.environ.update({env})
 
 class CloudError(RuntimeError):
     """A service of the twin did not come up (its log is named)."""
-
-
-def _secret(prefix):
-    return '%s-%s' % (prefix, secrets.token_hex(10))
-
-
-def _tail(path, size=3000):
-    try:
-        with open(path, 'rb') as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - size))
-            return fh.read().decode('utf-8', 'replace')
-    except OSError:
-        return ''
-
-
-def _killpg(pid, sig):
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def venv_site(python):
@@ -283,7 +222,7 @@ class Process(object):
         if not self.alive():
             raise CloudError('%s exited (rc %s), see %s; it ends with:\n%s'
                              % (self.name, None if self.proc is None else self.proc.returncode,
-                                self.log_path, _tail(self.log_path)))
+                                self.log_path, tail(self.log_path)))
 
     def stop(self, sig=signal.SIGTERM):
         proc, self.proc = self.proc, None
@@ -294,7 +233,7 @@ class Process(object):
                     proc.wait(self.stop_timeout)
                 except subprocess.TimeoutExpired:
                     pass
-            _killpg(proc.pid, signal.SIGKILL)
+            killpg(proc.pid, signal.SIGKILL)
             if proc.poll() is None:
                 proc.wait(10)
         if self._out is not None:
@@ -374,7 +313,7 @@ class UwsgiService(object):
             if time.monotonic() > deadline:
                 raise CloudError('%s at %s did not answer GET %s within %ss (%s), see %s:\n%s'
                                  % (self.name, self.url, self.ready_path, timeout, last, self.log_path,
-                                    _tail(self.log_path)))
+                                    tail(self.log_path)))
             time.sleep(0.2)
 
     def reload(self, timeout=180.0):
@@ -415,9 +354,9 @@ class Cloud(object):
         self.placement_processes = placement_processes
         self.api_processes = api_processes
         self.keystone_processes = keystone_processes
-        self.passwords = dict((user, _secret(user)) for user, _p, _r in USERS)
-        self.passwords['admin'] = _secret('admin')
-        self.db_passwords = dict((name, _secret('db-' + name)) for name in ('keystone', 'placement', 'nova'))
+        self.passwords = dict((user, secret(user)) for user, _p, _r in USERS)
+        self.passwords['admin'] = secret('admin')
+        self.db_passwords = dict((name, secret('db-' + name)) for name in ('keystone', 'placement', 'nova'))
         self.db = None
         self.broker = None
         self.keystone = None
@@ -561,20 +500,13 @@ class Cloud(object):
 
     # -- Keystone --------------------------------------------------------------
     def _start_keystone(self):
-        import base64
         began = time.monotonic()
         workdir = self.path('keystone')
         os.makedirs(workdir, exist_ok=True)
         with open(os.path.join(workdir, 'keystone.conf'), 'w') as fh:
-            fh.write(_KEYSTONE_CONF.format(workdir=workdir, db_url=self.db_url('keystone', 'keystone'),
-                                           rounds=int(self.keystone_rounds)))
-        for repo in ('fernet-keys', 'credential-keys'):
-            path = os.path.join(workdir, repo)
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            for index in ('0', '1'):
-                fd = os.open(os.path.join(path, index), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, 'wb') as fh:
-                    fh.write(base64.urlsafe_b64encode(os.urandom(32)))
+            fh.write(keystone_conf(workdir, self.db_url('keystone', 'keystone'), self.keystone_rounds,
+                                   default=('debug = false', 'log_file = %s/keystone.log' % workdir)))
+        write_keystone_keys(workdir)
         self.keystone = UwsgiService('keystone', workdir, self.python,
                                      'from keystone.wsgi.api import application  # noqa: F401',
                                      self.keystone_processes, env={'OS_KEYSTONE_CONFIG_DIR': workdir},
@@ -633,6 +565,11 @@ class Cloud(object):
         return dict(auth_url=self.auth_url, user=user, password=self.passwords[user], project=SERVICE_PROJECT,
                     domain=DOMAIN, region=REGION)
 
+    def _authtoken_section(self, user):
+        """[keystone_authtoken] of an API of this cloud, as the service user ``user`` (its internal endpoints)."""
+        return authtoken_section(self.auth_url, user, self.passwords[user], SERVICE_PROJECT, DOMAIN, REGION,
+                                 extra=('interface = internal',))
+
     # -- Placement -------------------------------------------------------------
     def _start_placement(self):
         began = time.monotonic()
@@ -641,7 +578,7 @@ class Cloud(object):
         values = self._authtoken('placement')
         values.update(workdir=workdir, db_url=self.db_url('placement', 'placement'))
         with open(os.path.join(workdir, 'placement.conf'), 'w') as fh:
-            fh.write(_PLACEMENT_CONF.format(**values))
+            fh.write(_PLACEMENT_CONF.format(**values) + self._authtoken_section('placement'))
         env = {'OS_PLACEMENT_CONFIG_DIR': workdir}
         self._run([self.python, '-c', 'import sys; from placement.cmd.manage import main; sys.exit(main())',
                    '--config-file', os.path.join(workdir, 'placement.conf'), 'db', 'sync'],
@@ -693,7 +630,7 @@ class Cloud(object):
                       transport_url=self.broker.transport_url, conf_dir=self.nova_conf_dir,
                       api_db=self.db_url('nova_api', 'nova'), cell1_db=self.db_url('nova', 'nova'),
                       nova_password=self.passwords['nova'])
-        return _NOVA_CONF.format(**values)
+        return _NOVA_CONF.format(**values) + self._authtoken_section('nova')
 
     def _start_nova(self):
         began = time.monotonic()
@@ -802,7 +739,7 @@ class Cloud(object):
             rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                  env=env, timeout=timeout)
         if rc != 0:
-            raise CloudError('%s failed (rc %s), see %s; it ends with:\n%s' % (what, rc, log, _tail(log)))
+            raise CloudError('%s failed (rc %s), see %s; it ends with:\n%s' % (what, rc, log, tail(log)))
 
 
 def main(argv=None):
