@@ -104,7 +104,7 @@ upgrade-twin:
 
 # a4. The cloud twin (issue 41, docs/cloud-twin.md): the control plane (MariaDB, RabbitMQ, Keystone and
 #     Placement under uWSGI, nova-api/-conductor/-scheduler 34) and nova-compute nodes (fakelibvirt) as
-#     processes on 127.0.0.1, rolled by playbooks/rolling_reshape.yml.  NOT in make test yet.
+#     processes on 127.0.0.1, rolled by playbooks/rolling_reshape.yml.  cloud-twin-stage is a stage of make test.
 #     cloud-twin: every case;  cloud-twin-stage: the 2-node stage
 .PHONY: cloud-twin cloud-twin-stage
 cloud-twin: venv deps
