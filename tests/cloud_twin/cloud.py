@@ -343,7 +343,7 @@ class UwsgiService(object):
         fd = self.listener.fileno()
         return [binary, '--plugin', 'python3', '--pythonpath', site, '--http-socket', 'fd://%d' % fd,
                 '--master', '--processes', str(self.processes), '--enable-threads', '--thunder-lock',
-                '--lazy-apps', '--die-on-term', '--exit-on-reload', '--need-app', '--buffer-size', '65535',
+                '--lazy-apps', '--die-on-term', '--need-app', '--buffer-size', '65535',
                 '--add-header', 'Connection: close', '--chdir', self.workdir,
                 '--procname-prefix', '%s-' % self.name, '--wsgi-file', app]
 
@@ -378,7 +378,9 @@ class UwsgiService(object):
             time.sleep(0.2)
 
     def reload(self, timeout=180.0):
-        """uWSGI's graceful reload (SIGHUP to the master: workers finish, new ones load the app)."""
+        """uWSGI's graceful reload (SIGHUP to the master, as a unit's ExecReload sends it: workers finish,
+        the master execs itself again on the same socket, new workers load the app).  (With
+        ``--exit-on-reload``, which the command no longer has, SIGHUP ended uWSGI instead.)"""
         began = time.monotonic()
         os.kill(self.process.pid, signal.SIGHUP)
         time.sleep(0.5)
