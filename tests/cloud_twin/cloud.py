@@ -218,6 +218,15 @@ os.environ.update({env})
 """
 
 
+def default_run_dir(suffix='', env='CLOUD_TWIN_RUN_DIR'):
+    """A run's folder: ``$env`` when set, else tests/output/cloud-twin/<UTC time>-<pid><suffix>/."""
+    given = os.environ.get(env)
+    if given:
+        return given
+    return os.path.join(REPO, 'tests', 'output', 'cloud-twin',
+                        '%s-%d%s' % (time.strftime('%Y%m%dT%H%M%SZ', time.gmtime()), os.getpid(), suffix))
+
+
 class CloudError(RuntimeError):
     """A service of the twin did not come up (its log is named)."""
 
