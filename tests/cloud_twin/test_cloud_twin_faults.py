@@ -333,8 +333,14 @@ def _fault_case(twin, admin, flavors, name, make_trigger, fault):
     case = Case(twin, admin, flavors, name)
     figures = {}
     try:
+        offset = twin.placement_log_size()
         roll = Roll(case, 'roll.log', case.variables())
         result = roll.run(make_trigger(case), fault)
+        answers = {}
+        for request in twin.placement_requests(since=offset):
+            answers[request['status']] = answers.get(request['status'], 0) + 1
+        print("  Placement's answers during the roll (its request log, every user): %s" % ', '.join(
+            '%d x %d' % (n, status) for status, n in sorted(answers.items())))
         figures['roll with the fault (s)'] = result['seconds']
         _say_roll(case, 'roll with the fault', result)
         _say_fault(case, result)
@@ -466,6 +472,13 @@ def test_fault_controller_killed_mid_batch(twin, admin, flavors):
         summary, markdown = case.report()
         for host in case.made:
             assert host in markdown, host
+        # every node the killed run left disabled is named by the rerun's report, saying so
+        brought_back = [n['node'] for n in summary['nodes']
+                        if n['reason'].startswith('nova-compute brought back into service')]
+        left = [h for h, (_o, seen) in outcomes.items() if 'disabled' in seen]
+        print('  left disabled by the killed run: %s; named as brought back by the rerun\'s report: %s'
+              % (sorted(left), sorted(brought_back)))
+        assert left and sorted(brought_back) == sorted(left), (left, summary['nodes'])
         services = case.services()
         disabled = [h for h in case.made if services[h]['status'] == 'disabled']
         assert not disabled, disabled

@@ -600,3 +600,6 @@ def test_a_node_left_out_of_service_by_a_failed_pass_is_brought_back_by_the_reru
     # (nova-compute was stopped when the rerun read its version before the stop: that read failed)
     assert summary(fleet)['nodes'][0]['nova_compute'] == {'before': None, 'after': standin_units.VERSION}
     assert statuses(fleet)[node] in ('noop', 'verified'), statuses(fleet)
+    # the report says why a node with nothing to reshape went through its steps
+    assert reason(fleet).startswith('nova-compute brought back into service: an earlier pass of the roll had left '
+                                    'it disabled in nova (placement.upgrade '), reason(fleet)
