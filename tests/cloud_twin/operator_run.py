@@ -11,6 +11,8 @@
   inventory of the nodes (local connection, discovery paths, novactl as the node's service manager,
   the switch to nova 34 as the role's post hook) with ``placement_backend: {cloud: twin}`` and a
   clouds.yaml (``OS_CLIENT_CONFIG_FILE``): password auth, endpoints from Keystone's catalog;
+  :func:`start_roll` starts the same in a session of its own (the fault cases kill its process group),
+  both on this tree's collection (:func:`collections_path`);
 * :func:`placement_state`: every provider, its inventories and allocations (as the admin), and
   :func:`consumer_totals` (consumer -> resource class -> amount, over all providers).
 """
