@@ -178,6 +178,15 @@ os.environ.update({env})
 """
 
 
+def default_run_dir(suffix='', env='CLOUD_TWIN_RUN_DIR'):
+    """A run's folder: ``$env`` when set, else tests/output/cloud-twin/<UTC time>-<pid><suffix>/."""
+    given = os.environ.get(env)
+    if given:
+        return given
+    return os.path.join(REPO, 'tests', 'output', 'cloud-twin',
+                        '%s-%d%s' % (time.strftime('%Y%m%dT%H%M%SZ', time.gmtime()), os.getpid(), suffix))
+
+
 class CloudError(RuntimeError):
     """A service of the twin did not come up (its log is named)."""
 
@@ -282,7 +291,7 @@ class UwsgiService(object):
         fd = self.listener.fileno()
         return [binary, '--plugin', 'python3', '--pythonpath', site, '--http-socket', 'fd://%d' % fd,
                 '--master', '--processes', str(self.processes), '--enable-threads', '--thunder-lock',
-                '--lazy-apps', '--die-on-term', '--exit-on-reload', '--need-app', '--buffer-size', '65535',
+                '--lazy-apps', '--die-on-term', '--need-app', '--buffer-size', '65535',
                 '--add-header', 'Connection: close', '--chdir', self.workdir,
                 '--procname-prefix', '%s-' % self.name, '--wsgi-file', app]
 
@@ -317,7 +326,9 @@ class UwsgiService(object):
             time.sleep(0.2)
 
     def reload(self, timeout=180.0):
-        """uWSGI's graceful reload (SIGHUP to the master: workers finish, new ones load the app)."""
+        """uWSGI's graceful reload (SIGHUP to the master, as a unit's ExecReload sends it: workers finish,
+        the master execs itself again on the same socket, new workers load the app).  (With
+        ``--exit-on-reload``, which the command no longer has, SIGHUP ended uWSGI instead.)"""
         began = time.monotonic()
         os.kill(self.process.pid, signal.SIGHUP)
         time.sleep(0.5)

@@ -12,7 +12,6 @@ session even when a test fails.  Its run folder (every service's config and log)
 
 import os
 import sys
-import time
 
 import pytest
 
@@ -23,17 +22,9 @@ if HERE not in sys.path:
 import cloud as cloud_mod  # noqa: E402
 
 
-def _run_dir():
-    given = os.environ.get('CLOUD_TWIN_RUN_DIR')
-    if given:
-        return given
-    return os.path.join(cloud_mod.REPO, 'tests', 'output', 'cloud-twin',
-                        '%s-%d' % (time.strftime('%Y%m%dT%H%M%SZ', time.gmtime()), os.getpid()))
-
-
 @pytest.fixture(scope='session')
 def cloud(request):
-    twin = cloud_mod.Cloud(_run_dir())
+    twin = cloud_mod.Cloud(cloud_mod.default_run_dir())
     request.addfinalizer(twin.stop)
     twin.start()
     return twin

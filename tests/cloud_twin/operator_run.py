@@ -11,6 +11,8 @@
   inventory of the nodes (local connection, discovery paths, novactl as the node's service manager,
   the switch to nova 34 as the role's post hook) with ``placement_backend: {cloud: twin}`` and a
   clouds.yaml (``OS_CLIENT_CONFIG_FILE``): password auth, endpoints from Keystone's catalog;
+  :func:`start_roll` starts the same in a session of its own (the fault cases kill its process group),
+  both on this tree's collection (:func:`collections_path`);
 * :func:`placement_state`: every provider, its inventories and allocations (as the admin), and
   :func:`consumer_totals` (consumer -> resource class -> amount, over all providers).
 """
@@ -151,12 +153,35 @@ def inventory(made, out, python=None, release='34'):
 
 def run_roll(out, inventory_path, clouds_yaml, variables, timeout=1800, cloud_name='twin', env=None):
     """ansible-playbook playbooks/rolling_reshape.yml; returns (CompletedProcess, seconds)."""
+    argv, child_env = roll_command(out, inventory_path, clouds_yaml, variables, cloud_name=cloud_name, env=env)
+    began = time.monotonic()
+    with open(os.path.join(out, 'ansible-playbook.log'), 'w') as log:
+        result = subprocess.run(
+            argv, env=child_env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+            timeout=timeout, check=False)
+        log.write(result.stdout)
+    return result, time.monotonic() - began
+
+
+def collections_path(out):
+    """A collections path whose placement.upgrade is this tree (not the one .venv/collections links: a
+    worktree's .venv may be another tree's), as tests/integration/test_fleet_playbook.py makes it."""
+    parent = os.path.join(out, 'collections', 'ansible_collections', 'placement')
+    os.makedirs(parent, exist_ok=True)
+    link = os.path.join(parent, 'upgrade')
+    if not os.path.islink(link):
+        os.symlink(REPO, link)
+    return os.path.join(out, 'collections')
+
+
+def roll_command(out, inventory_path, clouds_yaml, variables, cloud_name='twin', env=None, vars_name='vars.json'):
+    """(argv, env) of the roll's ansible-playbook; writes its extra vars to ``out/vars_name``."""
     extra = {'placement_backend': {'cloud': cloud_name}, 'rolling_reshape_become': False,
              'rolling_reshape_nova_service': 'always',
              'rolling_reshape_snapshot_dir': os.path.join(out, 'snapshots'),
              'rolling_reshape_report_dir': os.path.join(out, 'reports')}
     extra.update(variables)
-    extra_path = os.path.join(out, 'vars.json')
+    extra_path = os.path.join(out, vars_name)
     with open(extra_path, 'w') as handle:
         json.dump(extra, handle, indent=1, sort_keys=True)
     child_env = dict(os.environ)
@@ -165,7 +190,7 @@ def run_roll(out, inventory_path, clouds_yaml, variables, timeout=1800, cloud_na
     child_env.update({
         'PATH': os.path.join(MAIN_VENV, 'bin') + os.pathsep + child_env.get('PATH', ''),
         'OS_CLIENT_CONFIG_FILE': clouds_yaml,
-        'ANSIBLE_COLLECTIONS_PATH': os.path.join(MAIN_VENV, 'collections'),
+        'ANSIBLE_COLLECTIONS_PATH': collections_path(out),
         'ANSIBLE_CALLBACKS_ENABLED': 'placement.upgrade.rolling_progress',
         'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_RETRY_FILES_ENABLED': '0',
         'ANSIBLE_HOME': os.path.join(out, '.ansible'),
@@ -173,12 +198,19 @@ def run_roll(out, inventory_path, clouds_yaml, variables, timeout=1800, cloud_na
         'NO_PROXY': '127.0.0.1,localhost', 'no_proxy': '127.0.0.1,localhost',
     })
     child_env.update(env or {})
-    began = time.monotonic()
-    with open(os.path.join(out, 'ansible-playbook.log'), 'w') as log:
-        result = subprocess.run(
-            [ANSIBLE_PLAYBOOK, '-i', inventory_path, os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'),
-             '-e', '@' + extra_path],
-            env=child_env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-            timeout=timeout, check=False)
-        log.write(result.stdout)
-    return result, time.monotonic() - began
+    argv = [ANSIBLE_PLAYBOOK, '-i', inventory_path, os.path.join(REPO, 'playbooks', 'rolling_reshape.yml'),
+            '-e', '@' + extra_path]
+    return argv, child_env
+
+
+def start_roll(out, inventory_path, clouds_yaml, variables, log_name='ansible-playbook.log', cloud_name='twin',
+               env=None):
+    """The roll's ansible-playbook started in a session of its own (its process group can be killed as a
+    controller dies), output to ``out/log_name`` as it goes; returns (Popen, log path)."""
+    argv, child_env = roll_command(out, inventory_path, clouds_yaml, variables, cloud_name=cloud_name, env=env,
+                                   vars_name=os.path.splitext(log_name)[0] + '.vars.json')
+    log_path = os.path.join(out, log_name)
+    with open(log_path, 'w') as log:
+        proc = subprocess.Popen(argv, env=child_env, cwd=out, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    return proc, log_path

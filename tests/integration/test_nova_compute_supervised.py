@@ -557,3 +557,49 @@ def test_the_wait_for_nova_reads_at_most_every_poll_interval(
     gaps = [b - a for a, b in zip(waiting, waiting[1:])]
     # the reads back off 0.25, 0.5, 1, then every 1 s: 8 or more within the 8 s, none 2 s apart
     assert len(waiting) >= 8 and max(gaps) < 1.8, (waiting, gaps)
+
+
+def test_a_node_left_out_of_service_by_a_failed_pass_is_brought_back_by_the_rerun(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """issue 41 (the cloud twin's faults): a pass that fails after the node's reshape (here its post
+    hook: the switch to the new release fails; on the twin, the new nova-compute that does not start,
+    or a controller killed after the POST /reshaper) leaves nova-compute disabled in nova and stopped,
+    the tree already in the layout.  The rerun after the fix finds nothing to reshape; it must still
+    bring the node back (the post hook, nova-compute started, enabled), not leave it out of service
+    reported as a node with nothing to do."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    state_dir = node_side['start'](KOLLA_UNIT, 1)
+    hook = os.path.join(fleet['out_dir'], 'switch.yml')
+    marker = os.path.join(fleet['out_dir'], 'switched')
+    with open(hook, 'w') as handle:
+        handle.write('- name: Switch the node to the new release\n'
+                     '  ansible.builtin.copy:\n    dest: %s\n    content: "new"\n    mode: "0644"\n'
+                     '- name: The switch fails\n'
+                     '  ansible.builtin.fail:\n    msg: the new release is not installed on the node\n'
+                     '  when: lookup("ansible.builtin.env", "TWIN_SWITCH_FAILS") == "1"\n' % marker)
+    extra = dict(nova_steps(nova), rolling_reshape_post_tasks=hook, **KOLLA)
+    os.environ['TWIN_SWITCH_FAILS'] = '1'
+    try:
+        rc, out = roll(fleet, node_side, extra, systemd=True)
+    finally:
+        del os.environ['TWIN_SWITCH_FAILS']
+    assert rc != 0, out
+    assert 'the new release is not installed on the node' in flat(out), out
+    assert nova.records[provider]['status'] == 'disabled'
+    assert standin_units.child_pid(state_dir) is None
+    reshaped = trees(fleet, rest_backend)
+    os.remove(marker)
+    # the fix, then the rerun: the tree is in the layout already
+    rc, out = roll(fleet, node_side, extra, systemd=True)
+    assert rc == 0, out
+    assert os.path.exists(marker), 'the post hook ran again: ' + out
+    assert standin_units.child_pid(state_dir) is not None, out
+    record = nova.records[provider]
+    assert (record['status'], record['forced_down']) == ('enabled', False), out
+    assert trees(fleet, rest_backend) == reshaped
+    # (nova-compute was stopped when the rerun read its version before the stop: that read failed)
+    assert summary(fleet)['nodes'][0]['nova_compute'] == {'before': None, 'after': standin_units.VERSION}
+    assert statuses(fleet)[node] in ('noop', 'verified'), statuses(fleet)
+    # the report says why a node with nothing to reshape went through its steps
+    assert reason(fleet).startswith('nova-compute brought back into service: an earlier pass of the roll had left '
+                                    'it disabled in nova (placement.upgrade '), reason(fleet)
