@@ -29,7 +29,8 @@ Run by a nova release's own python (the openstack-ansible shape: one venv per re
    nova's VGPUTestBase fakes the same way) is added to the connection and the tree, its type's
    ``available_instances`` lowered as the kernel does; the tree is rebuilt;
 4. runs nova's own ``nova.cmd.compute.main()`` with ``--config-file DIR/node.conf
-   --config-file DIR/host/etc/nova/nova.conf``: the real service connects to RabbitMQ, registers
+   --config-file DIR/host/etc/nova/nova.conf`` (or the ``--nova-config-file`` given: an
+   openstack-ansible node's /etc/nova/nova.conf, tests/cloud_twin/test_openstack_ansible_twin.py): the real service connects to RabbitMQ, registers
    through nova-conductor and reports its inventory to Placement.  SIGTERM stops it as
    systemd's ``systemctl stop nova-compute`` does (oslo.service's graceful stop).
 
@@ -252,6 +253,9 @@ def apply_fixtures(host):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--node', required=True, help='the node directory (tests/cloud_twin/nodes.py)')
+    parser.add_argument('--nova-config-file', action='append', default=[], metavar='FILE',
+                        help="nova's config file (repeatable), in place of DIR/node.conf and the host's nova.conf "
+                             "(an openstack-ansible node's /etc/nova/nova.conf, the release's config directory)")
     args, nova_args = parser.parse_known_args(argv)
     directory = os.path.abspath(args.node)
     if not os.path.isfile(os.path.join(directory, 'host.json')):
@@ -267,8 +271,8 @@ def main(argv=None):
     host.rebuild()
     apply_fixtures(host)
     host.sync()
-    sys.argv = ['nova-compute', '--config-file', os.path.join(directory, 'node.conf'),
-                '--config-file', host.built['nova_conf']] + nova_args
+    config_files = args.nova_config_file or [os.path.join(directory, 'node.conf'), host.built['nova_conf']]
+    sys.argv = ['nova-compute'] + [arg for path in config_files for arg in ('--config-file', path)] + nova_args
     mark_start(directory)
     return nova_compute.main()
 

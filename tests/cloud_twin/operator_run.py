@@ -56,6 +56,12 @@ def start_nodes(cloud, specs, release='33', timeout=600):
         novactl.start(node, release)
     for hostname, node in made.items():
         novactl.wait(node, timeout)
+    return register_nodes(cloud, made, timeout)
+
+
+def register_nodes(cloud, made, timeout=600):
+    """``made``: {hostname: node_dir} whose nova-compute started: ``nova-manage cell_v2 discover_hosts``,
+    then every node up in nova's os-services and its root provider in Placement; returns ``made``."""
     cloud.nova_manage('cell_v2', 'discover_hosts', '--verbose')
     cloud.wait_services(('nova-compute',), timeout=timeout, hosts=list(made))
     deadline = time.monotonic() + timeout
@@ -103,6 +109,28 @@ def consumer_totals(state):
             for rc, amount in resources.items():
                 mine[rc] = mine.get(rc, 0) + amount
     return totals
+
+
+def nova_writes_by_node(cloud, hostnames, state, since, skip=None):
+    """The nova service user's writes to Placement from byte ``since`` of its request log, by node:
+    {hostname: [(method, uri with the node's root uuid as {root})]}, ``state`` a :func:`placement_state`
+    naming the providers (a node's: its root, or a child named ``<hostname>_...``).  A write to a provider
+    of another node is left out (the nodes of other tests of the session run on); a write of nova's to
+    no provider of ``state`` raises AssertionError with the log line.  ``skip(write)`` true: not counted."""
+    roots = dict((rp['name'], uuid) for uuid, rp in state.items() if rp['parent'] is None)
+    found = dict((hostname, []) for hostname in hostnames)
+    for write in cloud.placement_requests(user='nova', since=since, writes_only=True):
+        if skip is not None and skip(write):
+            continue
+        parts = write['uri'].split('?')[0].split('/')
+        owner = state[parts[2]]['name'] if len(parts) > 2 and parts[2] in state else None
+        mine = [h for h in hostnames if owner and (owner == h or owner.startswith(h + '_'))]
+        if owner and not mine:
+            continue
+        if not mine:
+            raise AssertionError('a write by nova outside the nodes %s: %s' % (', '.join(sorted(hostnames)), write['line']))
+        found[mine[0]].append((write['method'], write['uri'].replace(roots.get(mine[0], '?'), '{root}')))
+    return found
 
 
 def consumer_providers(state, consumer):
