@@ -112,6 +112,22 @@ def consumer_providers(state, consumer):
     return dict((rc, sorted(names)) for rc, names in found.items())
 
 
+def nova_writes(cloud, state, hostnames, since):
+    """The nova service user's writes to Placement after ``since`` (an offset of Placement's request
+    log), by node: {hostname: [(method, uri with the node's root as ``{root}``)]}, and the log lines.
+    A write on no provider of ``hostnames`` (named as the node, or ``<node>_...``) fails."""
+    writes = cloud.placement_requests(user='nova', since=since, writes_only=True)
+    roots = dict((rp['name'], uuid) for uuid, rp in state.items() if rp['parent'] is None)
+    by_node = dict((hostname, []) for hostname in hostnames)
+    for write in writes:
+        target = write['uri'].split('?')[0].split('/')
+        owner = state.get(target[2])['name'] if len(target) > 2 and target[2] in state else None
+        node = [h for h in hostnames if owner and (owner == h or owner.startswith(h + '_'))]
+        assert node, 'a write by nova outside the nodes: %s' % write['line']
+        by_node[node[0]].append((write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')))
+    return by_node, [w['line'] for w in writes]
+
+
 # -- guests -----------------------------------------------------------------------
 def flavor(conn, name, vcpus=1, ram=512, disk=1, extra_specs=None):
     made = conn.compute.create_flavor(name=name, ram=ram, vcpus=vcpus, disk=disk)
