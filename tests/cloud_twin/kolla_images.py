@@ -40,7 +40,9 @@ CACHE = os.path.join(REPO, 'tests', 'output', 'kolla-twin')
 MIRROR = os.environ.get('KOLLA_TWIN_MIRROR', 'http://deb.debian.org/debian')
 SUITE = 'bookworm'
 INCLUDE = ('libssl3', 'libsqlite3-0', 'libncursesw6', 'libreadline8', 'libexpat1', 'libffi8', 'libnsl2',
-           'libgdbm6', 'libgdbm-compat4', 'libbz2-1.0', 'liblzma5', 'libuuid1', 'zlib1g', 'ca-certificates')
+           'libgdbm6', 'libgdbm-compat4', 'libbz2-1.0', 'liblzma5', 'libuuid1', 'zlib1g', 'ca-certificates',
+           # nova's libvirt driver runs uptime (procps) for its host stats
+           'procps')
 PYTHON = '/root/.pyenv/versions/3.11.7'
 #: the Python's parts not copied (its own packages and its test suite)
 PYTHON_SKIP = ('lib/python3.11/site-packages', 'lib/python3.11/test', 'lib/python3.11/idlelib',
@@ -122,11 +124,28 @@ def rootfs_tarball(timings):
         _run(['debootstrap', '--variant=minbase', '--include=' + ','.join(INCLUDE), SUITE,
               os.path.join(work, 'rootfs'), MIRROR])
         timings['debootstrap (s)'] = time.monotonic() - began
-        _run(['tar', '-C', os.path.join(work, 'rootfs'), '-cf', path + '.tmp', '.'])
+        _unmount_under(work)
+        _run(['tar', '-C', os.path.join(work, 'rootfs'), '--one-file-system', '-cf', path + '.tmp', '.'])
         os.replace(path + '.tmp', path)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        # never a tree removal through a mount debootstrap left (its /proc, seen here once)
+        if not _unmount_under(work):
+            shutil.rmtree(work, ignore_errors=True)
     return path
+
+
+def _mounts_under(folder):
+    prefix = os.path.realpath(folder) + os.sep
+    with open('/proc/mounts') as handle:
+        points = [line.split()[1].replace('\\040', ' ') for line in handle]
+    return sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True)
+
+
+def _unmount_under(folder):
+    """Unmount what debootstrap left mounted under ``folder`` (deepest first); the mounts still there."""
+    for point in _mounts_under(folder):
+        subprocess.run(['umount', point], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return _mounts_under(folder)
 
 
 def image_key(release):

@@ -198,12 +198,26 @@ def kolla_node(request, cloud, images, tmp_path):
                'mountpoint': podman.inspect('volume', 'nova_libvirt_qemu')['Mountpoint'],
                'old_id': podman.inspect('container', 'nova_compute')['Id']}
     finally:
+        _keep_logs(podman, cloud.path('kolla', hostname))
         for name in CONTAINERS:
             podman.run('rm', '--force', '--time=10', name)
         for name in VOLUMES:
             podman.run('volume', 'rm', '--force', name)
         fcntl.flock(lock, fcntl.LOCK_UN)
         lock.close()
+
+
+def _keep_logs(podman, base):
+    """nova-compute's log (kolla_logs volume) and the containers' output, kept in the run folder."""
+    import shutil
+    proc = podman.run('volume', 'inspect', '--format', '{{.Mountpoint}}', 'kolla_logs')
+    log = os.path.join(proc.stdout.strip(), 'nova', 'nova-compute.log')
+    if proc.returncode == 0 and os.path.exists(log):
+        shutil.copy(log, os.path.join(base, 'nova-compute.log'))
+    for name in CONTAINERS:
+        out = podman.run('logs', name)
+        with open(os.path.join(base, '%s.podman-logs' % name), 'w') as handle:
+            handle.write(out.stdout + out.stderr)
 
 
 def pinned_guest(cloud, hostname):
