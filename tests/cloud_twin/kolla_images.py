@@ -222,8 +222,10 @@ def ensure_images(podman=('podman',)):
             _stage(staging, release, rootfs)
             timings['stage %s (s)' % release] = time.monotonic() - began
             began = time.monotonic()
+            # the stale image goes with every tag of it made here (the libvirt tag of the old release)
+            stale = [image] + ([LIBVIRT_IMAGE % release] if _label(LIBVIRT_IMAGE % release) is not None else [])
             if _label(image) is not None:
-                subprocess.run(list(podman) + ['rmi', '--force', image], stdout=subprocess.DEVNULL,
+                subprocess.run(list(podman) + ['rmi', '--force'] + stale, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, check=False)
             tar = subprocess.Popen(['tar', '-C', staging, '-cf', '-', '.'], stdout=subprocess.PIPE)
             _run(list(podman) + ['import', '--change', 'CMD ["kolla_start"]',

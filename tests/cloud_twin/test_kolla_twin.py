@@ -31,7 +31,9 @@ keeps its copy, the new one copies it at its start; discovery reads it there.
 
 Asserted (a node of kind ``pcpu``: legacy ``vcpu_pin_set``, a pinned guest booted through nova-api):
 the roll succeeds, the guest's VCPU became PCPU (one reshape); nova 34 wrote nothing to Placement but
-the two trait PUTs of the disable and the enable (Placement's request log); ``nova_compute`` runs the
+the two trait PUTs of the disable and the enable (Placement's request log; beside them, as the nova
+user, only the roll's own probe of nova's credentials, which kolla's nova.conf holds: one ``POST
+/reshaper`` answered 400, which changes nothing); ``nova_compute`` runs the
 ``:34`` image, whose ``nova-compute --version`` is 34.0.0, and in nova's os-services the node is
 enabled and up, its service version (nova's services table) nova 34's; podman's own event log shows
 the old container die before the verified reshape and the new one created and started after it.
@@ -307,8 +309,12 @@ def test_kolla_roll_recreates_nova_compute_from_the_new_image_a(cloud, clouds_ya
     assert operator_run.consumer_providers(after, guest.id) == {'PCPU': [hostname], 'MEMORY_MB': [hostname],
                                                                'DISK_GB': [hostname]}
     # nova's writes during the roll: only the trait PUTs answering the disable (nova 33) and the enable (nova 34)
-    by_node, lines = operator_run.nova_writes(cloud, after, [hostname], offset)
+    # (and the roll's own probe of nova's credentials, read from kolla's nova.conf: a POST /reshaper
+    # that changes nothing, status 400, before the disable)
+    probes = []
+    by_node, lines = operator_run.nova_writes(cloud, after, [hostname], offset, probes=probes)
     assert by_node[hostname] == [('PUT', '/resource_providers/{root}/traits')] * 2, lines
+    assert len(probes) == 1 and probes[0] < lines[0], (probes, lines)
     root = [u for u, rp in after.items() if rp['name'] == hostname][0]
     traits = operator_run.placement_get(cloud, '/resource_providers/%s/traits' % root)['traits']
     assert 'COMPUTE_STATUS_DISABLED' not in traits and 'OWNER_NOVA' in traits, traits
