@@ -53,6 +53,7 @@ made, failed or not.  The images stay, cached by a digest of their inputs.
 """
 
 import configparser
+import fcntl
 import json
 import os
 import subprocess
@@ -64,6 +65,7 @@ import pytest
 import cloud as cloud_mod
 import kolla_images
 import nodes
+import novactl
 import operator_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,7 +79,8 @@ VOLUMES = ('nova_libvirt_qemu', 'kolla_logs', 'libvirtd', 'nova_compute')
 NODE_IN_CONTAINER = '/var/lib/kolla/twin-node'
 LAUNCH = ('/var/lib/kolla/venv/bin/python /var/lib/kolla/twin/tests/cloud_twin/compute.py --node %s '
           '--domains /etc/libvirt/qemu --config-file /etc/nova/nova.conf' % NODE_IN_CONTAINER)
-OLD_VERSION = '33.0.2'
+# the old release's nova, as its venv has it (33.0.2 here)
+OLD_VERSION = novactl.installed_version('33')
 NEW_VERSION = RECIPE['rolling_reshape_nova_expected_version']
 
 
@@ -156,7 +159,6 @@ def kolla_node(request, cloud, images, tmp_path):
     if os.geteuid() != 0:
         pytest.fail('this test runs podman as root (rootless podman has other volume paths): run it as root')
     hostname = 'kolla-%s' % request.node.name.split('_')[-1]
-    import fcntl
     lock = open(LOCK, 'a')
     fcntl.flock(lock, fcntl.LOCK_EX)
     podman = Podman(str(tmp_path))
