@@ -36,6 +36,16 @@ Run by a nova release's own python (the openstack-ansible shape: one venv per re
 
 What is not real: the hypervisor (fakelibvirt keeps the guests in this process' memory; the
 domain XML written to ``DIR/domains`` is nova's own, as libvirt writes /etc/libvirt/qemu).
+
+In a kolla-shaped container (tests/cloud_twin/kolla_images.py, test_kolla_twin.py) it runs as::
+
+    compute.py --node /var/lib/kolla/twin-node --domains /etc/libvirt/qemu --config-file /etc/nova/nova.conf
+
+``--domains``: the folder of the guests' domain XML instead of ``DIR/domains`` (there: libvirt's own
+folder, the ``nova_libvirt_qemu`` volume): the definitions are written there only (not into the
+tree's ``host/etc/libvirt/qemu``), and the connection's domains are defined from there at start, as
+libvirtd reads /etc/libvirt/qemu.  nova's own ``--config-file`` arguments, when given, replace the
+node's two files (``node.conf`` and the tree's nova.conf): kolla's one nova.conf.
 """
 
 import argparse
@@ -60,8 +70,10 @@ import nodes  # noqa: E402
 class FakeHost(object):
     """The node's hardware and guests: host.json <-> the fakelibvirt connection <-> the tree."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, domains_dir=None):
         self.directory = os.path.abspath(directory)
+        # libvirt's folder of the definitions, when not the node's (kolla: the nova_libvirt_qemu volume)
+        self.libvirt_dir = os.path.abspath(domains_dir) if domains_dir else None
         self.spec = nodes.read_spec(self.directory)
         self.lock = threading.RLock()
         self.connection = None
@@ -69,14 +81,19 @@ class FakeHost(object):
 
     @property
     def domains_dir(self):
-        return os.path.join(self.directory, 'domains')
+        return self.libvirt_dir or os.path.join(self.directory, 'domains')
 
     def rebuild(self):
-        """DIR/host from the spec, nova's own domain XML in its qemu folder."""
+        """DIR/host from the spec, nova's own domain XML in its qemu folder (or only in libvirt's)."""
         with self.lock:
             spec = dict(self.spec)
             self.built = fakehost.build_host(os.path.join(self.directory, 'host'), spec, clean=True)
             qemu_dir = os.path.dirname(self.built['domain_xml_glob'])
+            if self.libvirt_dir:
+                for path in glob.glob(os.path.join(qemu_dir, '*.xml')):
+                    os.remove(path)
+                self.built['domain_xml_glob'] = os.path.join(self.libvirt_dir, '*.xml')
+                return self.built
             for path in glob.glob(os.path.join(self.domains_dir, '*.xml')):
                 shutil.copy(path, os.path.join(qemu_dir, os.path.basename(path)))
             return self.built
@@ -256,6 +273,8 @@ def main(argv=None):
     parser.add_argument('--nova-config-file', action='append', default=[], metavar='FILE',
                         help="nova's config file (repeatable), in place of DIR/node.conf and the host's nova.conf "
                              "(an openstack-ansible node's /etc/nova/nova.conf, the release's config directory)")
+    parser.add_argument('--domains', help="the guests' domain XML folder (default DIR/domains; kolla: "
+                                          "/etc/libvirt/qemu, the nova_libvirt_qemu volume)")
     args, nova_args = parser.parse_known_args(argv)
     directory = os.path.abspath(args.node)
     if not os.path.isfile(os.path.join(directory, 'host.json')):
@@ -267,12 +286,19 @@ def main(argv=None):
     from nova import monkey_patch
     patched = getattr(monkey_patch, 'MONKEY_PATCHED', False)
     os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = '0' if patched else '1'
-    host = FakeHost(directory)
+    host = FakeHost(directory, args.domains)
+    if args.domains:
+        os.makedirs(args.domains, exist_ok=True)
     host.rebuild()
     apply_fixtures(host)
     host.sync()
-    config_files = args.nova_config_file or [os.path.join(directory, 'node.conf'), host.built['nova_conf']]
-    sys.argv = ['nova-compute'] + [arg for path in config_files for arg in ('--config-file', path)] + nova_args
+    if args.nova_config_file:
+        sys.argv = ['nova-compute'] + [arg for path in args.nova_config_file for arg in ('--config-file', path)] + nova_args
+    elif '--config-file' in nova_args:  # kolla's one nova.conf, given as nova-compute's own option
+        sys.argv = ['nova-compute'] + nova_args
+    else:
+        sys.argv = ['nova-compute', '--config-file', os.path.join(directory, 'node.conf'),
+                    '--config-file', host.built['nova_conf']] + nova_args
     mark_start(directory)
     return nova_compute.main()
 

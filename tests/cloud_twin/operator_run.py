@@ -142,6 +142,29 @@ def consumer_providers(state, consumer):
     return dict((rc, sorted(names)) for rc, names in found.items())
 
 
+def nova_writes(cloud, state, hostnames, since, probes=None):
+    """The nova service user's writes to Placement after ``since`` (an offset of Placement's request
+    log), by node: {hostname: [(method, uri with the node's root as ``{root}``)]}, and the log lines.
+    A write on no provider of ``hostnames`` (named as the node, or ``<node>_...``) fails; with a list
+    as ``probes``, the roll's own probes of nova's credentials (a ``POST /reshaper`` that changed
+    nothing, status 400: device_info's nova_credentials, when the node's nova.conf holds nova's
+    [placement] options) go there instead."""
+    writes = cloud.placement_requests(user='nova', since=since, writes_only=True)
+    roots = dict((rp['name'], uuid) for uuid, rp in state.items() if rp['parent'] is None)
+    by_node = dict((hostname, []) for hostname in hostnames)
+    for write in list(writes):
+        if probes is not None and (write['method'], write['uri'], write['status']) == ('POST', '/reshaper', 400):
+            probes.append(write['line'])
+            writes.remove(write)
+            continue
+        target = write['uri'].split('?')[0].split('/')
+        owner = state.get(target[2])['name'] if len(target) > 2 and target[2] in state else None
+        node = [h for h in hostnames if owner and (owner == h or owner.startswith(h + '_'))]
+        assert node, 'a write by nova outside the nodes: %s' % write['line']
+        by_node[node[0]].append((write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')))
+    return by_node, [w['line'] for w in writes]
+
+
 # -- guests -----------------------------------------------------------------------
 def flavor(conn, name, vcpus=1, ram=512, disk=1, extra_specs=None):
     made = conn.compute.create_flavor(name=name, ram=ram, vcpus=vcpus, disk=disk)

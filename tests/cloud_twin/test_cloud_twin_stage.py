@@ -123,17 +123,10 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
     # makes when its service is disabled (nova 33 adds COMPUTE_STATUS_DISABLED) and enabled again (nova 34
     # takes it off), nova's answer to the os-services update; no inventory, allocation, reshaper or child
     # provider write, and no trait left behind
-    writes = cloud.placement_requests(user='nova', since=log_offset, writes_only=True)
+    by_node, writes = operator_run.nova_writes(cloud, after, list(made), log_offset)
     roots = dict((rp['name'], uuid) for uuid, rp in after.items() if rp['parent'] is None)
-    by_node = dict((hostname, []) for hostname in made)
-    for write in writes:
-        target = write['uri'].split('?')[0].split('/')
-        owner = after.get(target[2])['name'] if len(target) > 2 and target[2] in after else None
-        node = [h for h in made if owner and (owner == h or owner.startswith(h + '_'))]
-        assert node, 'a write by nova outside the nodes: %s' % write['line']
-        by_node[node[0]].append((write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')))
     for hostname, seen in sorted(by_node.items()):
-        assert seen == [('PUT', '/resource_providers/{root}/traits')] * 2, (hostname, seen, [w['line'] for w in writes])
+        assert seen == [('PUT', '/resource_providers/{root}/traits')] * 2, (hostname, seen, writes)
         traits = operator_run.placement_get(cloud, '/resource_providers/%s/traits' % roots[hostname])['traits']
         assert 'COMPUTE_STATUS_DISABLED' not in traits and 'OWNER_NOVA' in traits, (hostname, traits)
     operator_writes = cloud.placement_requests(user='operator', since=log_offset, writes_only=True)
