@@ -376,7 +376,7 @@ def test_the_roll_switches_the_node_to_nova_34_between_the_verified_reshape_and_
     probes = [w for w in cloud.placement_requests(user='nova', since=offset, writes_only=True) if probe(w)]
     assert 1 <= len(probes) <= len(rolled), [w['line'] for w in probes]
     # nova 34 wrote nothing to Placement but nova's answer to the roll's disable and enable (the root's traits)
-    writes = operator_run.nova_writes_by_node(cloud, [n.name for n in rolled], after, offset, skip=probe)
+    writes, _lines = operator_run.nova_writes(cloud, after, [n.name for n in rolled], offset, probes=[])
     for hostname, seen in sorted(writes.items()):
         assert seen == [('PUT', '/resource_providers/{root}/traits')] * 2, (hostname, seen)
     assert cloud.placement_requests(user='operator', since=offset, writes_only=True)
