@@ -8,8 +8,8 @@ nova's os-services watched.
   seconds; per host, the wall-clock times it saw the service disabled / enabled, up / down
   (:meth:`ServiceWatcher.disabled_intervals`).  Its precision is its interval plus one API call.
 * :class:`LoadGenerator`: ``workers`` threads, each booting a guest through nova-api with
-  openstacksdk (its own connection, as the user it is given), waiting until ACTIVE or ERROR,
-  recording it, deleting it and waiting until it is gone; flavors taken in turn; bounded by
+  openstacksdk (its own connection, as the user it is given, in ``availability_zone``), waiting
+  until ACTIVE or ERROR, recording it, deleting it and waiting until it is gone; flavors taken in turn; bounded by
   ``max_boots`` and ``max_seconds``, and stopped by :meth:`LoadGenerator.stop`.  Per boot
   (:attr:`LoadGenerator.records`): name, flavor, server id, start and end (wall clock, epoch
   seconds), status, host, fault message, nova's instance action events (what the conductor, the
@@ -53,10 +53,10 @@ class ServiceWatcher(threading.Thread):
         self.interval = interval
         self.samples = []          # [(wall time, {host: (status, state)})]
         self.errors = []
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self):
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             try:
                 services = self.cloud.services()
                 seen = time.time()
@@ -65,10 +65,10 @@ class ServiceWatcher(threading.Thread):
                     if s['binary'] == 'nova-compute' and s['host'] in self.hosts)))
             except Exception as exc:  # pylint: disable=broad-except  # kept, the test prints them
                 self.errors.append('%s: %s' % (time.strftime('%H:%M:%S'), exc))
-            self._stop.wait(self.interval)
+            self._halt.wait(self.interval)
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(30)
 
     def disabled_intervals(self, host):
@@ -118,7 +118,7 @@ class LoadGenerator(object):
     """Boots and deletes guests through nova-api while the roll runs: see the module doc."""
 
     def __init__(self, connect, admin_connect, flavors, image_id, max_boots=40, max_seconds=900.0,
-                 workers=2, prefix='load', boot_timeout=300.0):
+                 workers=2, prefix='load', boot_timeout=300.0, availability_zone=None):
         self.connect = connect                  # () -> an openstack Connection of the user booting
         self.admin_connect = admin_connect      # () -> the admin's (host, fault, instance actions)
         self.flavors = list(flavors)            # [(label, flavor id)]
@@ -128,10 +128,11 @@ class LoadGenerator(object):
         self.workers = workers
         self.prefix = prefix
         self.boot_timeout = boot_timeout
+        self.availability_zone = availability_zone
         self.records = []
         self.errors = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self._threads = []
         self._issued = 0
         self.began = None
@@ -182,8 +183,10 @@ class LoadGenerator(object):
                   'status': None, 'host': None, 'fault': None, 'events': [], 'deleted': None, 'error': None}
         server = None
         try:
-            server = conn.compute.create_server(name=name, flavor_id=flavor_id, image_id=self.image_id,
-                                                networks='none')
+            attrs = {'name': name, 'flavor_id': flavor_id, 'image_id': self.image_id, 'networks': 'none'}
+            if self.availability_zone:
+                attrs['availability_zone'] = self.availability_zone
+            server = conn.compute.create_server(**attrs)
             record['id'] = server.id
             deadline = time.monotonic() + self.boot_timeout
             while True:
