@@ -147,7 +147,7 @@ class LoadGenerator(object):
 
     def stop(self, timeout=600.0):
         """Ask every worker to end after its current boot (and delete); wait for them."""
-        self._stop.set()
+        self._halt.set()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(1.0, deadline - time.monotonic()))
@@ -155,7 +155,7 @@ class LoadGenerator(object):
 
     def _next(self):
         with self._lock:
-            if self._stop.is_set() or self._issued >= self.max_boots or time.time() - self.began > self.max_seconds:
+            if self._halt.is_set() or self._issued >= self.max_boots or time.time() - self.began > self.max_seconds:
                 return None
             index = self._issued
             self._issued += 1
