@@ -15,7 +15,8 @@ Run by a nova release's own python (the openstack-ansible shape: one venv per re
 2. applies in this process what nova's functional libvirt base applies
    (``nova/tests/functional/libvirt/base.py`` ``ServersTestBase.setUp``): ``LibvirtFixture``
    (libvirt -> fakelibvirt), ``LibvirtImageBackendFixture``, ``OSBrickFixture``, the mocks of
-   ``_create_image``, ``_get_local_gb_info``, ``is_valid_hostname``, ``file_open``,
+   ``_create_image`` (no disk; it makes the instance's directory, as nova's own does first: a
+   resize renames it), ``_get_local_gb_info``, ``is_valid_hostname``, ``file_open``,
    ``supports_direct_io`` and ``get_online_cpus``, and ``Host.get_connection`` returning ONE
    fakelibvirt connection holding this node's hardware, mirrored from the spec by the nova
    oracle's tests/nova_oracle/mirror.py (GPUs with their mdev types, PCI devices, the mdevs and the
@@ -183,6 +184,13 @@ def _use(fixture):
     return fixture
 
 
+def _create_image(context, instance, *args, **kwargs):
+    """What nova's LibvirtDriver._create_image does here: the instance's directory, no disk."""
+    from nova.virt.libvirt import utils as libvirt_utils
+    os.makedirs(libvirt_utils.get_instance_path(instance), exist_ok=True)
+    return (False, False)
+
+
 def apply_fixtures(host):
     """nova's functional libvirt base, applied to this process; returns the fixtures."""
     import io
@@ -207,7 +215,9 @@ def apply_fixtures(host):
                                      cpu_cores=info['cpu_cores'], cpu_threads=info['cpu_threads'],
                                      kB_mem=info['kB_mem'])
     for name, kwargs in (
-            ('nova.virt.libvirt.LibvirtDriver._create_image', {'return_value': (False, False)}),
+            # no disk is written; the instance's directory is (the real _create_image's first step:
+            # a resize renames it to <uuid>_resize)
+            ('nova.virt.libvirt.LibvirtDriver._create_image', {'side_effect': _create_image}),
             ('nova.virt.libvirt.LibvirtDriver._get_local_gb_info', {'return_value': spec['local_gb']}),
             ('nova.virt.libvirt.driver.libvirt_utils.is_valid_hostname', {'return_value': True}),
             ('nova.virt.libvirt.driver.libvirt_utils.file_open', {'side_effect': lambda *a, **k: io.BytesIO(b'')}),

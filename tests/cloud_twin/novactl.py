@@ -99,10 +99,28 @@ def installed_version(release):
     return os.path.basename(found[0])[len('nova-'):-len('.dist-info')]
 
 
+def journal(node, action, began, ended, **fields):
+    """Append one line to ``DIR/novactl.journal`` (what systemd's journal says of a unit): the action,
+    its wall-clock start and end (epoch seconds) and ``fields``; :func:`read_journal` reads it."""
+    entry = dict(fields, action=action, began=began, ended=ended)
+    with open(os.path.join(os.path.abspath(node), 'novactl.journal'), 'a') as handle:
+        handle.write(json.dumps(entry, sort_keys=True) + '\n')
+
+
+def read_journal(node):
+    """The entries :func:`journal` wrote for the node, oldest first ([] when none)."""
+    path = os.path.join(os.path.abspath(node), 'novactl.journal')
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
 def start(node, release=None, wait_up=False, timeout=300.0):
     node = os.path.abspath(node)
     if alive(pid_of(node)):
         return pid_of(node)
+    began = time.time()
     release = release or release_of(node)
     python = os.path.join(venv(release), 'bin', 'python')
     with open(os.path.join(node, 'nova-release'), 'w') as handle:
@@ -118,7 +136,12 @@ def start(node, release=None, wait_up=False, timeout=300.0):
     with open(os.path.join(node, 'compute.pid'), 'w') as handle:
         handle.write('%d\n' % proc.pid)
     if wait_up:
-        wait(node, timeout)
+        try:
+            wait(node, timeout)
+        except NovactlError as exc:
+            journal(node, 'start', began, time.time(), release=release, pid=proc.pid, error=str(exc))
+            raise
+    journal(node, 'start', began, time.time(), release=release, pid=proc.pid, waited=bool(wait_up))
     return proc.pid
 
 
@@ -129,6 +152,7 @@ def stop(node, timeout=60.0):
     if not alive(pid):
         return None
     began = time.monotonic()
+    wall = time.time()
     os.kill(pid, signal.SIGTERM)
     while alive(pid) and time.monotonic() - began < timeout:
         _reap(pid)
@@ -144,6 +168,7 @@ def stop(node, timeout=60.0):
     for name in ('compute.ready',):
         if os.path.exists(os.path.join(node, name)):
             os.remove(os.path.join(node, name))
+    journal(node, 'stop', wall, time.time(), release=release_of(node), pid=pid)
     return time.monotonic() - began
 
 
