@@ -18,10 +18,12 @@ and nova 34 from ``.venv-nova``, talking to the cloud's RabbitMQ, nova-conductor
    nova 34 (the pre-start hook: venv and nova.conf), reshaped by the collection, then nova 34 starts:
    Placement's own request log shows no write by the user ``nova`` from the start to 2 s after it
    reported (the start-up update_available_resource ran).
-3. ``test_nova_34_alone_on_the_old_layout``: the control run: the same kind and guests, never reshaped, switched
-   and started on nova 34: what nova alone does (its writes, counted from the same log).
+3. ``test_nova_34_alone_on_the_old_layout``: the control run, per kind: a node with a guest of the kind's
+   flavor on nova 33, never reshaped, stopped, switched to nova 34 (venv and nova.conf) and started: what
+   nova alone does (started or refused, its writes counted from the same log, the tree and the guest's
+   allocation before -> after), asserted per kind as nova's code does it (see the test).
 
-``CLOUD_TWIN_COMPUTE_KINDS`` (comma-separated) limits the kinds of 1. (default: every kind).
+``CLOUD_TWIN_COMPUTE_KINDS`` (comma-separated) limits the kinds of 1. and 3. (default: every kind).
 """
 
 import os
@@ -31,6 +33,7 @@ import pytest
 
 import nodes
 import novactl
+import test_cloud_twin_roll as roll  # its SEV image helper and PCI class (the 6-node roll)
 
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.backends.rest import RestBackend
 from ansible_collections.placement.upgrade.plugins.module_utils._placement.node import discovery
@@ -174,7 +177,7 @@ def test_node_comes_up_on_nova_33(cloud, started, kind):
         assert (moved.get('consumers', 0), moved.get('units') or {}) == (0, {}), result
 
 
-def boot(cloud, host, extra_specs, count, vcpus=2):
+def boot(cloud, host, extra_specs, count, vcpus=2, image_id=None):
     """``count`` guests through nova-api (openstacksdk, the operator) on ``host``; their ids."""
     import cloud as cloud_mod
     conn = cloud.connect('operator')
@@ -183,7 +186,7 @@ def boot(cloud, host, extra_specs, count, vcpus=2):
     conn.compute.create_flavor_extra_specs(flavor, extra_specs)
     ids = []
     for index in range(count):
-        server = conn.compute.create_server(name='%s-g%d' % (host, index), image_id=cloud_mod.IMAGE_ID,
+        server = conn.compute.create_server(name='%s-g%d' % (host, index), image_id=image_id or cloud_mod.IMAGE_ID,
                                             flavor_id=flavor.id, networks='none',
                                             availability_zone='nova:%s' % host)
         ids.append(conn.compute.wait_for_server(server, status='ACTIVE', failures=['ERROR'], wait=240).id)
@@ -231,10 +234,93 @@ def test_nova_34_on_our_reshaped_node_writes_nothing(cloud, started):
           % (node.name, stop_s, start_s))
 
 
-def test_nova_34_alone_on_the_old_layout(cloud, started):
-    node = started('pcpu', 'twin-alone-pcpu')
-    guests = boot(cloud, node.name, nodes.FLAVORS['pcpu'], 2)
-    before = tree(cloud, node.name)
+#: the control run's guest per kind: its vCPUs (the flavor's extra specs are nodes.FLAVORS[kind])
+ALONE_VCPUS = {'vgpu': 1, 'pci': 1, 'pcpu': 2, 'sev': 2, 'mixed': 2, 'new': 2}
+OWNER_NOVA = 'OWNER_NOVA'
+
+
+@pytest.fixture(scope='module')
+def sev_image(cloud):
+    """nova's test image the SEV guest boots from, given the properties nova requires of a
+    memory-encrypted guest (through nova's image metadata API, as the 6-node roll does)."""
+    roll._set_image_properties(cloud.connect('operator'), roll.SEV_IMAGE, roll.SEV_PROPERTIES)
+    return roll.SEV_IMAGE
+
+
+@pytest.fixture(scope='module')
+def pci_alias(cloud):
+    """nova-api turns a flavor's ``pci_passthrough:alias`` into the guest's PCI request only with the
+    alias in its own nova.conf (the 6-node roll's RollCloud has it from its start): the session cloud's
+    nova.conf gets the pci node's alias ``a2`` and nova-api is reloaded (uWSGI's graceful reload).  The
+    guest is forced to its host (``nova:<host>``), so the scheduler runs no filter on it."""
+    with open(cloud.nova_conf) as handle:
+        text = handle.read()
+    if nodes.PCI_ALIAS not in text:
+        with open(cloud.nova_conf, 'a') as handle:
+            handle.write('\n[pci]\nalias = %s\n' % nodes.PCI_ALIAS)
+        cloud.nova_api.reload()
+    return 'a2'
+
+
+def named_writes(writes, providers):
+    """nova's writes to the node's providers (``providers``: a :func:`tree`), their uuids replaced by their
+    names, and its writes to no provider (POST /reshaper, /resource_providers, /resource_classes)."""
+    names = dict((p['uuid'], n) for n, p in providers.items())
+    out = []
+    for method, uri, status in writes:
+        parts = uri.split('/')
+        if len(parts) > 2 and parts[1] == 'resource_providers':
+            if parts[2] not in names:
+                continue        # another node's provider (make cloud-twin: the other tests' nodes run on)
+            parts[2] = names[parts[2]]
+        out.append((method, '/'.join(parts), status))
+    return out
+
+
+def named_allocations(held, providers):
+    names = dict((p['uuid'], n) for n, p in providers.items())
+    return dict((c, dict((names.get(rp, rp), res) for rp, res in a.items())) for c, a in held.items())
+
+
+def trait_changes(before, after):
+    """{provider: (added, removed)} of every provider whose traits changed (a new provider: all added)."""
+    out = {}
+    for name, rp in after.items():
+        old = set(before[name]['traits']) if name in before else set()
+        added, removed = set(rp['traits']) - old, old - set(rp['traits'])
+        if added or removed:
+            out[name] = (sorted(added), sorted(removed))
+    return out
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_nova_34_alone_on_the_old_layout(cloud, started, request, kind):
+    """The control run: the node of ``kind`` with its guest on nova 33, stopped, switched to nova 34's
+    venv and nova.conf (novactl.switch: the deployment tool's step) and started, without the collection.
+    What nova 34 does alone, from nova's code (.venv-nova): its resource tracker adds ``OWNER_NOVA``
+    to the root at every update (compute/resource_tracker.py ``_get_traits``) and its libvirt driver to
+    the pGPU and SEV children (virt/libvirt/driver.py); on the legacy vcpu_pin_set, with
+    ``cpu_dedicated_set`` now, the driver raises ReshapeNeeded at start-up
+    (``_update_provider_tree_for_pcpu``) and moves the pinned guests' VCPU to PCPU in one POST
+    /reshaper; with ``report_in_placement`` turned on, the PCI translator
+    (compute/pci_placement_translator.py) adds a child per device and heals the guest's device
+    allocation, also through POST /reshaper.  test_nova_34_on_our_reshaped_node_writes_nothing is the
+    collection's case: zero writes by nova."""
+    name = 'twin-alone-%s' % kind
+    image = request.getfixturevalue('sev_image') if kind == 'sev' else None
+    if kind == 'pci':
+        request.getfixturevalue('pci_alias')
+    node = started(kind, name)
+    guests = boot(cloud, name, nodes.FLAVORS[kind], 1, vcpus=ALONE_VCPUS[kind], image_id=image)
+    before = tree(cloud, name)
+    held_before = named_allocations(allocations(cloud, guests), before)
+    # what the collection would do here (its planner in check mode, on the nova.conf nova 34 runs with)
+    api = backend(cloud)
+    try:
+        plan = reshaper.reshape_node(api, name, report_of(node), snapshot_dir=os.path.join(node.dir, 'snapshots'),
+                                     check_mode=True)
+    finally:
+        api.close()
     node.stop()
     novactl.switch(node.dir, '34')
     mark = cloud.placement_log_size()
@@ -244,16 +330,68 @@ def test_nova_34_alone_on_the_old_layout(cloud, started):
     except novactl.NovactlError as exc:
         outcome = 'refused: %s' % exc
     time.sleep(2.0)
-    writes = nova_writes(cloud, mark)
-    after = tree(cloud, node.name)
-    print('\n%s: nova 34 alone on the old layout %s; its writes: %s; root %s -> %s'
-          % (node.name, outcome, writes, before[node.name]['inventories'], after[node.name]['inventories']))
-    print('guests\' allocations after nova 34 alone: %s' % allocations(cloud, guests))
-    # nova alone acts on the old layout (its own start-up reshape of VCPU to PCPU, or a refusal):
-    # either way it is not the silent start of the reshaped node
-    assert writes or outcome != 'started', 'nova 34 wrote nothing on the old layout: the control does not discriminate'
-    if outcome == 'started':
-        assert after[node.name]['inventories'].get('PCPU') == 8
+    after = tree(cloud, name)
+    writes = named_writes(nova_writes(cloud, mark), after)
+    held_after = named_allocations(allocations(cloud, guests), after)
+    traits = trait_changes(before, after)
+    inventories = dict((n, (before[n]['inventories'] if n in before else None, p['inventories']))
+                       for n, p in after.items() if n not in before or before[n]['inventories'] != p['inventories'])
+    guest = guests[0]
+    print('\n%s (%s): the collection\'s plan %s; nova 34 alone %s; %d writes: %s; traits changed: %s; '
+          'inventories changed: %s; the guest\'s allocation %s -> %s' % (
+              kind, name, plan['status'], outcome, len(writes), ', '.join('%s %s %d' % w for w in writes) or 'none',
+              traits, inventories, held_before[guest], held_after[guest]))
+    novactl.stop(node.dir)
+
+    # the collection's reshaped node: nova 34 writes nothing; nova alone writes on every kind
+    assert outcome == 'started', outcome
+    assert writes, 'nova 34 wrote nothing on the old layout: the control does not discriminate'
+    assert all(status < 400 for _m, _u, status in writes), writes
+    trait_puts = sorted(u for m, u, _s in writes if m == 'PUT' and u.endswith('/traits'))
+    others = sorted((m, u) for m, u, _s in writes if not (m == 'PUT' and u.endswith('/traits')))
+    # nova 34 adds OWNER_NOVA (nova 33 has no such trait) to every provider it owns, one PUT each
+    assert trait_puts == sorted('/resource_providers/%s/traits' % n for n in after), writes
+    assert all(OWNER_NOVA in after[n]['traits'] and OWNER_NOVA not in before.get(n, {'traits': []})['traits']
+               for n in after), traits
+    if kind in ('vgpu', 'sev', 'new'):
+        # nova 33 already lays these as nova 34 does: the trait writes, nothing else
+        assert others == [], writes
+        assert traits == dict((n, ([OWNER_NOVA], [])) for n in before), traits
+        assert inventories == {} and held_after == held_before, (inventories, held_before, held_after)
+    if kind in ('pcpu', 'mixed'):
+        # nova's own start-up reshape: VCPU 8 -> PCPU 8 on the root, the pinned guest's VCPU -> PCPU
+        assert others == [('POST', '/reshaper')], writes
+        root = inventories[name]
+        assert root[0].get('VCPU') == 8 and 'PCPU' not in root[0], root
+        assert root[1].get('PCPU') == 8 and 'VCPU' not in root[1], root
+        moved = held_after[guest][name]
+        assert moved.get('PCPU') == 2 and 'VCPU' not in moved and held_before[guest][name].get('VCPU') == 2, \
+            (held_before, held_after)
+        if kind == 'mixed':
+            gpus = [n for n, r in held_after[guest].items() if 'VGPU' in r]
+            assert gpus and gpus == [n for n, r in held_before[guest].items() if 'VGPU' in r], (held_before, held_after)
+    if kind == 'pci':
+        # report_in_placement turned on: a child per device, the guest's device allocation healed
+        devices = sorted(n for n in after if n not in before)
+        assert devices == sorted('%s_%s' % (name, d['address'].upper())
+                                 for d in nodes.read_spec(node.dir)['pci_devices']), after
+        assert all(after[d]['inventories'] == {roll.PCI_CLASS: 1} and 'COMPUTE_MANAGED_PCI_DEVICE' in after[d]['traits']
+                   for d in devices), after
+        # nova's report client makes sure of the device's custom class (PUT /resource_classes) before its reshape
+        classes = set(u for m, u in others if u.startswith('/resource_classes/'))
+        assert classes == set(['/resource_classes/' + roll.PCI_CLASS]), writes
+        assert [w for w in others if not w[1].startswith('/resource_classes/')] == sorted(
+            [('POST', '/resource_providers')] * len(devices) + [('POST', '/reshaper')]), writes
+        healed = [n for n, r in held_after[guest].items() if roll.PCI_CLASS in r]
+        assert len(healed) == 1 and healed[0] in devices and all(roll.PCI_CLASS not in r for r in held_before[guest].values()), \
+            (held_before, held_after)
+    if kind == 'new':
+        # already in the layout: the collection plans nothing here (the roll skips the node), so after the
+        # roll nova 34 starts on this very tree: nova alone and the collection end the same
+        assert plan['status'] == 'noop' and not (plan.get('moved') or {}).get('consumers'), plan
+    elif kind in ('pcpu', 'mixed', 'pci'):
+        # the collection would reshape these itself before nova 34 starts (then nova writes nothing)
+        assert plan['status'] != 'noop', plan
 
 
 def test_vgpu_guest_mdev_reaches_the_tree(cloud, started):
