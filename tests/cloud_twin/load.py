@@ -29,7 +29,7 @@ def parse_time(text):
     """nova's ISO time (``2026-12-02T04:50:01.000000`` or with ``Z`` / ``+00:00``, UTC) -> epoch seconds."""
     if not text:
         return None
-    text = str(text).replace('Z', '').split('+')[0]
+    text = str(text).replace('Z', '').split('+', maxsplit=1)[0]
     whole, _dot, frac = text.partition('.')
     return calendar.timegm(time.strptime(whole, '%Y-%m-%dT%H:%M:%S')) + (float('0.' + frac) if frac else 0.0)
 

@@ -37,7 +37,6 @@ import json
 import os
 import re
 import signal
-import threading
 import time
 
 import openstack
@@ -86,7 +85,7 @@ class Case(object):
         self.name = name
         self.hosts = {'pcpu': 'f%s-a-pcpu' % name, 'vgpu': 'f%s-b-vgpu' % name}
         began = time.monotonic()
-        self.made = operator_run.start_nodes(twin, [(kind, host) for kind, host in sorted(self.hosts.items())],
+        self.made = operator_run.start_nodes(twin, sorted(self.hosts.items()),
                                              release='33', timeout=SERVICE_TIMEOUT)
         self.guests = {}
         for kind, host in sorted(self.hosts.items()):
@@ -269,7 +268,7 @@ def _say_fault(case, result):
 
 def _say_roll(case, what, result):
     print('  %s: rc %d in %.1f s (%s)' % (what, result['rc'], result['seconds'],
-                                           os.path.relpath(os.path.join(case.out), case.twin.run_dir)))
+                                         os.path.relpath(os.path.join(case.out), case.twin.run_dir)))
 
 
 # -- triggers: real points of the roll, seen on the cloud ----------------------------

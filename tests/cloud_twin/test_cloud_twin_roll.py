@@ -124,9 +124,9 @@ def _compute(conn, method, path, microversion='2.88', body=None):
 def _set_image_properties(conn, image_id, properties, tries=40):
     """nova's image metadata API (microversion 2.35; nova-api's in-memory image service is per worker
     process: set until 12 reads in a row, spread over the workers, show the properties)."""
-    for _ in range(tries):
+    for _attempt in range(tries):
         _compute(conn, 'POST', '/images/%s/metadata' % image_id, '2.35', {'metadata': properties})
-        reads = [_compute(conn, 'GET', '/images/%s' % image_id, '2.35')['image']['metadata'] for _ in range(12)]
+        reads = [_compute(conn, 'GET', '/images/%s' % image_id, '2.35')['image']['metadata'] for _read in range(12)]
         if all(all(r.get(k) == v for k, v in properties.items()) for r in reads):
             return
     raise AssertionError('nova-api does not keep the properties %s of image %s' % (properties, image_id))

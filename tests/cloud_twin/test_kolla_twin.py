@@ -309,7 +309,7 @@ def test_kolla_roll_recreates_nova_compute_from_the_new_image_a(cloud, clouds_ya
     expected[guest.id] = pinned
     assert operator_run.consumer_totals(after) == expected
     assert operator_run.consumer_providers(after, guest.id) == {'PCPU': [hostname], 'MEMORY_MB': [hostname],
-                                                               'DISK_GB': [hostname]}
+                                                                'DISK_GB': [hostname]}
     # nova's writes during the roll: only the trait PUTs answering the disable (nova 33) and the enable (nova 34)
     # (and the roll's own probe of nova's credentials, read from kolla's nova.conf: a POST /reshaper
     # that changes nothing, status 400, before the disable)
