@@ -268,7 +268,7 @@ def _say_fault(case, result):
 
 def _say_roll(case, what, result):
     print('  %s: rc %d in %.1f s (%s)' % (what, result['rc'], result['seconds'],
-                                         os.path.relpath(os.path.join(case.out), case.twin.run_dir)))
+                                          os.path.relpath(os.path.join(case.out), case.twin.run_dir)))
 
 
 # -- triggers: real points of the roll, seen on the cloud ----------------------------
