@@ -194,6 +194,19 @@ options:
       - Defaults to the name of the root provider (the hypervisor hostname, the service host on
         most libvirt deployments); set it when they differ.
     type: str
+  compute_service_disabled:
+    description:
+      - Whether the node's nova-compute service is disabled in nova when the reshape is written (the
+        rolling role disables it first, with nova's steps on). The root provider then gets
+        C(COMPUTE_STATUS_DISABLED) with the other traits nova 34 marks a compute node with, when the
+        pass writes anything.
+      - nova-compute reports that trait on the root of a disabled service (its resource tracker, at
+        every report and at start-up). A root read after the disable may lack it (nova 33's periodic
+        report can write the root's traits without it right after the disable added it). With this
+        option the new nova-compute's first start finds nothing to add.
+      - Only used with O(state=reshaped). A rollback puts the snapshot's root traits back.
+    type: bool
+    default: false
   migrations:
     description:
       - Migration records given explicitly instead of asking nova (O(nova_migrations) is then not
@@ -768,6 +781,7 @@ SPEC = ModuleSpec(
         fail_on_deferred=dict(type='bool', default=False),
         nova_migrations=dict(type='str', default='auto', choices=['auto', 'always', 'never']),
         compute_host=dict(type='str'),
+        compute_service_disabled=dict(type='bool', default=False),
         migrations=dict(type='list', elements='dict'),
         state=dict(type='str', default='reshaped', choices=['reshaped', 'rolled_back', 'verified']),
         snapshot_dir=dict(type='path'),

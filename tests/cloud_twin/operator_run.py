@@ -149,6 +149,19 @@ def nova_writes(cloud, state, hostnames, since, probes=None):
     return by_node, counted
 
 
+def node_record(out, node, run_id='latest'):
+    """The node's record of the roll run in ``out``: ``out/reports/<run_id>/nodes/<node>.json`` (the
+    rolling role's report folder; ``latest`` is the last run's)."""
+    with open(os.path.join(out, 'reports', run_id, 'nodes', '%s.json' % node)) as handle:
+        return json.load(handle)
+
+
+def root_traits_added(record):
+    """The traits the record says its pass added to the node's root (its ``written``, from the journal)."""
+    return sorted(t for w in ((record.get('written') or {}).get('traits') or [])
+                  if w.get('provider') == record.get('provider') for t in w.get('added') or [])
+
+
 # -- guests -----------------------------------------------------------------------
 def flavor(conn, name, vcpus=1, ram=512, disk=1, extra_specs=None):
     made = conn.compute.create_flavor(name=name, ram=ram, vcpus=vcpus, disk=disk)
@@ -170,8 +183,9 @@ def boot(conn, name, flavor_id, image_id, wait=True, timeout=300, host=None):
 
 
 # -- the roll ---------------------------------------------------------------------
-def inventory(made, out, python=None, release='34'):
-    """The roll's inventory: every node a local-connection host of group ``compute``."""
+def inventory(made, out, python=None, release='34', host_vars=None):
+    """The roll's inventory: every node a local-connection host of group ``compute`` (``host_vars``:
+    {hostname: {variable: value}} added to a node's)."""
     python = python or os.path.join(MAIN_VENV, 'bin', 'python')
     hosts = {}
     for hostname, node in sorted(made.items()):
@@ -179,6 +193,7 @@ def inventory(made, out, python=None, release='34'):
                 'rolling_reshape_provider_name': hostname, 'rolling_reshape_compute_host': hostname}
         host.update(nodes.discovery_paths(node))
         host.update(novactl.role_vars(node, python=python, release=release))
+        host.update((host_vars or {}).get(hostname) or {})
         hosts[hostname] = host
     path = os.path.join(out, 'inventory.json')
     with open(path, 'w') as handle:

@@ -96,6 +96,8 @@ class NovaServices(object):
         # report_interval timer); before it, it is not up
         self.first_report_after = first_report_after
         self.gets = []
+        # a status nova answers every GET with (None: it answers them), as a nova behind a failing proxy
+        self.refuse_gets = None
         self.records = {}
         self.puts = []
         self.last_report = None
@@ -119,6 +121,9 @@ class NovaServices(object):
                     return self._send(404, {'itemNotFound': {'message': 'no %s here' % url.path}})
                 with nova.lock:
                     nova.gets.append(time.time())
+                    if nova.refuse_gets:
+                        return self._send(nova.refuse_gets, {'computeFault': {
+                            'code': nova.refuse_gets, 'message': 'nova is not answering (%d)' % nova.refuse_gets}})
                     services = [nova.record(query['host'])] if query.get('host') else list(nova.records.values())
                 self._send(200, {'services': [nova.shown(s) for s in services
                                               if s['binary'] == query.get('binary', s['binary'])]})
@@ -603,3 +608,63 @@ def test_a_node_left_out_of_service_by_a_failed_pass_is_brought_back_by_the_reru
     # the report says why a node with nothing to reshape went through its steps
     assert reason(fleet).startswith('nova-compute brought back into service: an earlier pass of the roll had left '
                                     'it disabled in nova (placement.upgrade '), reason(fleet)
+
+
+def test_a_node_with_nothing_to_reshape_fails_when_nova_cannot_say_whether_it_is_out_of_service(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """The rerun reads nova's record of a node already in the layout (an earlier pass may have left it
+    disabled).  When nova does not answer, whether the node is out of service is not known: the node
+    fails, saying so, and nothing is written (it is not reported as a node with nothing to do)."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    node_side['start'](KOLLA_UNIT, 1)
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **KOLLA), systemd=True)
+    assert rc == 0, out
+    reshaped = trees(fleet, rest_backend)
+    puts = len(nova.puts)
+    nova.refuse_gets = 503
+    rc, out = roll(fleet, node_side, dict(nova_steps(nova), **KOLLA), systemd=True)
+    assert rc != 0, out
+    assert len(nova.puts) == puts, nova.puts[puts:]
+    assert statuses(fleet) == {node: 'failed'}, statuses(fleet)
+    assert 'nova is not answering (503)' in reason(fleet), reason(fleet)
+    assert "Read nova's record of a node with nothing to reshape" in flat(out), out
+    assert trees(fleet, rest_backend) == reshaped
+    assert nova.records[provider]['status'] == 'enabled'
+
+
+def test_a_new_nova_compute_that_never_comes_up_fails_the_node_naming_its_unexpected_version(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """The wait for the new nova-compute times out (here it never reports: on the twin, the old
+    release's nova-compute crash-looping on the reshaped tree when the switch was not made).  The
+    version read while it started is not the expected one: the node's message says so with the
+    timeout, since that is most often why it does not come up."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    node_side['start'](KOLLA_UNIT, 1)
+    nova.first_report_after = 10 ** 6
+    extra = dict(nova_steps(nova), **KOLLA)
+    extra.update(rolling_reshape_nova_timeout=3, rolling_reshape_nova_poll_interval=1,
+                 rolling_reshape_nova_expected_version='99.0.0')
+    rc, out = roll(fleet, node_side, extra, systemd=True)
+    assert rc != 0, out
+    assert statuses(fleet) == {node: 'failed'}, statuses(fleet)
+    said = reason(fleet)
+    assert ('The new nova-compute is %s, not 99.0.0 (rolling_reshape_nova_expected_version): is the node\'s '
+            'switch to the new release' % standin_units.VERSION) in said, said
+    assert ('nova-compute on %s has not written its record in nova since' % provider
+            in said.split('The new nova-compute is')[0]), said
+    assert nova.records[provider]['status'] == 'disabled'
+
+
+def test_a_wait_that_fails_with_the_expected_version_says_only_the_wait(
+        tmp_path, placement_server, rest_backend, unique_name, node_side, nova):
+    """The same timeout with the expected version: the message is the wait's alone."""
+    fleet, node, provider = one_node_fleet(tmp_path, placement_server, rest_backend, unique_name)
+    node_side['start'](KOLLA_UNIT, 1)
+    nova.first_report_after = 10 ** 6
+    extra = dict(nova_steps(nova), **KOLLA)
+    extra.update(rolling_reshape_nova_timeout=3, rolling_reshape_nova_poll_interval=1,
+                 rolling_reshape_nova_expected_version=standin_units.VERSION)
+    rc, out = roll(fleet, node_side, extra, systemd=True)
+    assert rc != 0, out
+    said = reason(fleet)
+    assert statuses(fleet) == {node: 'failed'} and 'The new nova-compute is' not in said, said

@@ -84,6 +84,15 @@ KINDS = _kinds.KINDS
 # the reshape has nothing to add; 31 and 33 keep them (their ``_get_traits`` starts from the
 # root's traits and takes off only the driver's capability traits it does not support).
 ROOT_TRAITS = ('COMPUTE_NODE', 'OWNER_NOVA')
+# ... and the one it puts on the root of a compute service that is disabled in nova, and takes off
+# one that is enabled (resource_tracker ``_sync_compute_service_disabled_trait``, at every report,
+# start-up included; nova-compute's ``set_host_enabled`` at the disable and the enable).  A root
+# read after the disable may lack it: nova 33's periodic report, when it reads the service record
+# before the disable is saved, PUTs the root's traits without it right after set_host_enabled added
+# it.  A plan told that the service is disabled (PlanContext ``service_disabled``: the rolling role
+# disables it before the reshape) adds it with the other marks, so nova 34's first start on the
+# still-disabled service has nothing to add either.
+DISABLED_TRAIT = 'COMPUTE_STATUS_DISABLED'
 
 __all__ = [
     'DEFAULT_OPTIONS', 'KINDS', 'KIND_GPU', 'KIND_MEM_ENCRYPTION', 'KIND_NUMA', 'KIND_PCI', 'KIND_PCPU',
@@ -91,7 +100,7 @@ __all__ = [
     'child_uuid', 'mem_encryption_children', 'merge_options', 'merge_ownership', 'nova_children', 'nova_cpu',
     'nova_gpu_inventories', 'nova_pci_devices', 'nova_pci_providers', 'numa_child_names', 'numa_source',
     'OPTION_KINDS', 'owned_units', 'layout_of_report', 'ownership_of_report', 'ownership_from_devices',
-    'pci_class', 'ROOT_TRAITS', 'split_proportional', 'taker',
+    'pci_class', 'DISABLED_TRAIT', 'ROOT_TRAITS', 'split_proportional', 'taker',
 ]
 
 

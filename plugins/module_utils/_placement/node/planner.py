@@ -184,11 +184,13 @@ class PlanContext(_request.Request):
     use), ``instances`` (the guest domains of the device report, None when there is none),
     ``migrations`` (nova's in-progress migration records), ``defer_in_flight`` (False: plan
     even with a move in flight, as verification does), ``orphans`` (the consumers nova knows
-    neither as an instance nor as a migration) and ``devices`` (the device report).
+    neither as an instance nor as a migration), ``devices`` (the device report) and
+    ``service_disabled`` (the node's nova-compute service is disabled in nova when the plan is
+    written: the root's marks include layout.DISABLED_TRAIT, as nova reports such a node).
     """
 
     FIELDS = (('allow_foreign_allocations', False), ('foreign', None), ('instances', None), ('migrations', None),
-              ('defer_in_flight', True), ('orphans', None), ('devices', None))
+              ('defer_in_flight', True), ('orphans', None), ('devices', None), ('service_disabled', False))
 
 
 def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT, context=None, **fields):
@@ -203,6 +205,8 @@ def plan_reshape(state, root_uuid, layout, ownership=None, policy=POLICY_STRICT,
     """
     context = PlanContext.of(context, **fields)
     tree = _tree.ProviderTree.of(state)
+    if context.service_disabled:
+        layout = dict(layout, root_traits_add=sorted(set(layout.get('root_traits_add') or ()) | {_layout.DISABLED_TRAIT}))
     plan = _plan_reshape(tree, root_uuid, layout, ownership, policy, context)
     plan['orphans'] = _orphans_on(tree, context.orphans, provider_rules.normalize_uuid(root_uuid))
     return plan
@@ -419,7 +423,8 @@ def _root_traits(work, provider_out, deferred_reason, reshapes):
 
 def _root_marks(work):
     """The traits nova 34 marks every compute node with (``layout["root_traits_add"]``,
-    layout.ROOT_TRAITS) that the root lacks.  A plan that reshapes the node adds them after
+    layout.ROOT_TRAITS, and layout.DISABLED_TRAIT when the plan is told that the service is
+    disabled) that the root lacks.  A plan that reshapes the node adds them after
     its POST /reshaper with the kinds' root clean-up (so a rollback takes them off again); a
     plan that only creates children or sets their traits adds them with those traits."""
     return set(work.layout.get('root_traits_add') or ()) - set(work.tree.traits(work.root_uuid))

@@ -148,6 +148,7 @@ class ReshapeRequest(_request.Request):
     """What :func:`reshape_node` is asked (each field is described there): the device report
     (``devices``, ``layout_options``, ``policy``, ``ownership``) or the move records (``moves``,
     ``consumers``); ``allow_foreign_allocations``, ``snapshot_dir``, ``check_mode``, ``run_id``;
+    ``service_disabled`` (planner.PlanContext: the root gets COMPUTE_STATUS_DISABLED with the write);
     nova's answers (``migrations``, ``orphan_lookup``); the retries (``attempts``, ``backoff``,
     ``settle_delays``), ``log``, and ``observed``."""
 
@@ -155,7 +156,7 @@ class ReshapeRequest(_request.Request):
               ('allow_foreign_allocations', False), ('snapshot_dir', None), ('check_mode', False),
               ('attempts', DEFAULT_ATTEMPTS), ('log', None), ('backoff', 0.05), ('run_id', ''),
               ('migrations', None), ('settle_delays', SETTLE_DELAYS), ('orphan_lookup', None), ('moves', None),
-              ('consumers', None), ('observed', None))
+              ('consumers', None), ('observed', None), ('service_disabled', False))
 
 
 def reshape_node(backend, root, devices=None, request=None, **fields):
@@ -273,6 +274,7 @@ class _NodePass(Progress):
             request.snapshot_dir, request.check_mode, request.attempts, request.log)
         self.run_id, self.migrations, self.settle_delays = request.run_id, request.migrations, request.settle_delays
         self.orphan_lookup, self.allow_foreign_allocations = request.orphan_lookup, request.allow_foreign_allocations
+        self.service_disabled = request.service_disabled
         # the consumers the host or nova explains (guest domains, migration records)
         known = set(str(i).lower() for i in (request.devices or {}).get('instances') or ())
         self.known = known | set(str(m.get('uuid')).lower() for m in self.migrations or () if isinstance(m, dict))
@@ -305,7 +307,7 @@ class _NodePass(Progress):
         """The plan of ``state``, from the layout built once for it (:meth:`front.PlanFront.layout`)."""
         return self.front.plan(state, self.root_uuid, planner.PlanContext(
             allow_foreign_allocations=self.allow_foreign_allocations, foreign=foreign, migrations=self.migrations,
-            orphans=self.orphans_in(state)))
+            orphans=self.orphans_in(state), service_disabled=self.service_disabled))
 
     def plan_now(self):
         """Read the node (only the consumers the plan may write in full: read_node, layout_on) and plan."""

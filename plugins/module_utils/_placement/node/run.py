@@ -142,7 +142,8 @@ def reshaped(backend, request, task):
         snapshot_dir=params['snapshot_dir'], check_mode=request.check_mode,
         attempts=request.attempts, log=task.keep, run_id=params['run_id'],
         orphan_lookup=_orphan_lookup(backend, found, task.keep),
-        moves=moves, consumers=consumers, observed=task.observed))
+        moves=moves, consumers=consumers, observed=task.observed,
+        service_disabled=params['compute_service_disabled']))
 
 
 #: The core run of each state of the reshape module.

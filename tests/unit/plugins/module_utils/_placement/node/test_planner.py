@@ -376,6 +376,30 @@ def test_a_reshape_marks_the_root_as_nova_34_does_after_its_moves():
     assert planner.plan_from_devices(bare, ROOT, {}, foreign=FOREIGN)['status'] == 'noop'
 
 
+def test_a_plan_told_the_service_is_disabled_marks_the_root_as_nova_reports_it():
+    """nova reports COMPUTE_STATUS_DISABLED on the root of a disabled service (resource tracker
+    _sync_compute_service_disabled_trait): a plan told so (the roll disabled it) adds the trait with
+    the other marks when it writes, keeps it when the root has it, and still writes nothing for it alone."""
+    state = _state()
+    plan = planner.plan_from_devices(state, ROOT, _report(), foreign=FOREIGN, service_disabled=True)
+    assert plan['status'] == 'planned' and plan['allocations']
+    assert plan['root_traits'] == {'uuid': ROOT, 'name': 'cn1', 'before': [],
+                                   'after': ['COMPUTE_NODE', 'COMPUTE_STATUS_DISABLED', 'OWNER_NOVA']}
+    # told nothing, the plan adds only nova 34's marks (the trait is nova's to set)
+    assert planner.plan_from_devices(state, ROOT, _report(), foreign=FOREIGN)['root_traits']['after'] == [
+        'COMPUTE_NODE', 'OWNER_NOVA']
+    done = apply(state, plan)
+    done['providers'][ROOT]['traits'] = plan['root_traits']['after']
+    assert planner.plan_from_devices(done, ROOT, _report(), foreign=FOREIGN, service_disabled=True)['status'] == 'noop'
+    # a root that has them all gets no trait change; a node with nothing to write is not written for it
+    marked = _state()
+    marked['providers'][ROOT]['traits'] = ['COMPUTE_NODE', 'COMPUTE_STATUS_DISABLED', 'OWNER_NOVA']
+    assert planner.plan_from_devices(marked, ROOT, _report(), foreign=FOREIGN,
+                                     service_disabled=True)['root_traits'] is None
+    bare = _without_vgpu(_state())
+    assert planner.plan_from_devices(bare, ROOT, {}, foreign=FOREIGN, service_disabled=True)['status'] == 'noop'
+
+
 def test_numa_source_is_stable_across_the_reshape():
     report = _report()
     report['numa_cells'] = [{'id': 0, 'cpus': list(range(8)), 'memory_mb': 65000},

@@ -139,6 +139,25 @@ def test_the_root_gets_nova_34s_marks_and_the_result_says_so(embedded_backend, n
     assert backend.get_provider_traits(root)['traits'] == ['COMPUTE_ARCH_X86_64']
 
 
+def test_a_disabled_service_s_root_gets_its_status_trait_with_the_marks(embedded_backend, node):
+    """Told that nova-compute is disabled (the roll disabled it before the reshape), the reshape writes
+    COMPUTE_STATUS_DISABLED with nova 34's marks, as nova reports a disabled service's root, check mode
+    predicts it, and a rollback takes it off with them (the snapshot's root traits)."""
+    backend = embedded_backend
+    root = node['root']
+    marks = {'provider': 'compute-01', 'uuid': root, 'removed': [],
+             'added': ['COMPUTE_NODE', 'COMPUTE_STATUS_DISABLED', 'OWNER_NOVA']}
+    check = reshaper.reshape_node(backend, root, node['report'], check_mode=True, service_disabled=True)
+    assert check['would_write']['traits'] == [marks]
+    done = reshaper.reshape_node(backend, root, node['report'], snapshot_dir=node['snapdir'], service_disabled=True)
+    assert done['reshaper_applied'] is True and done['traits_written'] == [marks]
+    assert sorted(backend.get_provider_traits(root)['traits']) == [
+        'COMPUTE_ARCH_X86_64', 'COMPUTE_NODE', 'COMPUTE_STATUS_DISABLED', 'OWNER_NOVA']
+    back = reshaper.rollback_node(backend, 'compute-01', snapshot_dir=node['snapdir'])
+    assert back['status'] == 'rolled_back' and back['verified'] is True, back['verification']
+    assert backend.get_provider_traits(root)['traits'] == ['COMPUTE_ARCH_X86_64']
+
+
 def test_rerun_is_a_noop(embedded_backend, node):
     backend = embedded_backend
     reshaper.reshape_node(backend, 'compute-01', node['report'], snapshot_dir=node['snapdir'])
