@@ -57,6 +57,7 @@ ALLOWED = {
     # worked out by the role itself (vars/main.yml) from the variables above and the settings
     'rolling_reshape_planning': 'check mode or plan_only',
     'rolling_reshape_nova_host': "nova's name of the node (no nova step runs)",
+    'rolling_reshape_nova_read_optional': "whether nova's read leaves nova-compute to the hooks, read only by the nova steps, which never run",
     'rolling_reshape_providers': 'the report',
     'rolling_reshape_context': 'the report',
     'rolling_reshape_record_option': 'the node record, on the controller',
