@@ -1,9 +1,10 @@
 # placement.upgrade: the two commands are `make demo` and `make test`.
 #   make demo       run the main job (tools/demo.py) in the project venv;
 #                   make demo DEMO_ARGS="--check" passes arguments to tools/demo.py
-#   make test       make deps, then every test, in order, stopping at the first failing stage:
-#                   unit -> nova-oracle -> twin-per-kind -> sanity -> core-matrix -> lint -> docs-lint
-#                   -> publish -> molecule
+#   make test       make deps, then every test (.ci/test.sh): the unit stage (the later stages'
+#                   venvs built beside it), then two lanes at once, each stopping at its first
+#                   failing stage: nova-oracle -> twin-per-kind -> cloud-twin-stage, and
+#                   sanity -> core-matrix -> lint -> docs-lint -> publish -> molecule
 #   make deps       the system packages the tests need (bindep.txt, profile test): says which
 #                   are missing and installs them with apt-get as root (make test runs it first)
 # Each stage is also a target of its own; see docs/development.md.
@@ -17,7 +18,6 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 COLLECTIONS := $(CURDIR)/$(VENV)/collections
 STAGE := .ci/stage
 SUMMARY := $(CURDIR)/tests/output/make-test-summary.txt
-TEST_STAGES := unit nova-oracle twin-per-kind cloud-twin-stage sanity core-matrix lint docs-lint publish molecule
 
 .PHONY: docs venv deps demo test unit sanity core-matrix lint ansible-lint changelog-lint build-check ee-check \
 	docs-lint molecule nova-oracle upgrade-twin twin-per-kind clean role-readmes publish galaxy-import \
@@ -66,16 +66,7 @@ bench-nova-cycle: venv
 
 # ---------------------------------------------------------------- make test
 test: venv deps
-	@mkdir -p $(dir $(SUMMARY)); : > $(SUMMARY); start=$$(date +%s); \
-	for stage in $(TEST_STAGES); do \
-		if ! $(MAKE) --no-print-directory STAGE_SUMMARY=$(SUMMARY) $$stage; then \
-			echo; echo "make test: FAILED at stage '$$stage'; later stages did not run." \
-				"Re-run it alone with 'make $$stage'."; \
-			cat $(SUMMARY); exit 1; \
-		fi; \
-	done; \
-	echo; echo "make test: summary"; cat $(SUMMARY); \
-	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
+	@.ci/test.sh $(SUMMARY)
 
 # The system packages of the tests (bindep.txt, profile test: chromium, shellcheck), one
 # printed step: what is missing, what apt-get installs (as root), or "deps: all present".

@@ -14,8 +14,12 @@
 # machine, measured 2026-12-01), so 2.18's, 2.20's and 2.21's sanity and 2.20's and 2.21's unit tests
 # are `make core-matrix-full`'s (CORE_MATRIX_UNITS=all CORE_MATRIX_SANITY=all, the four releases), to
 # keep make test within its 45 minutes.
+# CORE_MATRIX_PRIME=1 only builds what the stage needs (each release's venv, and ansible-test's
+# sanity venvs of the releases whose sanity it runs: `ansible-test sanity --prime-venvs`) and runs
+# no test: make test does it in the background while the unit stage runs (.ci/prefetch.sh).
 set -euo pipefail
 units=${CORE_MATRIX_UNITS:-2.18 2.22}
+prime=${CORE_MATRIX_PRIME:-0}
 sanity=${CORE_MATRIX_SANITY:-2.22}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,7 +79,9 @@ for v in "${versions[@]}"; do
     touch "$stamp"
   fi
   echo "core-matrix: ansible-core $("$venv/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
-  if [[ $units == all || " $units " == *" $v "* ]]; then
+  if [[ $prime == 1 ]]; then
+    :
+  elif [[ $units == all || " $units " == *" $v "* ]]; then
     echo "core-matrix: unit tests (tests/unit)"
     "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2 tests/unit
   else
@@ -85,7 +91,7 @@ for v in "${versions[@]}"; do
     echo "core-matrix: ansible-core $v: ansible-test sanity NOT run in this stage (CORE_MATRIX_SANITY=$sanity; make core-matrix-full runs it)"
     continue
   fi
-  echo "core-matrix: ansible-test sanity (Python $pyver)"
+  [[ $prime == 1 ]] || echo "core-matrix: ansible-test sanity (Python $pyver)"
   # ansible-core 2.22.0rc1's ansible-test installs pylint's dill from a github.com archive (a URL
   # in its requirements/sanity.pylint.txt), which pip cannot fetch from a package index: where
   # the release pins such a URL, pylint is left out of that release's sanity, saying so (it runs
@@ -95,6 +101,10 @@ for v in "${versions[@]}"; do
   if grep -Eq '@ https?://' "$pylint_reqs" 2>/dev/null; then
     echo "core-matrix: ansible-core $v: pylint NOT run: its ansible-test installs $(grep -Eo '^[A-Za-z0-9_.-]+ @ https?://[^/]+' "$pylint_reqs" | head -1) (from $pylint_reqs), not from a package index"
     skip=(--skip-test pylint)
+  fi
+  if [[ $prime == 1 ]]; then
+    echo "core-matrix: ansible-core $v: priming ansible-test's sanity venvs (Python $pyver)"
+    skip+=(--prime-venvs)
   fi
   BIN=$venv/bin SANITY_PYTHON=$pyver "$root/.ci/sanity.sh" "${skip[@]}"
 done
