@@ -87,6 +87,14 @@ REQUEST_LINE = re.compile(r' INFO placement\.requestlog \[(?P<context>[^\]]*)\] 
                           r'"(?P<method>[A-Z]+) (?P<uri>\S+)" status: (?P<status>\d+)')
 WRITE_METHODS = frozenset(('PUT', 'POST', 'DELETE', 'PATCH'))
 
+
+def _log_time(line):
+    """The epoch seconds of an oslo.log line's leading ``YYYY-MM-DD HH:MM:SS.mmm`` (local time), or None."""
+    try:
+        return time.mktime(time.strptime(line[:19], '%Y-%m-%d %H:%M:%S')) + float('0' + line[19:23])
+    except ValueError:
+        return None
+
 _PLACEMENT_CONF = """\
 [DEFAULT]
 debug = false
@@ -612,7 +620,8 @@ class Cloud(object):
             return 0
 
     def placement_requests(self, user=None, since=0, writes_only=False):
-        """Placement's request log from byte ``since``: [{'method', 'uri', 'status', 'user_id', 'line'}],
+        """Placement's request log from byte ``since``: [{'method', 'uri', 'status', 'context', 'at', 'line'}]
+        (``at``: the line's time, epoch seconds; Placement logs local time, as this process reads it),
         only those of Keystone user ``user`` (a name of USERS) when given, only PUT/POST/DELETE/PATCH
         with ``writes_only``."""
         user_id = self.user_ids.get(user) if user else None
@@ -630,7 +639,8 @@ class Cloud(object):
                 if writes_only and match.group('method') not in WRITE_METHODS:
                     continue
                 found.append({'method': match.group('method'), 'uri': match.group('uri'),
-                              'status': int(match.group('status')), 'context': context, 'line': line.rstrip()})
+                              'status': int(match.group('status')), 'context': context,
+                              'at': _log_time(line), 'line': line.rstrip()})
         return found
 
     # -- nova ------------------------------------------------------------------

@@ -120,6 +120,25 @@ def consumer_providers(state, consumer):
     return dict((rc, sorted(names)) for rc, names in found.items())
 
 
+def _nova_node_writes(cloud, state, hostnames, since, probes):
+    """[(hostname, (method, uri with the node's root as ``{root}``), the request)] of nova's writes (see
+    :func:`nova_writes`), in the log's order."""
+    roots = dict((rp['name'], uuid) for uuid, rp in state.items() if rp['parent'] is None)
+    found = []
+    for write in cloud.placement_requests(user='nova', since=since, writes_only=True):
+        if probes is not None and (write['method'], write['uri'], write['status']) == ('POST', '/reshaper', 400):
+            probes.append(write['line'])
+            continue
+        target = write['uri'].split('?')[0].split('/')
+        owner = state[target[2]]['name'] if len(target) > 2 and target[2] in state else None
+        node = [h for h in hostnames if owner and (owner == h or owner.startswith(h + '_'))]
+        if owner and not node:
+            continue
+        assert node, 'a write by nova outside the nodes %s: %s' % (', '.join(sorted(hostnames)), write['line'])
+        found.append((node[0], (write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')), write))
+    return found
+
+
 def nova_writes(cloud, state, hostnames, since, probes=None):
     """The nova service user's writes to Placement after ``since`` (an offset of Placement's request
     log), by node: ({hostname: [(method, uri with the node's root as ``{root}``)]}, the lines counted).
@@ -131,22 +150,62 @@ def nova_writes(cloud, state, hostnames, since, probes=None):
     probes of nova's credentials (a ``POST /reshaper`` that changed nothing, status 400:
     device_info's nova_credentials, when the node's nova.conf holds nova's [placement] options) go
     there instead of being counted."""
-    roots = dict((rp['name'], uuid) for uuid, rp in state.items() if rp['parent'] is None)
     by_node = dict((hostname, []) for hostname in hostnames)
     counted = []
-    for write in cloud.placement_requests(user='nova', since=since, writes_only=True):
-        if probes is not None and (write['method'], write['uri'], write['status']) == ('POST', '/reshaper', 400):
-            probes.append(write['line'])
-            continue
-        target = write['uri'].split('?')[0].split('/')
-        owner = state[target[2]]['name'] if len(target) > 2 and target[2] in state else None
-        node = [h for h in hostnames if owner and (owner == h or owner.startswith(h + '_'))]
-        if owner and not node:
-            continue
-        assert node, 'a write by nova outside the nodes %s: %s' % (', '.join(sorted(hostnames)), write['line'])
-        by_node[node[0]].append((write['method'], write['uri'].replace(roots.get(node[0], '?'), '{root}')))
+    for host, seen, write in _nova_node_writes(cloud, state, hostnames, since, probes):
+        by_node[host].append(seen)
         counted.append(write['line'])
     return by_node, counted
+
+
+ROOT_TRAITS = ('PUT', '/resource_providers/{root}/traits')
+
+
+def nova_writes_by_release(cloud, state, hostnames, since, new_started, probes=None):
+    """:func:`nova_writes` split at each node's start on the new release: ({hostname: {'old': [...],
+    'new': [...]}}, the lines counted).  ``new_started`` is {hostname: epoch seconds the node's
+    nova-compute was started on the new release} (the old one was stopped before it); a write whose
+    time in Placement's log is earlier is the old release's."""
+    split = dict((h, {'old': [], 'new': []}) for h in hostnames)
+    counted = []
+    for host, seen, write in _nova_node_writes(cloud, state, hostnames, since, probes):
+        split[host]['old' if write['at'] < new_started[host] else 'new'].append(seen)
+        counted.append(write['line'])
+    return split, counted
+
+
+def started_on(made, release, since):
+    """{hostname: epoch seconds novactl last started the node on ``release`` after ``since``} (its journal)."""
+    found = {}
+    for host, node in made.items():
+        starts = [e['began'] for e in novactl.read_journal(node)
+                  if e['action'] == 'start' and e.get('release') == release and e['began'] >= since]
+        assert starts, '%s: novactl never started nova %s after %.0f: %s' % (host, release, since, novactl.read_journal(node))
+        found[host] = starts[-1]
+    return found
+
+
+def check_status_answers(split, records):
+    """The rule for nova's writes to Placement during a roll with the nova steps, per node (``split``
+    from :func:`nova_writes_by_release`, ``records`` {hostname: the node's record}); returns the nodes
+    where nova 33's status trait race was seen (docs/cloud-twin.md).
+
+    - The old release: the PUT of the root's traits answering the disable (set_host_enabled adds
+      COMPUTE_STATUS_DISABLED), and at most one more, its periodic report racing the disable (it read
+      the service record before the disable was saved and took the trait off again); after that race
+      the pass must have laid the trait again (its journal says it added it to the root).
+    - The new release: exactly one PUT of the root's traits, the answer to the enable: its start
+      wrote nothing (the role also fails a node whose generation moves between nova's start and its
+      report)."""
+    raced = []
+    for host, seen in sorted(split.items()):
+        assert seen['old'] in ([ROOT_TRAITS], [ROOT_TRAITS] * 2), (host, 'old release', seen)
+        assert seen['new'] == [ROOT_TRAITS], (host, 'new release', seen)
+        if len(seen['old']) == 2:
+            raced.append(host)
+            assert 'COMPUTE_STATUS_DISABLED' in root_traits_added(records[host]), (
+                host, 'nova 33 raced: the pass added to the root only', root_traits_added(records[host]))
+    return raced
 
 
 def node_record(out, node, run_id='latest'):

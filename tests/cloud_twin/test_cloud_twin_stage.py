@@ -17,10 +17,13 @@ enable) with a clouds.yaml of the user ``operator`` (password auth, endpoints fr
 Asserted: the roll succeeds; every consumer's per-class totals are the same before and after; the
 VGPU guest's VGPU stays on its pGPU child provider, the pinned guest holds PCPU (not VCPU) on the
 root; the nova service user's only writes to Placement during the roll (Placement's own request log)
-are, per node, the two PUTs of the root's traits with which nova-compute answers the disable (nova 33
-adds COMPUTE_STATUS_DISABLED) and the enable (nova 34 takes it off): nova 34 wrote no inventory,
-allocation, reshape or child provider, and its start-up pass left the tree the roll laid (the role
-itself fails a node whose provider generation moves between nova's start and its report); both nodes run nova 34, enabled and up;
+are, per node, the PUTs of the root's traits with which nova-compute answers the disable (nova 33
+adds COMPUTE_STATUS_DISABLED) and the enable (nova 34 takes it off), and where nova 33 raced the
+disable by itself, its racing report (docs/cloud-twin.md; operator_run.check_status_answers): split
+at the node's start on nova 34 (novactl's journal against Placement's log times), nova 34 wrote one
+PUT, the enable's answer, and no inventory, allocation, reshape or child provider, and its start-up
+pass left the tree the roll laid (the role itself fails a node whose provider generation moves
+between nova's start and its report); both nodes run nova 34, enabled and up;
 ``nova-manage placement audit --verbose`` finds nothing; ``heal_allocations --dry-run`` has nothing
 to do for the pinned guest (rc 4) and refuses the vGPU guest as nova always does (rc 8);
 ``nova-status upgrade check`` passes.  Printed: the roll's minutes and the figures.
@@ -98,6 +101,7 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
     # a disabled service's root, so nova 34's start on the still-disabled service has nothing to add
     inventory = operator_run.inventory(made, out, host_vars={'cmp-pcpu': {'cloud_twin_status_race': True}})
     log_offset = cloud.placement_log_size()
+    roll_began = time.time()
     result, roll_seconds = operator_run.run_roll(out, inventory, clouds_yaml, {
         'rolling_reshape_serial': 2,
         'rolling_reshape_nova_expected_version': '34.0.0',
@@ -127,27 +131,34 @@ def test_two_node_roll_33_to_34(cloud, clouds_yaml):
 
     # nova's writes during the roll, by node: the only ones are the PUT of the root's traits that nova-compute
     # makes when its service is disabled (nova 33 adds COMPUTE_STATUS_DISABLED) and enabled again (nova 34
-    # takes it off), nova's answer to the os-services update; no inventory, allocation, reshaper or child
-    # provider write, and no trait left behind
-    by_node, writes = operator_run.nova_writes(cloud, after, list(made), log_offset)
+    # takes it off), nova's answer to the os-services update, and on a node where nova 33's status race
+    # happened by itself, its racing report (the pass laid the trait again); nova 34's start wrote nothing;
+    # no inventory, allocation, reshaper or child provider write, and no trait left behind
+    split, writes = operator_run.nova_writes_by_release(
+        cloud, after, list(made), log_offset, operator_run.started_on(made, '34', roll_began))
+    records = dict((h, operator_run.node_record(out, h, 'cloud-twin-stage')) for h in made)
+    raced = operator_run.check_status_answers(split, records)
     roots = dict((rp['name'], uuid) for uuid, rp in after.items() if rp['parent'] is None)
-    for hostname, seen in sorted(by_node.items()):
-        assert seen == [('PUT', '/resource_providers/{root}/traits')] * 2, (hostname, seen, writes)
+    for hostname in sorted(split):
         traits = operator_run.placement_get(cloud, '/resource_providers/%s/traits' % roots[hostname])['traits']
         assert 'COMPUTE_STATUS_DISABLED' not in traits and 'OWNER_NOVA' in traits, (hostname, traits)
     operator_writes = cloud.placement_requests(user='operator', since=log_offset, writes_only=True)
     assert operator_writes, 'the roll reshaped through Placement as the operator'
     # the replay took the trait off cmp-pcpu's root before its reshape (the operator's first trait PUT
-    # there, before its POST /reshaper), and the reshape put it back with OWNER_NOVA (the journal's words)
+    # there, before its POST /reshaper), and the reshape put it back with OWNER_NOVA (the journal's words);
+    # when nova 33 raced there by itself (its racing report already took the trait off), the replay had
+    # nothing to change and wrote nothing
     # (a POST /reshaper answered 400 is device_info's probe of nova's credentials: it changed nothing)
     pcpu_writes = [(w['method'], w['uri']) for w in operator_writes
                    if (w['uri'] == '/reshaper' and w['status'] < 300) or roots['cmp-pcpu'] in w['uri']]
     reshape_at = pcpu_writes.index(('POST', '/reshaper'))
-    assert ('PUT', '/resource_providers/%s/traits' % roots['cmp-pcpu']) in pcpu_writes[:reshape_at], pcpu_writes
+    replayed = ('PUT', '/resource_providers/%s/traits' % roots['cmp-pcpu']) in pcpu_writes[:reshape_at]
+    assert replayed == ('cmp-pcpu' not in raced), (raced, pcpu_writes)
     pcpu_record = operator_run.node_record(out, 'cmp-pcpu', 'cloud-twin-stage')
     assert 'COMPUTE_STATUS_DISABLED' in operator_run.root_traits_added(pcpu_record), pcpu_record
     figures['Placement writes during the roll'] = 'operator %d; nova %d (%s)' % (
-        len(operator_writes), len(writes), ', '.join('%s: disable + enable traits' % h for h in sorted(by_node)))
+        len(operator_writes), len(writes), ', '.join(
+            '%s: disable%s + enable traits' % (h, ' + its racing report' if h in raced else '') for h in sorted(split)))
 
     services = dict((s['host'], s) for s in cloud.services() if s['binary'] == 'nova-compute')
     for hostname, node in made.items():

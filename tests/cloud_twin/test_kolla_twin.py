@@ -53,6 +53,7 @@ made, failed or not.  The images stay, cached by a digest of their inputs.
 """
 
 import configparser
+import datetime
 import fcntl
 import json
 import os
@@ -313,9 +314,15 @@ def test_kolla_roll_recreates_nova_compute_from_the_new_image_a(cloud, clouds_ya
     # nova's writes during the roll: only the trait PUTs answering the disable (nova 33) and the enable (nova 34)
     # (and the roll's own probe of nova's credentials, read from kolla's nova.conf: a POST /reshaper
     # that changes nothing, status 400, before the disable)
+    # (and if nova 33 raced the disable, its racing report: operator_run.check_status_answers), split at
+    # the new container's start (podman's event log)
     probes = []
-    by_node, lines = operator_run.nova_writes(cloud, after, [hostname], offset, probes=probes)
-    assert by_node[hostname] == [('PUT', '/resource_providers/{root}/traits')] * 2, lines
+    new_id = podman.inspect('container', 'nova_compute')['Id']
+    new_started = [w for w, s, cid, _img in podman.events('nova_compute') if cid == new_id and s == 'start'][-1]
+    new_started = new_started.replace(tzinfo=datetime.timezone.utc).timestamp()  # podman's times are UTC
+    split, lines = operator_run.nova_writes_by_release(cloud, after, [hostname], offset, {hostname: new_started},
+                                                       probes=probes)
+    operator_run.check_status_answers(split, {hostname: operator_run.node_record(out, hostname)})
     assert len(probes) == 1 and probes[0] < lines[0], (probes, lines)
     root = [u for u, rp in after.items() if rp['name'] == hostname][0]
     traits = operator_run.placement_get(cloud, '/resource_providers/%s/traits' % root)['traits']

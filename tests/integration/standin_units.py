@@ -87,6 +87,12 @@ def events(state_dir):
     return [line.split(' ', 1)[1] for line in _read(os.path.join(state_dir, 'events')).splitlines() if line]
 
 
+def timed_events(state_dir):
+    """[(epoch seconds, event)] of the units' events, oldest first."""
+    return [(float(line.split(' ', 1)[0]), line.split(' ', 1)[1])
+            for line in _read(os.path.join(state_dir, 'events')).splitlines() if line]
+
+
 def supervise(state_dir, unit, restart_sec):
     wanted = {'stop': False, 'start': False}
 
