@@ -95,6 +95,7 @@ def _log_time(line):
     except ValueError:
         return None
 
+
 _PLACEMENT_CONF = """\
 [DEFAULT]
 debug = false
