@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """make test's order (.ci/test.sh), run with a stand-in make that records each stage it is asked for.
 
-The unit stage runs first, alone but for the background venv builder; then the nova lane and the
-tools lane run at once, each in its own order; a failing stage stops its lane only, a failing unit
-stage stops everything (and the builder); the summary names every stage that ran.
+The unit stage runs first, alone but for the background venv builder; then the nova lane, the cloud
+lane and the tools lane run at once, each in its own order; a failing stage stops its lane only, a
+failing unit stage stops everything (and the builder); the summary names every stage that ran.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +17,8 @@ import re
 import subprocess
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NOVA = ['nova-oracle', 'twin-per-kind', 'cloud-twin-stage']
+NOVA = ['nova-oracle', 'twin-per-kind']
+CLOUD = ['cloud-twin-stage']
 TOOLS = ['sanity', 'core-matrix', 'lint', 'docs-lint', 'publish', 'molecule']
 
 # the stand-in make: "make --no-print-directory STAGE_SUMMARY=FILE STAGE"; logs "start STAGE" and
@@ -70,39 +71,49 @@ def _ran(events):
     return sorted(events.get('start', {}), key=lambda s: events['start'][s])
 
 
-def test_unit_first_then_both_lanes_at_once_each_in_its_order(tmp_path):
+def test_unit_first_then_the_three_lanes_at_once_each_in_its_order(tmp_path):
     rc, out, events = _run(tmp_path)
     assert rc == 0, out
     start, end = events['start'], events['end']
-    assert set(start) == set(['unit'] + NOVA + TOOLS)
+    assert set(start) == set(['unit'] + NOVA + CLOUD + TOOLS)
     # the builder runs beside the unit stage, and the lanes start after both
     assert events['prefetch-start'][''] < end['unit']
-    first_of_lanes = min(start[s] for s in NOVA + TOOLS)
+    first_of_lanes = min(start[s] for s in NOVA + CLOUD + TOOLS)
     assert first_of_lanes >= end['unit'] and first_of_lanes >= events['prefetch-end']['']
     # each lane in its order, one stage after the other
     for order in (NOVA, TOOLS):
         for before, after in zip(order, order[1:]):
             assert end[before] <= start[after], (before, after)
-    # the lanes overlap: the nova lane starts before the tools lane's second stage does
-    assert start['nova-oracle'] < end['sanity'] and start['sanity'] < end['nova-oracle']
+    # the lanes overlap: the nova and cloud lanes start before the tools lane's first stage ends
+    for first in ('nova-oracle', 'cloud-twin-stage'):
+        assert start[first] < end['sanity'] and start['sanity'] < end[first], first
+    assert start['cloud-twin-stage'] < end['nova-oracle'] and start['nova-oracle'] < end['cloud-twin-stage']
+    # every lane's output is printed
+    assert "==> the nova lane's output" in out and "==> the cloud lane's output:" in out
     assert re.search(r'^make test: all stages passed in \d+s$', out, flags=re.M), out
     assert out.count('PASSED') == 10, out
     assert 'prefetch: .venv-nova done in 0s' in out
 
 
 def test_a_failing_stage_stops_its_lane_and_the_other_lane_runs_to_its_end(tmp_path):
-    rc, out, events = _run(tmp_path, fail='twin-per-kind')
+    rc, out, events = _run(tmp_path, fail='nova-oracle')
     assert rc == 1, out
     ran = _ran(events)
-    assert 'cloud-twin-stage' not in ran
-    assert set(TOOLS) <= set(ran)
-    assert "make test: FAILED at stage 'twin-per-kind'; the nova lane's later stages did not run." in out
-    assert re.search(r'^make test: FAILED after \d+s at: twin-per-kind $', out, flags=re.M), out
+    assert 'twin-per-kind' not in ran
+    assert set(TOOLS + CLOUD) <= set(ran)
+    assert "make test: FAILED at stage 'nova-oracle'; the nova lane's later stages (twin-per-kind) did not run." in out
+    assert re.search(r'^make test: FAILED after \d+s at: nova-oracle $', out, flags=re.M), out
+    rc, out, events = _run(tmp_path, fail='cloud-twin-stage')
+    assert rc == 1, out
+    assert set(NOVA + TOOLS) <= set(_ran(events))
+    assert "make test: FAILED at stage 'cloud-twin-stage', the cloud lane's last." in out
+    assert re.search(r'^make test: FAILED after \d+s at: cloud-twin-stage $', out, flags=re.M), out
     rc, out, events = _run(tmp_path, fail='core-matrix publish')
     assert rc == 1, out
     ran = _ran(events)
     assert 'core-matrix' in ran and 'lint' not in ran and 'publish' not in ran
-    assert set(NOVA) <= set(ran)
+    assert set(NOVA + CLOUD) <= set(ran)
+    assert "the tools lane's later stages (lint docs-lint publish molecule) did not run." in out
     assert re.search(r'^make test: FAILED after \d+s at: core-matrix $', out, flags=re.M), out
 
 
