@@ -2,8 +2,8 @@
 #   make demo       run the main job (tools/demo.py) in the project venv;
 #                   make demo DEMO_ARGS="--check" passes arguments to tools/demo.py
 #   make test       make deps, then every test (.ci/test.sh): the unit stage (the later stages'
-#                   venvs built beside it), then two lanes at once, each stopping at its first
-#                   failing stage: nova-oracle -> twin-per-kind -> cloud-twin-stage, and
+#                   venvs built beside it), then three lanes at once, each stopping at its first
+#                   failing stage: nova-oracle -> twin-per-kind; cloud-twin-stage; and
 #                   sanity -> core-matrix -> lint -> docs-lint -> publish -> molecule
 #   make deps       the system packages the tests need (bindep.txt, profile test): says which
 #                   are missing and installs them with apt-get as root (make test runs it first)
