@@ -7,7 +7,7 @@
 #        nova lane:   nova-oracle -> twin-per-kind  (one pytest process at a time per judge, much
 #                     of it waiting on nova's services)
 #        cloud lane:  cloud-twin-stage  (services on 127.0.0.1 that mostly wait: on its own, at the
-#                     end of the nova lane, it left the cores three quarters idle for its 3-5 minutes)
+#                     end of the nova lane, it kept the two cores 17-45% busy for its 3.5 minutes)
 #        tools lane:  sanity -> core-matrix -> lint -> docs-lint -> publish -> molecule
 #      The tools lane prints as it runs; the nova and cloud lanes' output is kept in
 #      tests/output/make-test-nova-lane.log and make-test-cloud-lane.log and printed when every
@@ -44,7 +44,7 @@ lane() {
   shift
   rm -f "$out/lane-$name.failed"
   for s in "$@"; do
-    shift
+    shift   # "$@" is now the lane's stages after $s (the loop's list was expanded once)
     if ! stage "$s"; then
       echo "$s" > "$out/lane-$name.failed"
       if [[ $# -gt 0 ]]; then

@@ -95,7 +95,7 @@ def test_unit_first_then_the_three_lanes_at_once_each_in_its_order(tmp_path):
     assert 'prefetch: .venv-nova done in 0s' in out
 
 
-def test_a_failing_stage_stops_its_lane_and_the_other_lane_runs_to_its_end(tmp_path):
+def test_a_failing_stage_stops_its_lane_and_the_other_lanes_run_to_their_end(tmp_path):
     rc, out, events = _run(tmp_path, fail='nova-oracle')
     assert rc == 1, out
     ran = _ran(events)
